@@ -1,0 +1,39 @@
+# Every dependency comes from Debian's packages (scripts/install-deps.sh);
+# nothing is downloaded or vendored. The names below are the ones Debian 12
+# ships; see docs/architecture.md for who uses what.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(libssh 0.10 CONFIG REQUIRED)        # target: ssh
+find_package(CURL 7.88 REQUIRED)                 # CURL::libcurl
+find_package(yaml-cpp 0.7 CONFIG REQUIRED)       # target: yaml-cpp
+find_package(jsoncpp CONFIG REQUIRED)            # JsonCpp::JsonCpp
+find_package(fmt 9 CONFIG REQUIRED)              # fmt::fmt (GCC 12 has no <format>)
+find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog, built on external fmt
+find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3
+find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB
+
+# libslurm-dev ships neither a .pc file nor a CMake config.
+find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
+find_library(SLURM_LIBRARY slurm REQUIRED)
+file(STRINGS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h" _slurm_version_line
+     REGEX "^#define SLURM_VERSION_NUMBER ")
+string(REGEX REPLACE ".*0x([0-9a-fA-F]+).*" "\\1" _slurm_hex "${_slurm_version_line}")
+math(EXPR _slurm_num "0x${_slurm_hex}")
+math(EXPR SLURM_VERSION_MAJOR "(${_slurm_num} >> 16) & 255")
+math(EXPR SLURM_VERSION_MINOR "(${_slurm_num} >> 8) & 255")
+math(EXPR SLURM_VERSION_MICRO "${_slurm_num} & 255")
+set(SLURM_BUILD_VERSION "${SLURM_VERSION_MAJOR}.${SLURM_VERSION_MINOR}.${SLURM_VERSION_MICRO}")
+message(STATUS "Slurm headers: ${SLURM_INCLUDE_DIR} (Slurm ${SLURM_BUILD_VERSION})")
+# Headers only: the SPANK plugin must bind to the Slurm library already loaded
+# in sbatch/srun/slurmstepd, never bring a second copy.
+add_library(Slurm::headers INTERFACE IMPORTED)
+set_target_properties(Slurm::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+add_library(Slurm::slurm UNKNOWN IMPORTED)
+set_target_properties(Slurm::slurm PROPERTIES IMPORTED_LOCATION "${SLURM_LIBRARY}"
+                      INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+
+if(SKYSLURM_BUILD_TESTS)
+  find_package(GTest 1.12 CONFIG REQUIRED)       # GTest::gtest_main, GTest::gmock
+  include(GoogleTest)
+endif()

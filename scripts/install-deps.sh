@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs, from Debian's own archive, everything skyslurm's build, tests and
+# testbed need. Idempotent: on a ready machine it only checks and returns.
+#
+#   scripts/install-deps.sh            # as root (or through sudo)
+#
+# Services that Debian would start on install (munge, slurmctld, mariadb ...)
+# are held back with a temporary policy-rc.d: the testbed runs its own copies
+# on private sockets and ports, and a stray system munged or slurmd would only
+# get in the way.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git clang clang-format
+  libclang-rt-14-dev
+  # libraries (Debian's only; see docs/architecture.md)
+  libssh-dev libcurl4-openssl-dev libyaml-cpp-dev libjsoncpp-dev
+  libspdlog-dev libfmt-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
+  sqlite3 libgtest-dev libgmock-dev libslurm-dev
+  # the testbed: real Slurm 22.05, munge, login nodes, environment modules
+  slurmctld slurmd slurm-client munge openssh-server openssh-client lmod
+  slurmdbd mariadb-server
+  # tools the tests and scripts use
+  procps psmisc iproute2 tmux python3 util-linux
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  own_policy=1
+fi
+cleanup() { if [ "$own_policy" = 1 ]; then $SUDO rm -f "$policy"; fi; }
+trap cleanup EXIT
+
+$SUDO apt-get update -o DPkg::Lock::Timeout=600 -qq
+$SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up this machine and runs every test:
+#   1. installs the dependencies (scripts/install-deps.sh, Debian packages),
+#   2. builds skyslurm, plain (build/) and with ASan+UBSan (build-asan/),
+#   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
+#   4. runs the unit tests in both trees and the integration tests against
+#      the testbed, through ctest; exits non-zero on any failure.
+#
+#   scripts/test.sh          # as root on Debian 12
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo --preserve-env=SKYSLURM_TESTBED_DIR"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "dependencies"
+$SUDO scripts/install-deps.sh
+
+step "build (plain and ASan+UBSan)"
+scripts/build.sh --asan
+
+step "testbed"
+# After the build, so that the testbed lists this build's SPANK plugin.
+$SUDO scripts/testbed/up --with-dbd
+
+status=0
+step "unit tests"
+ctest --test-dir build -L unit -j "$(nproc)" --output-on-failure || status=1
+step "unit tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -L unit -j "$(nproc)" --output-on-failure || status=1
+step "integration tests (the testbed's real clusters)"
+$SUDO ctest --test-dir build -L integration --output-on-failure || status=1
+
+if [ "$status" -ne 0 ]; then
+  echo "test.sh: FAILED (see above)" >&2
+else
+  echo "test.sh: all tests passed"
+fi
+exit "$status"

@@ -1,0 +1,89 @@
+#include "spank/sky_options.h"
+
+#include <array>
+#include <charconv>
+
+namespace skyslurm::spank {
+namespace {
+
+constexpr std::array<OptionSpec, 5> kSpecs{{
+    {SkyOption::kAnyCluster, "sky-any-cluster", "[clusters]",
+     "skyslurm: run the job on whichever cluster starts it first (optionally only among "
+     "these comma-separated clusters)",
+     ArgumentKind::kOptional},
+    {SkyOption::kInfra, "sky-infra", "cluster", "skyslurm: run the job on this cluster",
+     ArgumentKind::kRequired},
+    {SkyOption::kExplain, "sky-explain", nullptr,
+     "skyslurm: print where the job would run and why; submit nothing", ArgumentKind::kNone},
+    {SkyOption::kManaged, "sky-managed", nullptr,
+     "skyslurm: track the job and restart it elsewhere after node failure or preemption",
+     ArgumentKind::kNone},
+    {SkyOption::kRetryOnFailure, "sky-retry-on-failure", "N",
+     "skyslurm: with --sky-managed, also restart the job up to N times when it fails",
+     ArgumentKind::kRequired},
+}};
+
+constexpr int kMaxRetries = 100;
+
+}  // namespace
+
+std::span<const OptionSpec> SkyOptionSpecs() { return kSpecs; }
+
+bool IsAbsentValue(const char* value) {
+  return value == nullptr || *value == '\0' || std::string_view(value) == "(null)";
+}
+
+bool IsValidClusterName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string ValidateOptionValue(SkyOption id, const char* value) {
+  const bool absent = IsAbsentValue(value);
+  const std::string_view text = absent ? std::string_view() : std::string_view(value);
+  switch (id) {
+    case SkyOption::kAnyCluster: {
+      if (absent) return {};
+      std::size_t start = 0;
+      while (start <= text.size()) {
+        std::size_t end = text.find(',', start);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view name = text.substr(start, end - start);
+        if (!IsValidClusterName(name)) {
+          return "invalid --sky-any-cluster list '" + std::string(text) +
+                 "': expected comma-separated cluster names (letters, digits, '-', '_')";
+        }
+        start = end + 1;
+      }
+      return {};
+    }
+    case SkyOption::kInfra:
+      if (absent) return "--sky-infra needs a cluster name";
+      if (!IsValidClusterName(text)) {
+        return "invalid --sky-infra cluster '" + std::string(text) +
+               "': expected a cluster name (letters, digits, '-', '_')";
+      }
+      return {};
+    case SkyOption::kExplain:
+    case SkyOption::kManaged:
+      return {};
+    case SkyOption::kRetryOnFailure: {
+      int n = -1;
+      const auto* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+      if (absent || ec != std::errc() || ptr != end || n < 0 || n > kMaxRetries) {
+        return "invalid --sky-retry-on-failure value '" + std::string(text) +
+               "': expected a whole number from 0 to " + std::to_string(kMaxRetries);
+      }
+      return {};
+    }
+  }
+  return "unknown skyslurm option";
+}
+
+}  // namespace skyslurm::spank

@@ -1,0 +1,179 @@
+#include "tests/support/testbed.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace skyslurm::testing {
+namespace fs = std::filesystem;
+
+std::string Testbed::SlurmConf(std::string_view cluster) const {
+  std::string key = "SLURM_CONF_";
+  for (char c : cluster) key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
+std::string Testbed::Path(std::string_view relative) const {
+  return dir + "/" + std::string(relative);
+}
+
+Result<Testbed> LoadTestbed() {
+  const char* from_env = std::getenv("SKYSLURM_TESTBED_DIR");
+  Testbed tb;
+  tb.dir = (from_env != nullptr && *from_env != '\0') ? from_env : "/tmp/skyslurm-testbed";
+  std::ifstream in(tb.dir + "/env");
+  if (!in) {
+    return FailedPreconditionError("the testbed is not up (no " + tb.dir +
+                                   "/env): run scripts/testbed/up as root");
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("export ")) continue;
+    line.erase(0, 7);
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    tb.env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  for (const char* cluster : kClusters) {
+    if (tb.SlurmConf(cluster).empty()) {
+      return FailedPreconditionError(tb.dir + "/env names no SLURM_CONF for " + cluster);
+    }
+  }
+  return tb;
+}
+
+std::string TestbedScript(std::string_view name) {
+  return std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/" + std::string(name);
+}
+
+CommandOutput Exec(Command command) {
+  LocalCommandRunner runner;
+  auto result = runner.Run(command);
+  if (!result.ok()) {
+    ADD_FAILURE() << "running " << ShellJoin(command.argv) << ": " << result.status().message();
+    return {};
+  }
+  return std::move(result).value();
+}
+
+CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std::string> argv,
+                    std::chrono::seconds timeout) {
+  Command command;
+  command.argv = std::move(argv);
+  command.env_set = {{"SLURM_CONF", tb.SlurmConf(cluster)}};
+  command.timeout = timeout;
+  return Exec(std::move(command));
+}
+
+std::string Submit(const Testbed& tb, std::string_view cluster,
+                   const std::vector<std::string>& sbatch_args) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
+  CommandOutput out = RunOn(tb, cluster, argv);
+  if (!out.success()) {
+    ADD_FAILURE() << "sbatch on " << cluster << " failed (" << out.DescribeEnd()
+                  << "): " << out.err;
+    return {};
+  }
+  std::string id = out.out.substr(0, out.out.find_first_of(";\n"));
+  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
+    ADD_FAILURE() << "sbatch --parsable printed no job id: '" << out.out << "'";
+    return {};
+  }
+  return id;
+}
+
+std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id) {
+  CommandOutput out =
+      RunOn(tb, cluster, {"squeue", "-h", "-t", "all", "-j", std::string(job_id), "-o", "%T"},
+            std::chrono::seconds(30));
+  std::string state = out.out;
+  while (!state.empty() && std::isspace(static_cast<unsigned char>(state.back()))) {
+    state.pop_back();
+  }
+  return state;
+}
+
+std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::string_view job_id,
+                          std::chrono::seconds timeout) {
+  static const char* kLive[] = {"PENDING",   "RUNNING",      "CONFIGURING", "COMPLETING",
+                                "SUSPENDED", "REQUEUED",     "RESIZING",    "SIGNALING",
+                                "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string state;
+  while (std::chrono::steady_clock::now() < deadline) {
+    state = JobState(tb, cluster, job_id);
+    const bool live =
+        std::any_of(std::begin(kLive), std::end(kLive), [&](const char* s) { return state == s; });
+    if (!state.empty() && !live) return state;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return state;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::string ReadFileWhenReady(const std::string& path, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    if (fs::exists(path, ec) && fs::file_size(path, ec) > 0) return ReadFile(path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return ReadFile(path);
+}
+
+TempDir::TempDir() {
+  std::string templ = "/tmp/skyslurm-test-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp failed";
+  }
+  path_ = templ;
+  fs::permissions(path_, fs::perms::all | fs::perms::sticky_bit);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::vector<int> MarkedTestbedProcesses(const std::string& dir) {
+  const std::string marker = "SKYSLURM_TESTBED_DAEMON=" + dir;
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    // Zombies are gone in all but name (and reaped by init, not by us).
+    std::string stat = ReadFile(entry.path() / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    std::string environ = ReadFile(entry.path() / "environ");
+    std::size_t start = 0;
+    while (start < environ.size()) {
+      std::size_t end = environ.find('\0', start);
+      if (end == std::string::npos) end = environ.size();
+      if (std::string_view(environ).substr(start, end - start) == marker) {
+        pids.push_back(std::stoi(name));
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  return pids;
+}
+
+}  // namespace skyslurm::testing

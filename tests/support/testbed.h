@@ -1,0 +1,78 @@
+// What integration tests need to drive the real testbed (scripts/testbed/up):
+// its files, each cluster's SLURM_CONF, and commands run against a cluster.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/util/command.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::testing {
+
+inline constexpr const char* kClusters[] = {"alpha", "beta", "gamma"};
+
+struct Testbed {
+  std::string dir;                         // $SKYSLURM_TESTBED_DIR
+  std::map<std::string, std::string> env;  // the exports of $dir/env
+
+  // SLURM_CONF of a cluster, from the env file.
+  std::string SlurmConf(std::string_view cluster) const;
+  // $dir/<relative>.
+  std::string Path(std::string_view relative) const;
+};
+
+// Reads the running testbed's env file (SKYSLURM_TESTBED_DIR, default
+// /tmp/skyslurm-testbed). An error says how to bring it up.
+Result<Testbed> LoadTestbed();
+
+// The path of a script in the source tree's scripts/testbed/.
+std::string TestbedScript(std::string_view name);
+
+// Runs argv with SLURM_CONF set to the cluster's (and, when given, stdin).
+CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std::string> argv,
+                    std::chrono::seconds timeout = std::chrono::seconds(60));
+// Runs the command here, failing the test on a spawn error.
+CommandOutput Exec(Command command);
+
+// sbatch --parsable on `cluster`; returns the job id, or "" with the test
+// failed (and sbatch's stderr shown).
+std::string Submit(const Testbed& tb, std::string_view cluster,
+                   const std::vector<std::string>& sbatch_args);
+
+// Polls the job's state until it ends (COMPLETED, FAILED, CANCELLED, ...) or
+// the timeout passes; returns the last state seen.
+std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::string_view job_id,
+                          std::chrono::seconds timeout = std::chrono::seconds(60));
+// The job's current state (squeue -t all), "" when Slurm no longer knows it.
+std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id);
+
+// Polls `path` until it exists and is not empty (job output lands after the
+// job ends on a shared filesystem), then returns its content.
+std::string ReadFileWhenReady(const std::string& path,
+                              std::chrono::seconds timeout = std::chrono::seconds(10));
+std::string ReadFile(const std::string& path);
+
+// A directory under /tmp, world-writable so that test users' jobs can write
+// into it, removed with its contents at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  std::string path_;
+};
+
+// PIDs of running (not zombie) processes whose environment carries the
+// testbed's daemon marker SKYSLURM_TESTBED_DAEMON=<dir>.
+std::vector<int> MarkedTestbedProcesses(const std::string& dir);
+
+}  // namespace skyslurm::testing

@@ -1,0 +1,141 @@
+// The testbed's own scripts: `up` on a running testbed changes nothing,
+// stop-/start-cluster and stop-/start-login kill and revive one part with its
+// state, `status` tells, and `down` leaves no process (then `up` restores).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+class LifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tb = LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    tb_ = *tb;
+  }
+
+  CommandOutput Script(const std::string& name, std::vector<std::string> args = {}) {
+    Command c;
+    c.argv = {TestbedScript(name)};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}};
+    c.timeout = std::chrono::seconds(120);
+    return Exec(c);
+  }
+
+  // Recorded daemon PIDs, by daemon name.
+  std::map<std::string, std::string> RecordedPids() {
+    std::map<std::string, std::string> pids;
+    for (const auto& e : std::filesystem::directory_iterator(tb_.Path("run/pids"))) {
+      if (e.path().extension() == ".pid") pids[e.path().stem()] = ReadFile(e.path());
+    }
+    return pids;
+  }
+
+  CommandOutput SshTrue(const std::string& cluster) {
+    return Exec({.argv = {"ssh", "-F", tb_.Path("slurm-config"), "-o", "BatchMode=yes", "-o",
+                          "ConnectTimeout=10", cluster, "true"},
+                 .timeout = std::chrono::seconds(30)});
+  }
+
+  Testbed tb_;
+};
+
+TEST_F(LifecycleTest, UpOnARunningTestbedChangesNothing) {
+  const std::string held = Submit(tb_, "gamma", {"--hold", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_FALSE(held.empty());
+  const auto before = RecordedPids();
+  const std::string env_before = ReadFile(tb_.Path("env"));
+  const std::string known_hosts_before = ReadFile(tb_.Path("known_hosts"));
+
+  CommandOutput up = Script("up");
+  ASSERT_TRUE(up.success()) << up.err;
+  EXPECT_THAT(up.err, Not(HasSubstr("restarting")));
+
+  EXPECT_EQ(RecordedPids(), before);
+  EXPECT_EQ(ReadFile(tb_.Path("env")), env_before);
+  EXPECT_EQ(ReadFile(tb_.Path("known_hosts")), known_hosts_before);
+  EXPECT_EQ(JobState(tb_, "gamma", held), "PENDING");
+  RunOn(tb_, "gamma", {"scancel", held});
+}
+
+TEST_F(LifecycleTest, StopClusterKeepsItsStateAndStartClusterRestoresIt) {
+  const std::string held = Submit(tb_, "beta", {"--hold", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_FALSE(held.empty());
+  ASSERT_TRUE(Script("stop-cluster", {"beta"}).success());
+
+  EXPECT_THAT(RunOn(tb_, "beta", {"scontrol", "ping"}).out, HasSubstr("DOWN"));
+  CommandOutput status = Script("status");
+  EXPECT_NE(status.exit_code, 0);
+  EXPECT_THAT(status.out, HasSubstr("slurmctld beta         DOWN"));
+  // The other clusters are untouched.
+  EXPECT_THAT(RunOn(tb_, "gamma", {"scontrol", "ping"}).out, HasSubstr("is UP"));
+
+  CommandOutput start = Script("start-cluster", {"beta"});
+  ASSERT_TRUE(start.success()) << start.err;
+  EXPECT_EQ(JobState(tb_, "beta", held), "PENDING");
+  EXPECT_EQ(Script("status").exit_code, 0);
+  RunOn(tb_, "beta", {"scancel", held});
+}
+
+TEST_F(LifecycleTest, StopLoginRefusesConnectionsAndStartLoginKeepsTheHostKey) {
+  ASSERT_TRUE(Script("stop-login", {"gamma"}).success());
+  CommandOutput refused = SshTrue("gamma");
+  EXPECT_EQ(refused.exit_code, 255);
+  EXPECT_THAT(refused.err, HasSubstr("Connection refused"));
+  EXPECT_NE(Script("status").exit_code, 0);
+  // The cluster itself keeps running.
+  EXPECT_THAT(RunOn(tb_, "gamma", {"scontrol", "ping"}).out, HasSubstr("is UP"));
+
+  ASSERT_TRUE(Script("start-login", {"gamma"}).success());
+  // Strict host-key checking against the unchanged known_hosts passes.
+  CommandOutput back = SshTrue("gamma");
+  EXPECT_TRUE(back.success()) << back.err;
+}
+
+TEST_F(LifecycleTest, ScriptsRejectUnknownNames) {
+  CommandOutput out = Script("stop-cluster", {"delta"});
+  EXPECT_NE(out.exit_code, 0);
+  EXPECT_THAT(out.err, HasSubstr("usage: stop-cluster"));
+  EXPECT_NE(Script("up", {"--bogus"}).exit_code, 0);
+}
+
+TEST_F(LifecycleTest, DownLeavesNoProcessAndUpBringsBackTheState) {
+  const std::string held = Submit(tb_, "alpha", {"--hold", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_FALSE(held.empty());
+  // A running job too, so that down has a slurmstepd and its job to stop.
+  const std::string running = Submit(tb_, "beta", {"-o", "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_FALSE(running.empty());
+  for (int i = 0; i < 100 && JobState(tb_, "beta", running) != "RUNNING"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(JobState(tb_, "beta", running), "RUNNING");
+  ASSERT_THAT(MarkedTestbedProcesses(tb_.dir), Not(IsEmpty()));
+
+  CommandOutput down = Script("down");
+  ASSERT_TRUE(down.success()) << down.err;
+  EXPECT_THAT(MarkedTestbedProcesses(tb_.dir), IsEmpty());
+  EXPECT_TRUE(std::filesystem::is_empty(tb_.Path("run/pids")));
+  EXPECT_NE(Script("status").exit_code, 0);
+
+  CommandOutput up = Script("up");
+  ASSERT_TRUE(up.success()) << up.err;
+  EXPECT_EQ(Script("status").exit_code, 0);
+  EXPECT_EQ(JobState(tb_, "alpha", held), "PENDING");
+  RunOn(tb_, "alpha", {"scancel", held});
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
