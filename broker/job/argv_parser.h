@@ -1,0 +1,45 @@
+// Splits an argument list into options and operands exactly as getopt_long
+// does for Slurm's commands ("+" mode: options end at the first operand):
+// --name=value, --name value, abbreviated long names, -N2, -N 2, bundled
+// flags (-HQ), optional arguments (only attached: --nice=5, -k0), "--".
+// Every option keeps the words it was written with, byte for byte, so that a
+// translation can leave untouched options exactly as the user typed them.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "broker/job/option_table.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::job {
+
+struct Occurrence {
+  const OptionSpec* spec = nullptr;  // null for an option the table does not know
+  std::string name;                  // the option's long name (as written, if unknown)
+  std::optional<std::string> value;
+  std::vector<std::string> words;    // the argv words it came from, verbatim
+  bool bundled = false;              // shares its word with other short options
+  std::size_t first_word = 0;        // index of its first word in the input
+};
+
+struct ParsedArgs {
+  std::vector<Occurrence> options;
+  std::vector<std::string> operands;  // from the first operand on (script and its args)
+  bool het_separator = false;         // a ":" separated heterogeneous job components
+  std::vector<std::string> warnings;  // unknown options kept as they are
+};
+
+enum class OperandPolicy {
+  kStopAtFirst,  // a command line: the first operand is the script or program
+  kReject,       // an #SBATCH line: every word must be an option
+};
+
+// Errors are worded as getopt and sbatch word them ("option '--time' requires
+// an argument"); `where` ("job.sh:3", "command line") prefixes them.
+Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::string> args,
+                             OperandPolicy policy, std::string_view where);
+
+}  // namespace skyslurm::job

@@ -1,0 +1,304 @@
+#include "broker/job/request.h"
+
+#include <fmt/format.h>
+
+#include "spank/sky_options.h"
+
+namespace skyslurm::job {
+namespace {
+
+std::vector<std::string> SplitList(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) parts.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// The script sbatch writes for --wrap (src/sbatch/sbatch.c).
+std::string WrapScript(std::string_view command) {
+  return fmt::format("#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{}\n", command);
+}
+
+class Interpreter {
+ public:
+  explicit Interpreter(Request& request) : r_(request) {}
+
+  Status Apply(const Setting& s) {
+    const std::string& value = s.occurrence.value ? *s.occurrence.value : kEmpty;
+    auto fail = [&](const Status& st) {
+      return InvalidArgumentError(fmt::format("{}: --{}: {}", s.origin.Describe(r_.script_name),
+                                              s.name(), st.message()));
+    };
+    switch (s.id()) {
+      case Opt::kNodes: {
+        auto v = ParseNodeCount(value);
+        if (!v.ok()) return fail(v.status());
+        r_.nodes = *v;
+        break;
+      }
+      case Opt::kNtasks: return Count(s, value, &r_.ntasks, fail);
+      case Opt::kNtasksPerNode: return Count(s, value, &r_.ntasks_per_node, fail);
+      case Opt::kCpusPerTask: return Count(s, value, &r_.cpus_per_task, fail);
+      case Opt::kNtasksPerGpu: return Count(s, value, &r_.ntasks_per_gpu, fail);
+      case Opt::kMem: return Memory(value, &r_.mem_mb, fail);
+      case Opt::kMemPerCpu: return Memory(value, &r_.mem_per_cpu_mb, fail);
+      case Opt::kMemPerGpu: return Memory(value, &r_.mem_per_gpu_mb, fail);
+      case Opt::kTime:
+      case Opt::kTimeMin: {
+        auto v = ParseTimeLimit(value);
+        if (!v.ok()) return fail(v.status());
+        (s.id() == Opt::kTime ? r_.time_limit : r_.time_min) = *v;
+        break;
+      }
+      case Opt::kGres: {
+        auto items = ParseGresList(value);
+        if (!items.ok()) return fail(items.status());
+        DropGpus(Opt::kGres);
+        r_.other_gres.clear();
+        for (const auto& item : *items) {
+          if (item.name == "gpu") {
+            r_.gpus.push_back({GpuAsk::Scope::kPerNode, item.type, item.count, Opt::kGres,
+                               s.origin});
+          } else {
+            r_.other_gres.push_back(item);
+          }
+        }
+        break;
+      }
+      case Opt::kGpus: return Gpus(s, value, GpuAsk::Scope::kPerJob, fail);
+      case Opt::kGpusPerNode: return Gpus(s, value, GpuAsk::Scope::kPerNode, fail);
+      case Opt::kGpusPerTask: return Gpus(s, value, GpuAsk::Scope::kPerTask, fail);
+      case Opt::kGpusPerSocket: return Gpus(s, value, GpuAsk::Scope::kPerSocket, fail);
+      case Opt::kConstraint:
+        r_.constraint = value;
+        r_.features = ConstraintFeatures(value);
+        break;
+      case Opt::kPartition: r_.partitions = SplitList(value); break;
+      case Opt::kAccount: r_.account = value; break;
+      case Opt::kQos: r_.qos = value; break;
+      case Opt::kJobName: r_.job_name = value; break;
+      case Opt::kArray: r_.array = value; break;
+      case Opt::kDependency: r_.dependency = value; break;
+      case Opt::kOutput: r_.output = value; break;
+      case Opt::kError: r_.error = value; break;
+      case Opt::kInput: r_.input = value; break;
+      case Opt::kChdir: r_.chdir = value; break;
+      case Opt::kContainer: r_.container = value; break;
+      case Opt::kExport: r_.export_env = value; break;
+      case Opt::kReservation: r_.reservation = value; break;
+      case Opt::kNodelist: r_.nodelist = value; break;
+      case Opt::kExclude: r_.exclude = value; break;
+      case Opt::kLicenses: r_.licenses = value; break;
+      case Opt::kComment: r_.comment = value; break;
+      case Opt::kWrap: r_.wrap = value; break;
+      case Opt::kHold: r_.hold = true; break;
+      case Opt::kWait:
+        if (r_.tool == Tool::kSbatch) r_.wait = true;
+        break;
+      case Opt::kParsable: r_.parsable = true; break;
+      case Opt::kTestOnly: r_.test_only = true; break;
+      case Opt::kSkyAnyCluster:
+      case Opt::kSkyInfra:
+      case Opt::kSkyExplain:
+      case Opt::kSkyManaged:
+      case Opt::kSkyRetryOnFailure: return Sky(s, fail);
+      case Opt::kSpank:
+        if (s.name().starts_with("container")) r_.other_container_options.push_back(s.name());
+        break;
+      default: break;
+    }
+    return OkStatus();
+  }
+
+ private:
+  template <typename Fail>
+  Status Count(const Setting&, const std::string& value, std::optional<std::int64_t>* out,
+               Fail fail) {
+    auto v = ParsePositiveCount(value);
+    if (!v.ok()) return fail(v.status());
+    *out = *v;
+    return OkStatus();
+  }
+  template <typename Fail>
+  Status Memory(const std::string& value, std::optional<std::int64_t>* out, Fail fail) {
+    auto v = ParseMemoryMb(value);
+    if (!v.ok()) return fail(v.status());
+    *out = *v;
+    return OkStatus();
+  }
+  void DropGpus(Opt option) {
+    std::erase_if(r_.gpus, [&](const GpuAsk& g) { return g.option == option; });
+  }
+  template <typename Fail>
+  Status Gpus(const Setting& s, const std::string& value, GpuAsk::Scope scope, Fail fail) {
+    auto list = ParseGpuList(value);
+    if (!list.ok()) return fail(list.status());
+    DropGpus(s.id());
+    for (const auto& g : *list) r_.gpus.push_back({scope, g.type, g.count, s.id(), s.origin});
+    return OkStatus();
+  }
+  template <typename Fail>
+  Status Sky(const Setting& s, Fail fail) {
+    using spank::SkyOption;
+    const auto& value = s.occurrence.value;
+    const char* raw = value ? value->c_str() : nullptr;
+    SkyOption which = SkyOption::kAnyCluster;
+    switch (s.id()) {
+      case Opt::kSkyInfra: which = SkyOption::kInfra; break;
+      case Opt::kSkyExplain: which = SkyOption::kExplain; break;
+      case Opt::kSkyManaged: which = SkyOption::kManaged; break;
+      case Opt::kSkyRetryOnFailure: which = SkyOption::kRetryOnFailure; break;
+      default: break;
+    }
+    if (std::string problem = spank::ValidateOptionValue(which, raw); !problem.empty()) {
+      return InvalidArgumentError(
+          fmt::format("{}: {}", s.origin.Describe(r_.script_name), problem));
+    }
+    (void)fail;
+    switch (which) {
+      case SkyOption::kAnyCluster:
+        r_.sky.any_cluster = true;
+        r_.sky.clusters = spank::IsAbsentValue(raw) ? std::vector<std::string>{} : SplitList(*value);
+        break;
+      case SkyOption::kInfra: r_.sky.infra = *value; break;
+      case SkyOption::kExplain: r_.sky.explain = true; break;
+      case SkyOption::kManaged: r_.sky.managed = true; break;
+      case SkyOption::kRetryOnFailure: r_.sky.retry_on_failure = std::stoi(*value); break;
+    }
+    return OkStatus();
+  }
+
+  static inline const std::string kEmpty;
+  Request& r_;
+};
+
+}  // namespace
+
+std::string Origin::Describe(std::string_view script_name) const {
+  switch (kind) {
+    case Kind::kDirective: return fmt::format("{}:{}", script_name, line);
+    case Kind::kEnvironment: return variable;
+    case Kind::kCommandLine: return "command line";
+  }
+  return "command line";
+}
+
+std::string_view ScopeName(GpuAsk::Scope scope) {
+  switch (scope) {
+    case GpuAsk::Scope::kPerNode: return "per node";
+    case GpuAsk::Scope::kPerJob: return "per job";
+    case GpuAsk::Scope::kPerTask: return "per task";
+    case GpuAsk::Scope::kPerSocket: return "per socket";
+  }
+  return "per node";
+}
+
+const Setting* Request::Effective(Opt id) const {
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+    if (it->id() == id) return &*it;
+  }
+  return nullptr;
+}
+
+const Setting* Request::EffectiveByName(std::string_view name) const {
+  for (auto it = settings.rbegin(); it != settings.rend(); ++it) {
+    if (it->name() == name) return &*it;
+  }
+  return nullptr;
+}
+
+Result<Request> ParseRequest(const RequestInput& input) {
+  OptionTable table(input.tool);
+  for (const auto& spank : input.spank_options) table.AddSpankOption(spank.name, spank.arg);
+
+  Request r;
+  r.tool = input.tool;
+  SKY_ASSIGN_OR_RETURN(ParsedArgs cli,
+                       ParseArgs(table, input.args, OperandPolicy::kStopAtFirst, "command line"));
+  r.warnings = cli.warnings;
+  r.hetjob = cli.het_separator;
+
+  std::optional<std::string> wrap;
+  for (const auto& occ : cli.options) {
+    if (occ.spec != nullptr && occ.spec->id == Opt::kWrap) wrap = occ.value;
+  }
+
+  if (input.tool == Tool::kSbatch) {
+    if (wrap.has_value()) {
+      if (!cli.operands.empty()) {
+        return InvalidArgumentError("command line: script arguments are not permitted with --wrap");
+      }
+      r.script_name = "(wrap)";
+      r.script = WrapScript(*wrap);
+    } else if (!cli.operands.empty()) {
+      r.script_name = cli.operands[0];
+      r.script_args.assign(cli.operands.begin() + 1, cli.operands.end());
+      if (input.script_text.has_value()) {
+        SKY_RETURN_IF_ERROR(CheckScriptText(*input.script_text, r.script_name));
+        r.script = *input.script_text;
+      } else {
+        SKY_ASSIGN_OR_RETURN(r.script, ReadScriptFile(r.script_name));
+      }
+    } else {
+      r.script_name = "(stdin)";
+      if (!input.script_text.has_value()) {
+        return InvalidArgumentError("no batch script: give a file, --wrap, or a script on stdin");
+      }
+      SKY_RETURN_IF_ERROR(CheckScriptText(*input.script_text, r.script_name));
+      r.script = *input.script_text;
+    }
+    SKY_ASSIGN_OR_RETURN(r.directives, ScanDirectives(r.script, r.script_name));
+    for (const auto& w : r.directives.warnings) r.warnings.push_back(w);
+    r.hetjob = r.hetjob || r.directives.hetjob;
+    for (std::size_t d = 0; d < r.directives.directives.size(); ++d) {
+      const Directive& directive = r.directives.directives[d];
+      // Only the first heterogeneous component describes this request; the
+      // job as a whole stays at home (see portability.h).
+      if (directive.het_separator) break;
+      const std::string where = fmt::format("{}:{}", r.script_name, directive.line);
+      SKY_ASSIGN_OR_RETURN(ParsedArgs parsed,
+                           ParseArgs(table, directive.words, OperandPolicy::kReject, where));
+      for (const auto& warning : parsed.warnings) r.warnings.push_back(where + ": " + warning);
+      for (auto& occ : parsed.options) {
+        r.settings.push_back(
+            {std::move(occ), Origin{Origin::Kind::kDirective, directive.line, "", d}});
+      }
+    }
+    r.modules = FindModuleLoads(r.script, r.directives.body_start_line);
+  } else {
+    r.script_args = cli.operands;  // salloc/srun: the command to run
+  }
+
+  for (const auto& env : EnvOptions()) {
+    if ((env.tools & static_cast<ToolMask>(input.tool)) == 0) continue;
+    auto it = input.env.find(std::string(env.variable));
+    if (it == input.env.end()) continue;
+    const OptionSpec* spec = table.Find(env.option);
+    if (spec == nullptr) continue;
+    Occurrence occ;
+    occ.spec = spec;
+    occ.name = std::string(spec->name);
+    if (spec->arg != Arg::kNone) occ.value = it->second;
+    r.settings.push_back(
+        {std::move(occ), Origin{Origin::Kind::kEnvironment, 0, std::string(env.variable), 0}});
+  }
+  for (auto& occ : cli.options) {
+    r.settings.push_back({std::move(occ), Origin{Origin::Kind::kCommandLine, 0, "", 0}});
+  }
+  // SKYSLURM_ANY_CLUSTER=1 asks for routing like --sky-any-cluster does.
+  if (auto it = input.env.find("SKYSLURM_ANY_CLUSTER");
+      it != input.env.end() && !it->second.empty() && it->second != "0") {
+    r.sky.any_cluster = true;
+  }
+
+  Interpreter interpreter(r);
+  for (const Setting& s : r.settings) SKY_RETURN_IF_ERROR(interpreter.Apply(s));
+  return r;
+}
+
+}  // namespace skyslurm::job
