@@ -1,0 +1,382 @@
+#include "broker/config/settings.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace skyslurm::config {
+namespace {
+
+int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
+
+Status Bad(std::string_view file, const YAML::Node& node, const std::string& what) {
+  return InvalidArgumentError(fmt::format("{}:{}: {}", file, LineOf(node), what));
+}
+
+// The closest key, for "did you mean".
+std::string Closest(std::string_view key, const std::vector<SettingKey>& keys) {
+  std::string best;
+  std::size_t best_distance = 4;
+  for (const auto& k : keys) {
+    // Levenshtein distance, small strings only.
+    const std::string_view a = key, b = k.key;
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t prev = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t cur = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        prev = cur;
+      }
+    }
+    if (row[b.size()] < best_distance) {
+      best_distance = row[b.size()];
+      best = std::string(k.key);
+    }
+  }
+  return best;
+}
+
+Status UnknownKey(std::string_view file, const YAML::Node& node, const std::string& key,
+                  const std::vector<SettingKey>& keys, std::string_view where) {
+  std::string message = fmt::format("unknown key '{}'{}", key, where);
+  if (std::string close = Closest(key, keys); !close.empty()) {
+    message += fmt::format(" (did you mean '{}'?)", close);
+  }
+  return Bad(file, node, message);
+}
+
+Result<std::string> Scalar(std::string_view file, const YAML::Node& node, std::string_view key) {
+  if (!node.IsScalar()) return Bad(file, node, fmt::format("'{}' must be a single value", key));
+  return node.Scalar();
+}
+
+Result<bool> Boolean(std::string_view file, const YAML::Node& node, std::string_view key) {
+  SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, node, key));
+  std::string lower = v;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "on" || lower == "true" || lower == "yes" || lower == "1") return true;
+  if (lower == "off" || lower == "false" || lower == "no" || lower == "0") return false;
+  return Bad(file, node, fmt::format("'{}' must be on or off, not '{}'", key, v));
+}
+
+Result<std::vector<std::string>> List(std::string_view file, const YAML::Node& node,
+                                      std::string_view key) {
+  std::vector<std::string> out;
+  if (node.IsScalar()) {  // "a,b" is accepted too
+    std::string v = node.Scalar();
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      auto end = v.find(',', start);
+      if (end == std::string::npos) end = v.size();
+      if (end > start) out.push_back(v.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }
+  if (!node.IsSequence()) return Bad(file, node, fmt::format("'{}' must be a list", key));
+  for (const auto& item : node) {
+    SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, item, key));
+    out.push_back(v);
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> StringMap(std::string_view file, const YAML::Node& node,
+                                                     std::string_view key) {
+  std::map<std::string, std::string> out;
+  if (!node.IsMap()) return Bad(file, node, fmt::format("'{}' must be a mapping (a: b)", key));
+  for (const auto& kv : node) {
+    SKY_ASSIGN_OR_RETURN(std::string k, Scalar(file, kv.first, key));
+    SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, kv.second, key));
+    out[k] = v;
+  }
+  return out;
+}
+
+Result<OnBrokerError> ParseOnBrokerError(std::string_view value) {
+  if (value == "home") return OnBrokerError::kHome;
+  if (value == "fail") return OnBrokerError::kFail;
+  return InvalidArgumentError(fmt::format("on_broker_error must be 'home' or 'fail', not '{}'",
+                                          value));
+}
+
+// Policy: a user may narrow what the site allows, never widen it.
+void Restrict(std::vector<std::string>* allowed, const std::vector<std::string>& more) {
+  if (allowed->empty()) {
+    *allowed = more;
+    return;
+  }
+  std::erase_if(*allowed, [&](const std::string& c) {
+    return std::find(more.begin(), more.end(), c) == more.end();
+  });
+  if (allowed->empty()) allowed->push_back("");  // nothing left: allow none
+}
+
+Status MergeCluster(std::string_view file, const std::string& name, const YAML::Node& node,
+                    ClusterSettings* c) {
+  c->name = name;
+  if (node.IsNull()) return OkStatus();
+  if (!node.IsMap()) return Bad(file, node, fmt::format("clusters.{} must be a mapping", name));
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "gpu_aliases") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [a, b] : m) c->gpu_aliases[a] = b;
+    } else if (key == "partitions") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [a, b] : m) c->partitions[a] = b;
+    } else if (key == "modules") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [from, to] : m) {
+        const bool from_versioned = from.find('/') != std::string::npos;
+        const bool to_versioned = to.find('/') != std::string::npos;
+        if (from_versioned != to_versioned) {
+          return Bad(file, v,
+                     fmt::format("modules: map a name to a name ('cuda: CUDA') or a module to a "
+                                 "module ('cuda/12.1: CUDA/12.2'), not '{}: {}'",
+                                 from, to));
+        }
+        (from_versioned ? c->modules.versions : c->modules.renames)[from] = to;
+      }
+    } else if (key == "accounts") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [a, b] : m) c->accounts[a] = b;
+    } else if (key == "qos") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [a, b] : m) c->qos[a] = b;
+    } else if (key == "preference") {
+      SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, v, key));
+      try {
+        std::size_t used = 0;
+        c->preference = std::stoi(s, &used);
+        if (used != s.size()) throw std::invalid_argument(s);
+      } catch (const std::exception&) {
+        return Bad(file, v, fmt::format("preference must be a whole number, not '{}'", s));
+      }
+    } else if (key == "workdir") {
+      SKY_ASSIGN_OR_RETURN(c->workdir, Scalar(file, v, key));
+    } else if (key == "slurm_conf") {
+      SKY_ASSIGN_OR_RETURN(c->slurm_conf, Scalar(file, v, key));
+    } else if (key == "modulepath") {
+      SKY_ASSIGN_OR_RETURN(c->modulepath, Scalar(file, v, key));
+    } else if (key == "description") {
+      SKY_ASSIGN_OR_RETURN(c->description, Scalar(file, v, key));
+    } else {
+      return UnknownKey(file, kv.first, key, ClusterSettingKeys(),
+                        fmt::format(" under clusters.{}", name));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+const std::vector<SettingKey>& SettingKeys() {
+  static const std::vector<SettingKey> keys = {
+      {"home", "SKYSLURM_HOME", "--home", "the home cluster (where jobs go when routing is off)"},
+      {"routing", "SKYSLURM_ROUTING", "--routing",
+       "on/off; off makes the shim always run the real command (a user cannot turn on what the "
+       "site turned off)"},
+      {"on_broker_error", "SKYSLURM_ON_BROKER_ERROR", "--on-broker-error",
+       "home or fail: what the shim does when it cannot decide"},
+      {"real_bin_dir", "SKYSLURM_REAL_BIN_DIR", "--real-bin-dir",
+       "the folder of the real sbatch/salloc/srun (default: PATH, skipping the shim)"},
+      {"clusters_allowed", "SKYSLURM_CLUSTERS_ALLOWED", "--clusters-allowed",
+       "only these clusters receive jobs (comma-separated in the environment)"},
+      {"clusters_denied", "SKYSLURM_CLUSTERS_DENIED", "--clusters-denied",
+       "these clusters never receive jobs"},
+      {"accelerators", "", "", "extra spellings of canonical accelerator names"},
+      {"clusters", "", "", "per-cluster settings (see the next table)"},
+  };
+  return keys;
+}
+
+const std::vector<SettingKey>& ClusterSettingKeys() {
+  static const std::vector<SettingKey> keys = {
+      {"gpu_aliases", "", "", "canonical GPU name -> this cluster's GRES type"},
+      {"partitions", "", "", "a home partition -> this cluster's partition"},
+      {"modules", "", "", "module renames (cuda: CUDA) and exact maps (cuda/12.1: CUDA/12.2)"},
+      {"accounts", "", "", "home account -> this cluster's account"},
+      {"qos", "", "", "home QoS -> this cluster's QoS"},
+      {"preference", "", "", "a whole number; higher wins a tie between estimates"},
+      {"workdir", "", "", "where jobs run on this cluster (default: the remote home)"},
+      {"slurm_conf", "", "", "reach this cluster's controller directly with this SLURM_CONF"},
+      {"modulepath", "", "", "with slurm_conf: the MODULEPATH of this cluster"},
+      {"description", "", "", "a cluster description file, instead of asking the cluster"},
+  };
+  return keys;
+}
+
+ClusterSettings Settings::For(const std::string& cluster) const {
+  auto it = clusters.find(cluster);
+  if (it != clusters.end()) return it->second;
+  ClusterSettings c;
+  c.name = cluster;
+  return c;
+}
+
+bool Settings::Allowed(const std::string& cluster) const {
+  if (std::find(clusters_denied.begin(), clusters_denied.end(), cluster) !=
+      clusters_denied.end()) {
+    return false;
+  }
+  return clusters_allowed.empty() ||
+         std::find(clusters_allowed.begin(), clusters_allowed.end(), cluster) !=
+             clusters_allowed.end();
+}
+
+Result<catalog::AcceleratorCatalog> Settings::Catalog() const {
+  catalog::AcceleratorCatalog catalog;
+  for (const auto& [canonical, spellings] : accelerators) {
+    for (const auto& spelling : spellings) {
+      SKY_RETURN_IF_ERROR(catalog.AddAlias(canonical, spelling).WithContext("accelerators"));
+    }
+  }
+  return catalog;
+}
+
+Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user_level,
+                         Settings* s) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(
+        fmt::format("{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.msg));
+  }
+  if (root.IsNull()) return OkStatus();
+  if (!root.IsMap()) return Bad(file, root, "the file must be a mapping of keys to values");
+  try {
+    for (const auto& kv : root) {
+      const std::string key = kv.first.Scalar();
+      const YAML::Node& v = kv.second;
+      if (key == "home") {
+        SKY_ASSIGN_OR_RETURN(s->home, Scalar(file, v, key));
+      } else if (key == "routing") {
+        SKY_ASSIGN_OR_RETURN(bool on, Boolean(file, v, key));
+        // A user can turn routing off for themselves, not on against the site.
+        s->routing = user_level ? (s->routing && on) : on;
+      } else if (key == "on_broker_error") {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        auto parsed = ParseOnBrokerError(value);
+        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
+        s->on_broker_error = *parsed;
+      } else if (key == "real_bin_dir") {
+        SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
+      } else if (key == "clusters_allowed") {
+        SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+        if (user_level) {
+          Restrict(&s->clusters_allowed, list);
+        } else {
+          s->clusters_allowed = list;
+        }
+      } else if (key == "clusters_denied") {
+        SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+        for (auto& c : list) s->clusters_denied.push_back(c);
+      } else if (key == "accelerators") {
+        if (!v.IsMap()) return Bad(file, v, "'accelerators' must map a canonical name to spellings");
+        catalog::AcceleratorCatalog check;
+        for (const auto& a : v) {
+          const std::string canonical = a.first.Scalar();
+          if (check.Find(canonical) == nullptr) {
+            return Bad(file, a.first, fmt::format("unknown accelerator '{}'", canonical));
+          }
+          SKY_ASSIGN_OR_RETURN(auto spellings, List(file, a.second, canonical));
+          auto& dst = s->accelerators[canonical];
+          dst.insert(dst.end(), spellings.begin(), spellings.end());
+        }
+      } else if (key == "clusters") {
+        if (v.IsNull()) continue;
+        if (!v.IsMap()) return Bad(file, v, "'clusters' must map cluster names to settings");
+        for (const auto& c : v) {
+          const std::string name = c.first.Scalar();
+          ClusterSettings& cs = s->clusters[name];
+          SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, &cs));
+        }
+      } else {
+        return UnknownKey(file, kv.first, key, SettingKeys(), "");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
+  }
+  return OkStatus();
+}
+
+Status ApplyOverrides(const std::map<std::string, std::string>& values, std::string_view source,
+                      Settings* s) {
+  for (const auto& [key, value] : values) {
+    auto error = [&](const std::string& what) {
+      return InvalidArgumentError(fmt::format("{}: {}: {}", source, key, what));
+    };
+    if (key == "home") {
+      s->home = value;
+    } else if (key == "routing") {
+      if (value == "off" || value == "0" || value == "false" || value == "no") {
+        s->routing = false;
+      } else if (value != "on" && value != "1" && value != "true" && value != "yes") {
+        return error(fmt::format("must be on or off, not '{}'", value));
+      }
+      // "on" never overrides a file that turned routing off.
+    } else if (key == "on_broker_error") {
+      auto parsed = ParseOnBrokerError(value);
+      if (!parsed.ok()) return error(parsed.status().message());
+      s->on_broker_error = *parsed;
+    } else if (key == "real_bin_dir") {
+      s->real_bin_dir = value;
+    } else if (key == "clusters_allowed" || key == "clusters_denied") {
+      std::vector<std::string> list;
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        auto end = value.find(',', start);
+        if (end == std::string::npos) end = value.size();
+        if (end > start) list.push_back(value.substr(start, end - start));
+        start = end + 1;
+      }
+      if (key == "clusters_allowed") {
+        Restrict(&s->clusters_allowed, list);
+      } else {
+        s->clusters_denied.insert(s->clusters_denied.end(), list.begin(), list.end());
+      }
+    } else {
+      return error("not a setting that can be given here");
+    }
+  }
+  return OkStatus();
+}
+
+Result<LoadedConfig> LoadConfig(const Environment& env,
+                                const std::map<std::string, std::string>& flags) {
+  LoadedConfig loaded;
+  SKY_ASSIGN_OR_RETURN(loaded.paths, ResolvePaths(env));
+  for (const auto& [path, user_level] :
+       {std::pair{loaded.paths.site_config, false}, std::pair{loaded.paths.user_config, true}}) {
+    std::ifstream in(path);
+    if (!in) continue;
+    std::ostringstream text;
+    text << in.rdbuf();
+    SKY_RETURN_IF_ERROR(MergeSettingsYaml(text.str(), path, user_level, &loaded.settings));
+    loaded.files_read.push_back(path);
+  }
+  std::map<std::string, std::string> from_env;
+  for (const auto& key : SettingKeys()) {
+    if (key.env.empty()) continue;
+    if (auto v = env.Get(key.env)) from_env[std::string(key.key)] = *v;
+  }
+  SKY_RETURN_IF_ERROR(ApplyOverrides(from_env, "environment", &loaded.settings));
+  SKY_RETURN_IF_ERROR(ApplyOverrides(flags, "command line", &loaded.settings));
+  SKY_ASSIGN_OR_RETURN(loaded.ssh_hosts,
+                       ReadSshConfig(loaded.paths.clusters_file,
+                                     {loaded.paths.home, loaded.paths.user}));
+  return loaded;
+}
+
+}  // namespace skyslurm::config

@@ -1,0 +1,98 @@
+// skyslurm's settings: the site file (/etc/skyslurm/skyslurm.yaml), then the
+// user's (~/.config/skyslurm/skyslurm.yaml), then environment variables and
+// command-line flags, documented key by key in docs/configuration.md. Site
+// policy (routing off, denied clusters) cannot be loosened by a user.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/catalog/accelerators.h"
+#include "broker/config/environment.h"
+#include "broker/config/paths.h"
+#include "broker/config/ssh_config.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::config {
+
+// How a module is renamed or remapped on one cluster: `cuda: CUDA` renames
+// (versions then matched by the usual rules), `cuda/12.1: cuda-toolkit/12.4`
+// maps one exact module.
+struct ModuleMap {
+  std::map<std::string, std::string> renames;   // name -> name
+  std::map<std::string, std::string> versions;  // name/version -> name/version
+};
+
+struct ClusterSettings {
+  std::string name;
+  std::map<std::string, std::string> gpu_aliases;  // canonical -> this cluster's GRES type
+  std::map<std::string, std::string> partitions;   // a home partition -> this cluster's
+  ModuleMap modules;
+  std::map<std::string, std::string> accounts;     // home account -> this cluster's
+  std::map<std::string, std::string> qos;          // home QoS -> this cluster's
+  int preference = 0;                              // higher wins a tie
+  std::string workdir;        // where jobs run there (default: the remote home)
+  std::string slurm_conf;     // reach its controller directly with this SLURM_CONF
+  std::string modulepath;     // with slurm_conf: its module tree
+  std::string description;    // a cluster description file (offline use)
+};
+
+enum class OnBrokerError { kHome, kFail };
+
+struct Settings {
+  std::string home;                    // the home cluster
+  bool routing = true;                 // false: the shim always passes through
+  OnBrokerError on_broker_error = OnBrokerError::kHome;
+  std::string real_bin_dir;            // where the real sbatch/salloc/srun are
+  std::vector<std::string> clusters_allowed;  // empty: all
+  std::vector<std::string> clusters_denied;
+  std::map<std::string, std::vector<std::string>> accelerators;  // canonical -> extra spellings
+  std::map<std::string, ClusterSettings> clusters;
+
+  // The cluster's settings (defaults when it has none).
+  ClusterSettings For(const std::string& cluster) const;
+  // Whether policy lets jobs go to `cluster`.
+  bool Allowed(const std::string& cluster) const;
+  // The catalog with the site's and user's spellings added.
+  Result<catalog::AcceleratorCatalog> Catalog() const;
+};
+
+// One row of the key table (docs/configuration.md): a top-level key, the
+// environment variable and the `skyslurm` flag that set it too.
+struct SettingKey {
+  std::string_view key;
+  std::string_view env;   // "" when only the file sets it
+  std::string_view flag;  // "" likewise
+  std::string_view help;
+};
+const std::vector<SettingKey>& SettingKeys();
+// Keys allowed under clusters.<name>.
+const std::vector<SettingKey>& ClusterSettingKeys();
+
+// Parses one YAML document into `settings`, on top of what is there.
+// `user_level`: a user file, which may only tighten site policy. Unknown
+// keys and bad values are errors naming the file and line.
+Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user_level,
+                         Settings* settings);
+
+// Environment variables and flags (already parsed into key -> value) on top.
+Status ApplyOverrides(const std::map<std::string, std::string>& values, std::string_view source,
+                      Settings* settings);
+
+// Everything a command needs to know about its configuration.
+struct LoadedConfig {
+  Paths paths;
+  Settings settings;
+  std::vector<SshHost> ssh_hosts;  // ~/.slurm/config
+  std::vector<std::string> files_read;
+};
+
+// Site file, user file (both optional), environment (SKYSLURM_*), then the
+// clusters file. `flags` are the command line's overrides.
+Result<LoadedConfig> LoadConfig(const Environment& env,
+                                const std::map<std::string, std::string>& flags = {});
+
+}  // namespace skyslurm::config

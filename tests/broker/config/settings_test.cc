@@ -1,0 +1,146 @@
+#include "broker/config/settings.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace skyslurm::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const char kSite[] = R"(# site policy
+home: alpha
+on_broker_error: fail
+clusters_denied: [delta]
+accelerators:
+  H100: [hopper]
+clusters:
+  beta:
+    gpu_aliases: { H100: nvidia_h100_80gb_hbm3 }
+    partitions: { gpu: h100-cluster }
+    modules: { cuda/12.1: cuda/12.4 }
+    accounts: { proj-a: beta-proj-a }
+    qos: { normal: standard }
+    preference: 2
+  gamma:
+    modules:
+      cuda: CUDA
+      cuda/11.8: cuda-toolkit/12.4
+    workdir: /scratch/alice
+)";
+
+TEST(SettingsTest, ReadsEveryKey) {
+  Settings s;
+  ASSERT_TRUE(MergeSettingsYaml(kSite, "site.yaml", false, &s).ok());
+  EXPECT_EQ(s.home, "alpha");
+  EXPECT_EQ(s.on_broker_error, OnBrokerError::kFail);
+  EXPECT_FALSE(s.Allowed("delta"));
+  EXPECT_TRUE(s.Allowed("beta"));
+  const ClusterSettings beta = s.For("beta");
+  EXPECT_EQ(beta.gpu_aliases.at("H100"), "nvidia_h100_80gb_hbm3");
+  EXPECT_EQ(beta.partitions.at("gpu"), "h100-cluster");
+  EXPECT_EQ(beta.modules.versions.at("cuda/12.1"), "cuda/12.4");
+  EXPECT_EQ(beta.accounts.at("proj-a"), "beta-proj-a");
+  EXPECT_EQ(beta.qos.at("normal"), "standard");
+  EXPECT_EQ(beta.preference, 2);
+  const ClusterSettings gamma = s.For("gamma");
+  EXPECT_EQ(gamma.modules.renames.at("cuda"), "CUDA");
+  EXPECT_EQ(gamma.modules.versions.at("cuda/11.8"), "cuda-toolkit/12.4");
+  EXPECT_EQ(gamma.workdir, "/scratch/alice");
+  EXPECT_EQ(s.For("unknown").preference, 0);
+  auto catalog = s.Catalog();
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->Canonical("Hopper"), "H100");
+}
+
+TEST(SettingsTest, UserFileMergesOnTopButCannotLoosenPolicy) {
+  Settings s;
+  ASSERT_TRUE(MergeSettingsYaml("routing: off\nclusters_allowed: [alpha, beta]\n", "site", false,
+                                &s)
+                  .ok());
+  ASSERT_TRUE(MergeSettingsYaml("routing: on\nclusters_allowed: [beta, gamma]\n"
+                                "clusters:\n  beta:\n    preference: 5\n",
+                                "user", true, &s)
+                  .ok());
+  EXPECT_FALSE(s.routing);
+  EXPECT_TRUE(s.Allowed("beta"));
+  EXPECT_FALSE(s.Allowed("alpha"));
+  EXPECT_FALSE(s.Allowed("gamma"));
+  EXPECT_EQ(s.For("beta").preference, 5);
+}
+
+TEST(SettingsTest, UnknownKeysAreErrorsWithTheLine) {
+  Settings s;
+  EXPECT_EQ(MergeSettingsYaml("home: a\nhoem: b\n", "s.yaml", false, &s).message(),
+            "s.yaml:2: unknown key 'hoem' (did you mean 'home'?)");
+  EXPECT_EQ(MergeSettingsYaml("clusters:\n  beta:\n    gpu_alias: {}\n", "s.yaml", false, &s)
+                .message(),
+            "s.yaml:3: unknown key 'gpu_alias' under clusters.beta (did you mean 'gpu_aliases'?)");
+  EXPECT_EQ(MergeSettingsYaml("completely_wrong: 1\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: unknown key 'completely_wrong'");
+}
+
+TEST(SettingsTest, BadValuesAreErrorsWithTheLine) {
+  Settings s;
+  EXPECT_EQ(MergeSettingsYaml("routing: maybe\n", "s", false, &s).message(),
+            "s:1: 'routing' must be on or off, not 'maybe'");
+  EXPECT_EQ(MergeSettingsYaml("on_broker_error: panic\n", "s", false, &s).message(),
+            "s:1: on_broker_error must be 'home' or 'fail', not 'panic'");
+  EXPECT_EQ(MergeSettingsYaml("clusters:\n  b:\n    preference: high\n", "s", false, &s).message(),
+            "s:3: preference must be a whole number, not 'high'");
+  EXPECT_THAT(MergeSettingsYaml("clusters:\n  b:\n    modules: {cuda/12.1: CUDA}\n", "s", false, &s)
+                  .message(),
+              HasSubstr("s:3: modules: map a name to a name"));
+  EXPECT_THAT(MergeSettingsYaml("accelerators: {X1: [y]}\n", "s", false, &s).message(),
+              HasSubstr("s:1: unknown accelerator 'X1'"));
+  EXPECT_THAT(MergeSettingsYaml("home: [a\n", "s", false, &s).message(), HasSubstr("not valid YAML"));
+  EXPECT_THAT(MergeSettingsYaml("- a\n", "s", false, &s).message(), HasSubstr("must be a mapping"));
+  EXPECT_TRUE(MergeSettingsYaml("", "s", false, &s).ok());
+}
+
+TEST(SettingsTest, EnvironmentAndFlags) {
+  Settings s;
+  ASSERT_TRUE(ApplyOverrides({{"home", "beta"}, {"clusters_denied", "x,y"}}, "environment", &s).ok());
+  EXPECT_EQ(s.home, "beta");
+  EXPECT_THAT(s.clusters_denied, ElementsAre("x", "y"));
+  EXPECT_EQ(ApplyOverrides({{"routing", "sometimes"}}, "environment", &s).message(),
+            "environment: routing: must be on or off, not 'sometimes'");
+}
+
+TEST(SettingsTest, KeyTableNamesEnvironmentVariables) {
+  for (const auto& key : SettingKeys()) {
+    if (!key.env.empty()) {
+      EXPECT_TRUE(key.env.starts_with("SKYSLURM_")) << key.key;
+    }
+  }
+}
+
+TEST(LoadConfigTest, SiteUserEnvironmentAndClustersFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "skyslurm-loadconfig-test";
+  std::filesystem::create_directories(dir / ".slurm");
+  std::ofstream(dir / "site.yaml") << "home: alpha\nclusters_denied: [delta]\n";
+  std::ofstream(dir / "user.yaml") << "clusters:\n  beta:\n    preference: 3\n";
+  std::ofstream(dir / ".slurm/config") << "Host beta\n  HostName 127.0.0.1\n  Port 7110\n";
+  Environment env({{"HOME", dir.string()},
+                   {"SKYSLURM_SITE_CONFIG", (dir / "site.yaml").string()},
+                   {"SKYSLURM_CONFIG", (dir / "user.yaml").string()},
+                   {"SKYSLURM_HOME", "gamma"}});
+  auto loaded = LoadConfig(env);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->settings.home, "gamma");  // environment over files
+  EXPECT_EQ(loaded->settings.For("beta").preference, 3);
+  EXPECT_FALSE(loaded->settings.Allowed("delta"));
+  ASSERT_EQ(loaded->ssh_hosts.size(), 1u);
+  EXPECT_EQ(loaded->ssh_hosts[0].port, 7110);
+  EXPECT_EQ(loaded->files_read.size(), 2u);
+  auto flagged = LoadConfig(env, {{"home", "beta"}});
+  EXPECT_EQ(flagged->settings.home, "beta");  // flags over environment
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace skyslurm::config
