@@ -1,9 +1,10 @@
-// The `skyslurm` command: the user's view over every cluster. Subcommands
-// (gpus, queue, cancel, logs, check, explain) arrive with their issues;
-// usage errors exit 2.
+// The `skyslurm` command: the user's view over every cluster. Usage errors
+// and bad input exit 2.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "shim/cli/describe_command.h"
+#include "shim/cli/explain_command.h"
 #include "skyslurm/version.h"
 
 int main(int argc, char** argv) {
@@ -11,7 +12,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   bool version = false;
   app.add_flag("-V,--version", version, "Print the version and exit");
-  app.footer("Submit as usual with sbatch/salloc/srun; add --sky-any-cluster to route a job.");
+  app.footer(
+      "Submit as usual with sbatch/salloc/srun; add --sky-any-cluster to route a job.\n"
+      "Run 'skyslurm COMMAND --help' for a command's options.");
+
+  CLI::App* explain = app.add_subcommand(
+      "explain", "Show a job as each cluster would run it, or why it cannot (submits nothing)");
+  explain->prefix_command();  // sbatch's own options follow, unparsed here
+  explain->set_help_flag();
+  CLI::App* describe =
+      app.add_subcommand("describe", "Print clusters' descriptions (partitions, GPUs, modules) as YAML");
+  std::vector<std::string> describe_clusters;
+  describe->add_option("clusters", describe_clusters, "Clusters to describe (default: all)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -25,6 +38,8 @@ int main(int argc, char** argv) {
                 skyslurm::kSlurmBuildVersion);
     return 0;
   }
+  if (explain->parsed()) return skyslurm::cli::RunExplain(explain->remaining());
+  if (describe->parsed()) return skyslurm::cli::RunDescribe(describe_clusters);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

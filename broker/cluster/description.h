@@ -1,0 +1,98 @@
+// What a cluster is made of, as far as translating a job for it goes:
+// partitions (nodes, limits, default, accounts and QoS allowed), nodes (CPUs,
+// memory, GRES, features) and the environment modules it offers. Read from
+// the cluster itself (Describe) or from a description file (for tests and
+// admins, docs/cluster-description.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/util/command.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::cluster {
+
+struct Gres {
+  std::string name;  // "gpu"
+  std::string type;  // "nvidia_h100_80gb_hbm3", or ""
+  std::int64_t count = 0;
+  friend bool operator==(const Gres&, const Gres&) = default;
+};
+
+struct Node {
+  std::string name;
+  std::int64_t cpus = 0;
+  std::int64_t memory_mb = 0;
+  std::vector<Gres> gres;
+  std::vector<std::string> features;
+  std::vector<std::string> partitions;
+  std::string state;  // "idle", "mixed", "down" ... (empty in a description file)
+};
+
+struct Partition {
+  std::string name;
+  bool is_default = false;
+  std::vector<std::string> nodes;
+  std::optional<std::int64_t> max_time_minutes;      // nullopt: UNLIMITED
+  std::optional<std::int64_t> default_time_minutes;  // nullopt: none (jobs get MaxTime)
+  std::optional<std::int64_t> max_nodes;             // nullopt: UNLIMITED
+  std::vector<std::string> allow_accounts;  // empty: ALL
+  std::vector<std::string> deny_accounts;
+  std::vector<std::string> allow_qos;       // empty: ALL
+  std::vector<std::string> deny_qos;
+  std::string state = "UP";
+};
+
+struct Description {
+  std::string name;
+  std::string slurm_version;
+  std::vector<Partition> partitions;
+  std::vector<Node> nodes;
+  std::vector<std::string> modules;  // "name/version" or "name"
+  bool modules_known = false;        // false: the module list could not be read
+
+  const Partition* FindPartition(std::string_view name) const;
+  const Partition* DefaultPartition() const;
+  const Node* FindNode(std::string_view name) const;
+  std::vector<const Node*> NodesOf(const Partition& partition) const;
+};
+
+// "gpu:h100:8,nvme:1" -> items ("(null)" and "" -> none). Slurm adds
+// "(S:0-1)" socket bindings to some; they are dropped.
+Result<std::vector<Gres>> ParseNodeGres(std::string_view text);
+
+// sinfo --json (Slurm 22.05): the nodes. Strict: missing or mistyped fields
+// are errors with the node's name.
+Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slurm_version);
+
+// `scontrol show partition -o`: one line per partition, Key=Value pairs.
+Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text);
+
+// `module -t avail` (Lmod or Tcl modules) output: "name/version" lines;
+// folder headers and bare "name/" lines are not modules.
+std::vector<std::string> ParseModuleAvail(std::string_view text);
+
+// A description file (YAML); node and partition names may be host lists.
+Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view file);
+Result<Description> ReadDescriptionFile(const std::string& path);
+std::string DescriptionToYaml(const Description& description);
+
+// How to run a command on a cluster: locally with its SLURM_CONF, or (later)
+// over SSH. `env` is added to the command's environment.
+struct ClusterAccess {
+  std::string name;
+  CommandRunner* runner = nullptr;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::chrono::milliseconds timeout{15'000};
+};
+
+// Asks the cluster: sinfo --json, scontrol show partition -o, module avail.
+// A failing module listing leaves modules_known false; anything else failing
+// is an error carrying Slurm's own message.
+Result<Description> Describe(const ClusterAccess& access);
+
+}  // namespace skyslurm::cluster

@@ -1,0 +1,123 @@
+#include "broker/cluster/registry.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "broker/config/paths.h"
+
+namespace skyslurm::cluster {
+
+std::string_view AccessName(ClusterEntry::Access access) {
+  switch (access) {
+    case ClusterEntry::Access::kLocal: return "local";
+    case ClusterEntry::Access::kSsh: return "ssh";
+    case ClusterEntry::Access::kDescriptionFile: return "description file";
+  }
+  return "local";
+}
+
+std::vector<std::pair<std::string, std::string>> ClusterEntry::CommandEnv() const {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!slurm_conf.empty()) env.emplace_back("SLURM_CONF", slurm_conf);
+  if (!modulepath.empty()) env.emplace_back("MODULEPATH", modulepath);
+  return env;
+}
+
+std::optional<std::string> ReadClusterName(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    // Keys are case-insensitive in slurm.conf.
+    std::string key = line.substr(start, 12);
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (key == "clustername=") {
+      std::string value = line.substr(start + 12);
+      value = value.substr(0, value.find_first_of(" \t#"));
+      if (!value.empty()) return value;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<ClusterRegistry> ClusterRegistry::FromConfig(const config::LoadedConfig& config,
+                                                    const config::Environment& env) {
+  ClusterRegistry registry;
+  const config::Settings& s = config.settings;
+  const std::string env_conf = env.Get("SLURM_CONF").value_or("/etc/slurm/slurm.conf");
+  registry.home_ = s.home;
+  if (registry.home_.empty()) {
+    auto from_conf = ReadClusterName(env_conf);
+    if (!from_conf) {
+      return FailedPreconditionError(fmt::format(
+          "which cluster is home? Set 'home:' in skyslurm.yaml (or SKYSLURM_HOME); {} names no "
+          "ClusterName",
+          env_conf));
+    }
+    registry.home_ = *from_conf;
+  }
+  auto add = [&](const std::string& name) -> ClusterEntry& {
+    for (auto& c : registry.clusters_) {
+      if (c.name == name) return c;
+    }
+    ClusterEntry& e = registry.clusters_.emplace_back();
+    e.name = name;
+    return e;
+  };
+  auto configure = [&](ClusterEntry& e) {
+    const config::ClusterSettings cs = s.For(e.name);
+    e.home = e.name == registry.home_;
+    if (!cs.description.empty()) {
+      e.access = ClusterEntry::Access::kDescriptionFile;
+      e.description_file = config::ExpandHome(cs.description, config.paths.home);
+    } else if (!cs.slurm_conf.empty()) {
+      e.access = ClusterEntry::Access::kLocal;
+      e.slurm_conf = config::ExpandHome(cs.slurm_conf, config.paths.home);
+      e.modulepath = cs.modulepath;
+    } else if (e.home) {
+      e.access = ClusterEntry::Access::kLocal;
+      e.slurm_conf = env.Get("SLURM_CONF").value_or("");
+      e.modulepath = cs.modulepath.empty() ? env.Get("MODULEPATH").value_or("") : cs.modulepath;
+    } else if (e.ssh) {
+      e.access = ClusterEntry::Access::kSsh;
+    } else {
+      e.access = ClusterEntry::Access::kSsh;  // no way given: reported when used
+    }
+  };
+  add(registry.home_);
+  for (const auto& host : config.ssh_hosts) add(host.name).ssh = host;
+  for (const auto& [name, cs] : s.clusters) add(name);
+  for (auto& e : registry.clusters_) configure(e);
+  return registry;
+}
+
+const ClusterEntry* ClusterRegistry::Find(std::string_view name) const {
+  for (const auto& c : clusters_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runner,
+                                  std::chrono::milliseconds timeout) {
+  switch (entry.access) {
+    case ClusterEntry::Access::kDescriptionFile: {
+      SKY_ASSIGN_OR_RETURN(Description d, ReadDescriptionFile(entry.description_file));
+      if (d.name != entry.name) {
+        return InvalidArgumentError(fmt::format("{} describes cluster '{}', not '{}'",
+                                                entry.description_file, d.name, entry.name));
+      }
+      return d;
+    }
+    case ClusterEntry::Access::kLocal:
+      return Describe({entry.name, &runner, entry.CommandEnv(), timeout});
+    case ClusterEntry::Access::kSsh:
+      break;
+  }
+  return FailedPreconditionError(
+      fmt::format("{} is reached over SSH; describe it through the SSH backend", entry.name));
+}
+
+}  // namespace skyslurm::cluster

@@ -1,0 +1,56 @@
+// The clusters a user can send jobs to, and how each is reached: the home
+// cluster's controller directly (its SLURM_CONF), a peer over SSH (its
+// ~/.slurm/config entry), a peer's controller directly (`slurm_conf` in the
+// settings), or only a description file (offline, for tests and admins).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/cluster/description.h"
+#include "broker/config/settings.h"
+
+namespace skyslurm::cluster {
+
+struct ClusterEntry {
+  enum class Access { kLocal, kSsh, kDescriptionFile };
+  std::string name;
+  Access access = Access::kLocal;
+  bool home = false;
+  std::string slurm_conf;        // kLocal ("" = the environment's own)
+  std::string modulepath;        // kLocal
+  std::string description_file;  // kDescriptionFile
+  std::optional<config::SshHost> ssh;  // kSsh
+  // The environment commands for this cluster run with (kLocal).
+  std::vector<std::pair<std::string, std::string>> CommandEnv() const;
+};
+
+std::string_view AccessName(ClusterEntry::Access access);
+
+class ClusterRegistry {
+ public:
+  // Home first, then the clusters of ~/.slurm/config, then clusters only the
+  // settings name. The home cluster is `home` from the settings, else the
+  // ClusterName of $SLURM_CONF (or /etc/slurm/slurm.conf).
+  static Result<ClusterRegistry> FromConfig(const config::LoadedConfig& config,
+                                            const config::Environment& env);
+
+  const std::vector<ClusterEntry>& clusters() const { return clusters_; }
+  const ClusterEntry* Find(std::string_view name) const;
+  const std::string& home() const { return home_; }
+
+ private:
+  std::vector<ClusterEntry> clusters_;
+  std::string home_;
+};
+
+// ClusterName= from a slurm.conf, if it has one.
+std::optional<std::string> ReadClusterName(const std::string& slurm_conf_path);
+
+// Describes a cluster reached locally (kLocal, with `runner`) or from its
+// file (kDescriptionFile). SSH clusters are described by the SSH backend.
+Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runner,
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
+}  // namespace skyslurm::cluster

@@ -1,0 +1,593 @@
+#include "broker/translate/translator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "broker/translate/gpus.h"
+#include "broker/translate/modules.h"
+#include "broker/translate/partitions.h"
+
+namespace skyslurm::translate {
+namespace {
+
+using job::GpuAsk;
+using job::Opt;
+using job::Origin;
+using job::Request;
+using job::Setting;
+
+bool IsSky(const Setting& s) {
+  const Opt id = s.id();
+  return id == Opt::kSkyAnyCluster || id == Opt::kSkyInfra || id == Opt::kSkyExplain ||
+         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure;
+}
+
+std::string Join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& x : v) {
+    if (!out.empty()) out += sep;
+    out += x;
+  }
+  return out;
+}
+
+std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// Whether a --dependency names job ids (which exist only where they ran).
+bool DependsOnJobIds(const std::string& dependency) {
+  // type:id[:id][+time] items separated by ',' or '?'; "singleton" has none.
+  std::size_t start = 0;
+  while (start <= dependency.size()) {
+    auto end = dependency.find_first_of(",?", start);
+    if (end == std::string::npos) end = dependency.size();
+    const std::string item = dependency.substr(start, end - start);
+    start = end + 1;
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      if (!item.empty() && std::isdigit(static_cast<unsigned char>(item[0]))) return true;
+      continue;
+    }
+    if (item.find_first_of("0123456789", colon) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Replaces whole feature names in a --constraint expression.
+std::string ReplaceFeatures(const std::string& expression,
+                            const std::map<std::string, std::string>& renames) {
+  std::string out, token;
+  auto flush = [&] {
+    auto it = renames.find(token);
+    out += it != renames.end() ? it->second : token;
+    token.clear();
+  };
+  for (char c : expression) {
+    if (std::string_view("&|,[]()!*").find(c) != std::string_view::npos) {
+      flush();
+      out += c;
+    } else {
+      token += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+class Translator {
+ public:
+  Translator(const Request& r, const cluster::Description& t, const TranslateContext& c)
+      : r_(r), target_(t), ctx_(c), settings_(*c.settings), catalog_(*c.catalog) {}
+
+  Translation Run() {
+    Translation out;
+    out.cluster = target_.name;
+    peer_ = target_.name != ctx_.home;
+    job_.cluster = target_.name;
+    job_.script_args = r_.script_args;
+
+    Portability();
+    Gpus();
+    Features();
+    AccountAndQos();
+    // Without the GPUs it asks for, no partition question makes sense.
+    if (!gpu_missing_) ChoosePartition();
+    Modules();
+    if (!reasons_.empty()) {
+      out.reasons = reasons_;
+      return out;
+    }
+    Rewrite();
+    out.job = std::move(job_);
+    return out;
+  }
+
+ private:
+  std::string Where(const Setting& s) const { return s.origin.Describe(r_.script_name); }
+
+  void Change(const Setting& s, std::string new_value, std::string why) {
+    job_.changes.push_back({Where(s),
+                            fmt::format("--{}={} -> --{}={}", s.name(),
+                                        s.occurrence.value.value_or(""), s.name(), new_value),
+                            std::move(why)});
+    new_values_[&s] = std::move(new_value);
+  }
+
+  void Portability() {
+    if (r_.hetjob && peer_) {
+      reasons_.push_back(fmt::format(
+          "heterogeneous jobs stay on the home cluster {}: their components must start together",
+          ctx_.home));
+    }
+    if (r_.dependency && peer_ && DependsOnJobIds(*r_.dependency)) {
+      reasons_.push_back(fmt::format(
+          "--dependency={} names job ids, which exist only on {}", *r_.dependency, ctx_.home));
+    }
+    if (const Setting* m = r_.Effective(Opt::kClusters); m != nullptr && peer_) {
+      reasons_.push_back(fmt::format(
+          "--clusters={} ({}) is Slurm's own multi-cluster routing; leave it out when skyslurm "
+          "routes the job",
+          m->occurrence.value.value_or(""), Where(*m)));
+    }
+    if (r_.array) {
+      job_.caveats.push_back(fmt::format(
+          "--array={}: the whole array goes to one cluster", *r_.array));
+    }
+    if (r_.wait && peer_) {
+      job_.caveats.push_back(fmt::format("--wait: waiting for the job on {}", target_.name));
+    }
+    if (r_.hold && peer_) {
+      job_.caveats.push_back(fmt::format(
+          "--hold: the job is held on {}; release it there (skyslurm or scontrol release)",
+          target_.name));
+    }
+    if (r_.export_env && peer_) {
+      const std::string& e = *r_.export_env;
+      if (e != "ALL" && e != "NONE" && !e.empty()) {
+        job_.caveats.push_back(fmt::format(
+            "--export={}: the variables named travel with their values from where you submit",
+            e));
+      }
+    }
+  }
+
+  void Gpus() {
+    std::map<std::string, std::string> respelled;  // asked type -> target type
+    for (const GpuAsk& ask : r_.gpus) {
+      if (ask.type.empty() || respelled.contains(ask.type)) continue;
+      GpuSpelling spelling = SpellGpu(ask.type, target_, settings_, catalog_);
+      if (!spelling.type) {
+        reasons_.push_back(spelling.why);
+        gpu_missing_ = true;
+        continue;
+      }
+      respelled[ask.type] = *spelling.type;
+      if (*spelling.type != ask.type) why_[ask.type] = spelling.why;
+      if (!needs_.gpu_type) needs_.gpu_type = *spelling.type;
+    }
+    // GPUs per node the job needs, and in all.
+    const std::int64_t nodes = r_.nodes ? r_.nodes->min : 1;
+    const std::int64_t tasks_per_node =
+        r_.ntasks_per_node ? *r_.ntasks_per_node
+                           : (r_.ntasks ? CeilDiv(*r_.ntasks, nodes) : 1);
+    for (const GpuAsk& ask : r_.gpus) {
+      switch (ask.scope) {
+        case GpuAsk::Scope::kPerNode:
+        case GpuAsk::Scope::kPerSocket:
+          needs_.gpus_per_node = std::max(needs_.gpus_per_node, ask.count);
+          break;
+        case GpuAsk::Scope::kPerTask:
+          needs_.gpus_per_node = std::max(needs_.gpus_per_node, ask.count * tasks_per_node);
+          break;
+        case GpuAsk::Scope::kPerJob:
+          needs_.gpus_total = std::max(needs_.gpus_total, ask.count);
+          if (r_.nodes) {
+            needs_.gpus_per_node = std::max(needs_.gpus_per_node, CeilDiv(ask.count, nodes));
+          }
+          break;
+      }
+    }
+    // Rewrite the options that named a type this cluster spells otherwise.
+    for (Opt option : {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask,
+                       Opt::kGpusPerSocket}) {
+      const Setting* s = r_.Effective(option);
+      if (s == nullptr || !s->occurrence.value) continue;
+      std::string value;
+      std::vector<std::string> whys;
+      if (option == Opt::kGres) {
+        auto items = job::ParseGresList(*s->occurrence.value);
+        if (!items.ok()) continue;
+        std::vector<std::string> parts;
+        for (const auto& item : *items) {
+          auto it = respelled.find(item.type);
+          if (item.name == "gpu" && it != respelled.end() && it->second != item.type) {
+            job::GresItem renamed = item;
+            renamed.type = it->second;
+            parts.push_back(job::FormatGres(renamed));
+            whys.push_back(why_[item.type]);
+          } else {
+            parts.push_back(item.text);
+          }
+        }
+        value = Join(parts, ",");
+      } else {
+        auto list = job::ParseGpuList(*s->occurrence.value);
+        if (!list.ok()) continue;
+        std::vector<std::string> parts;
+        for (const auto& g : *list) {
+          auto it = respelled.find(g.type);
+          std::string type = g.type;
+          if (it != respelled.end() && it->second != g.type) {
+            type = it->second;
+            whys.push_back(why_[g.type]);
+          }
+          parts.push_back(type.empty() ? std::to_string(g.count)
+                                       : fmt::format("{}:{}", type, g.count));
+        }
+        value = Join(parts, ",");
+      }
+      if (!whys.empty()) Change(*s, value, Join(whys, "; "));
+    }
+    needs_.nodes = nodes;
+    needs_.cpus_per_node = tasks_per_node * (r_.cpus_per_task ? *r_.cpus_per_task : 1);
+    if (r_.mem_mb) {
+      needs_.memory_per_node_mb = *r_.mem_mb;
+    } else if (r_.mem_per_cpu_mb) {
+      needs_.memory_per_node_mb = *r_.mem_per_cpu_mb * needs_.cpus_per_node;
+    } else if (r_.mem_per_gpu_mb) {
+      needs_.memory_per_node_mb = *r_.mem_per_gpu_mb * std::max<std::int64_t>(needs_.gpus_per_node, 1);
+    }
+    if (r_.time_limit) {
+      needs_.time_minutes = r_.time_limit->minutes;
+      needs_.time_unlimited = r_.time_limit->infinite();
+    }
+  }
+
+  void Features() {
+    if (r_.features.empty()) return;
+    std::set<std::string> have;
+    for (const auto& n : target_.nodes) have.insert(n.features.begin(), n.features.end());
+    std::map<std::string, std::string> renames;
+    for (const auto& f : r_.features) {
+      std::string spelled = f;
+      if (!have.contains(f) && catalog_.Canonical(f)) {
+        for (const auto& h : have) {
+          if (catalog_.Same(h, f)) {
+            spelled = h;
+            renames[f] = h;
+            break;
+          }
+        }
+      }
+      needs_.features.push_back(spelled);
+    }
+    const Setting* s = r_.Effective(Opt::kConstraint);
+    if (!renames.empty() && s != nullptr && s->occurrence.value) {
+      std::vector<std::string> whys;
+      for (const auto& [from, to] : renames) {
+        whys.push_back(fmt::format("{} calls the feature {} '{}'", target_.name, from, to));
+      }
+      Change(*s, ReplaceFeatures(*s->occurrence.value, renames), Join(whys, "; "));
+    }
+  }
+
+  void AccountAndQos() {
+    auto map_one = [&](const std::optional<std::string>& value, Opt option,
+                       const std::map<std::string, std::string>& table, const char* what,
+                       std::optional<std::string>* need) {
+      if (!value) return;
+      *need = *value;
+      auto it = table.find(*value);
+      if (it == table.end() || it->second == *value) return;
+      *need = it->second;
+      if (const Setting* s = r_.Effective(option)) {
+        Change(*s, it->second,
+               fmt::format("{} {} is {} on {} (site policy)", what, *value, it->second,
+                           target_.name));
+      }
+    };
+    map_one(r_.account, Opt::kAccount, settings_.accounts, "account", &needs_.account);
+    map_one(r_.qos, Opt::kQos, settings_.qos, "QoS", &needs_.qos);
+  }
+
+  void ChoosePartition() {
+    const auto fits = FitPartitions(target_, needs_);
+    auto fit_of = [&](const std::string& name) -> const PartitionFit* {
+      for (const auto& f : fits) {
+        if (f.partition->name == name) return &f;
+      }
+      return nullptr;
+    };
+    auto first_fitting = [&]() -> const PartitionFit* {
+      if (const cluster::Partition* d = target_.DefaultPartition()) {
+        if (const PartitionFit* f = fit_of(d->name); f != nullptr && f->fits()) return f;
+      }
+      for (const auto& f : fits) {
+        if (f.fits()) return &f;
+      }
+      return nullptr;
+    };
+    auto no_partition = [&] {
+      std::vector<std::string> why;
+      for (const auto& f : fits) why.push_back(fmt::format("{}: {}", f.partition->name, f.problem));
+      if (why.empty()) why.push_back("it has no partitions");
+      reasons_.push_back(fmt::format("no partition of {} can run it ({})", target_.name,
+                                     Join(why, "; ")));
+    };
+    const Setting* asked = r_.Effective(Opt::kPartition);
+    if (r_.partitions.empty()) {
+      const PartitionFit* chosen = first_fitting();
+      if (chosen == nullptr) return no_partition();
+      const cluster::Partition* d = target_.DefaultPartition();
+      if (d != nullptr && chosen->partition == d) {
+        job_.partition_note = fmt::format("{} (the default)", d->name);
+        return;
+      }
+      job_.partitions = {chosen->partition->name};
+      const PartitionFit* dfit = d != nullptr ? fit_of(d->name) : nullptr;
+      const std::string why =
+          d == nullptr ? fmt::format("{} has no default partition", target_.name)
+                       : fmt::format("the default partition {} cannot run it ({})", d->name,
+                                     dfit != nullptr ? dfit->problem : "unknown");
+      job_.partition_note = fmt::format("{} (chosen: {})", chosen->partition->name, why);
+      added_.push_back({"partition", chosen->partition->name});
+      job_.changes.push_back({"(added)", "--partition=" + chosen->partition->name, why});
+      return;
+    }
+    // The user's own partitions, where they exist here and fit.
+    std::vector<std::string> kept;
+    std::vector<std::string> problems;
+    for (const auto& p : r_.partitions) {
+      const PartitionFit* f = fit_of(p);
+      if (f != nullptr && f->fits()) {
+        kept.push_back(p);
+      } else {
+        problems.push_back(f == nullptr ? fmt::format("{} has no partition {}", target_.name, p)
+                                        : fmt::format("{}: {}", p, f->problem));
+      }
+    }
+    std::string why;
+    if (kept.empty()) {
+      // The configured map.
+      for (const auto& p : r_.partitions) {
+        auto it = settings_.partitions.find(p);
+        if (it == settings_.partitions.end()) continue;
+        const PartitionFit* f = fit_of(it->second);
+        if (f != nullptr && f->fits()) {
+          kept.push_back(it->second);
+          why = fmt::format("partition {} is {} on {} (configuration)", p, it->second,
+                            target_.name);
+          break;
+        }
+        problems.push_back(fmt::format("the configured {} -> {} cannot run it ({})", p, it->second,
+                                       f == nullptr ? "no such partition" : f->problem));
+      }
+    }
+    if (kept.empty()) {
+      const PartitionFit* chosen = first_fitting();
+      if (chosen == nullptr) return no_partition();
+      kept.push_back(chosen->partition->name);
+      why = fmt::format("{}; {} can run it", Join(problems, "; "), chosen->partition->name);
+    }
+    job_.partitions = kept;
+    job_.partition_note = Join(kept, ",") + (why.empty() ? " (as asked)" : " (" + why + ")");
+    if (kept != r_.partitions && asked != nullptr) {
+      Change(*asked, Join(kept, ","), why.empty() ? Join(problems, "; ") : why);
+    }
+  }
+
+  void Modules() {
+    if (r_.modules.empty()) return;
+    if (!target_.modules_known) {
+      job_.caveats.push_back(fmt::format(
+          "the modules of {} are not known; module lines are left as written", target_.name));
+      return;
+    }
+    for (const auto& use : r_.modules) {
+      if (use.dynamic) {
+        job_.caveats.push_back(fmt::format(
+            "{}:{}: 'module {} {}' is computed when the job runs; it cannot be checked ahead",
+            r_.script_name, use.line, use.verb, use.word));
+        continue;
+      }
+      ModuleResolution res = ResolveModule(use.word, target_.modules, settings_.modules);
+      if (!res.found) {
+        reasons_.push_back(fmt::format("module {} ({}:{}): {} on {}", use.word, r_.script_name,
+                                       use.line, res.why, target_.name));
+        continue;
+      }
+      if (res.module == use.word) continue;
+      module_edits_.push_back({use.offset, use.length, res.module});
+      job_.changes.push_back({fmt::format("{}:{}", r_.script_name, use.line),
+                              fmt::format("module {} -> {}", use.word, res.module), res.why});
+    }
+  }
+
+  // The words an occurrence becomes: as written, or --name=new, or nothing.
+  std::vector<std::string> WordsFor(const std::vector<const Setting*>& group) const {
+    bool touched = false;
+    for (const Setting* s : group) touched = touched || IsSky(*s) || new_values_.contains(s);
+    if (!touched) return group.front()->occurrence.words;
+    std::vector<std::string> words;
+    for (const Setting* s : group) {
+      if (IsSky(*s)) continue;
+      auto it = new_values_.find(s);
+      if (it != new_values_.end()) {
+        words.push_back(fmt::format("--{}={}", s->name(), it->second));
+      } else if (s->occurrence.value) {
+        words.push_back(fmt::format("--{}={}", s->name(), *s->occurrence.value));
+      } else {
+        words.push_back("--" + s->name());
+      }
+    }
+    return words;
+  }
+
+  bool Touched(const std::vector<const Setting*>& group) const {
+    for (const Setting* s : group) {
+      if (IsSky(*s) || new_values_.contains(s)) return true;
+    }
+    return false;
+  }
+
+  // Occurrences sharing words (bundled short options) travel together.
+  template <typename Pred>
+  std::vector<std::vector<const Setting*>> Groups(Pred pred) const {
+    std::vector<std::vector<const Setting*>> groups;
+    for (const Setting& s : r_.settings) {
+      if (!pred(s)) continue;
+      if (!groups.empty() && s.occurrence.bundled &&
+          groups.back().front()->occurrence.bundled &&
+          groups.back().front()->occurrence.first_word == s.occurrence.first_word &&
+          groups.back().front()->origin.directive == s.origin.directive) {
+        groups.back().push_back(&s);
+      } else {
+        groups.push_back({&s});
+      }
+    }
+    return groups;
+  }
+
+  void Rewrite() {
+    // Options from the environment do not travel: they become arguments,
+    // before the command line's, which keeps Slurm's precedence.
+    for (const Setting& s : r_.settings) {
+      if (s.origin.kind != Origin::Kind::kEnvironment || IsSky(s)) continue;
+      auto it = new_values_.find(&s);
+      const std::optional<std::string>& value =
+          it != new_values_.end() ? std::optional<std::string>(it->second) : s.occurrence.value;
+      job_.args.push_back(value ? fmt::format("--{}={}", s.name(), *value) : "--" + s.name());
+    }
+    for (const auto& group : Groups([](const Setting& s) {
+           return s.origin.kind == Origin::Kind::kCommandLine;
+         })) {
+      for (auto& w : WordsFor(group)) job_.args.push_back(std::move(w));
+    }
+
+    // The script: module words first (byte offsets, from the end), then
+    // directive lines, then the header.
+    std::string script = r_.script;
+    std::sort(module_edits_.begin(), module_edits_.end(),
+              [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+    for (const auto& [offset, length, text] : module_edits_) {
+      script.replace(offset, length, QuoteShellWord(text));
+    }
+    std::map<int, std::vector<std::string>> replacement;  // line -> new lines
+    for (std::size_t d = 0; d < r_.directives.directives.size(); ++d) {
+      const job::Directive& directive = r_.directives.directives[d];
+      auto groups = Groups([&](const Setting& s) {
+        return s.origin.kind == Origin::Kind::kDirective && s.origin.directive == d;
+      });
+      bool touched = false;
+      for (const auto& g : groups) touched = touched || Touched(g);
+      if (!touched) continue;
+      std::vector<std::string> words;
+      for (const auto& g : groups) {
+        for (auto& w : WordsFor(g)) words.push_back(std::move(w));
+      }
+      std::vector<std::string> lines = {"#" + directive.text};
+      if (!words.empty()) {
+        std::string line = directive.magic;
+        for (const auto& w : words) line += " " + QuoteDirectiveWord(w);
+        lines.push_back(line);
+      }
+      replacement[directive.line] = lines;
+    }
+    std::vector<std::string> out_lines;
+    std::size_t start = 0;
+    int line_no = 0;
+    while (start < script.size()) {
+      auto end = script.find('\n', start);
+      const bool has_newline = end != std::string::npos;
+      if (!has_newline) end = script.size();
+      std::string line = script.substr(start, end - start);
+      start = end + 1;
+      ++line_no;
+      if (auto it = replacement.find(line_no); it != replacement.end()) {
+        for (auto& l : it->second) out_lines.push_back(l);
+      } else {
+        out_lines.push_back(std::move(line));
+      }
+      if (!has_newline) no_final_newline_ = true;
+    }
+    std::vector<std::string> header;
+    if (!job_.changes.empty() || !added_.empty()) {
+      header.push_back(fmt::format("# skyslurm: translated for cluster {}{}", target_.name,
+                                   peer_ ? fmt::format(" (written for {})", ctx_.home) : ""));
+      for (const auto& c : job_.changes) {
+        // One line each, whatever the values hold.
+        std::string line = fmt::format("# skyslurm: {}: {} ({})", c.where, c.what, c.why);
+        std::replace(line.begin(), line.end(), '\n', ' ');
+        std::replace(line.begin(), line.end(), '\r', ' ');
+        header.push_back(std::move(line));
+      }
+      for (const auto& [name, value] : added_) {
+        header.push_back(fmt::format("#SBATCH --{}={}", name, QuoteDirectiveWord(value)));
+      }
+    }
+    std::string text;
+    for (std::size_t i = 0; i < out_lines.size(); ++i) {
+      text += out_lines[i];
+      if (i + 1 < out_lines.size() || !no_final_newline_) text += '\n';
+      if (i == 0) {
+        for (const auto& h : header) text += h + '\n';
+      }
+    }
+    job_.script = std::move(text);
+  }
+
+  static std::string QuoteShellWord(const std::string& word) {
+    if (word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                               "@%+=:,./_-") == std::string::npos) {
+      return word;
+    }
+    std::string q = "'";
+    for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  }
+
+  const Request& r_;
+  const cluster::Description& target_;
+  const TranslateContext& ctx_;
+  const config::ClusterSettings& settings_;
+  const catalog::AcceleratorCatalog& catalog_;
+  bool peer_ = false;
+  bool gpu_missing_ = false;
+  bool no_final_newline_ = false;
+  Needs needs_;
+  TranslatedJob job_;
+  std::vector<std::string> reasons_;
+  std::map<const Setting*, std::string> new_values_;
+  std::map<std::string, std::string> why_;
+  std::vector<std::tuple<std::size_t, std::size_t, std::string>> module_edits_;
+  std::vector<std::pair<std::string, std::string>> added_;
+};
+
+}  // namespace
+
+std::string QuoteDirectiveWord(const std::string& word) {
+  const bool plain = !word.empty() &&
+                     word.find_first_of(" \t\"'\\#") == std::string::npos;
+  if (plain) return word;
+  std::string q = "\"";
+  for (char c : word) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+Translation Translate(const job::Request& request, const cluster::Description& target,
+                      const TranslateContext& context) {
+  config::ClusterSettings defaults;
+  catalog::AcceleratorCatalog builtin;
+  TranslateContext ctx = context;
+  if (ctx.settings == nullptr) ctx.settings = &defaults;
+  if (ctx.catalog == nullptr) ctx.catalog = &builtin;
+  return Translator(request, target, ctx).Run();
+}
+
+}  // namespace skyslurm::translate

@@ -1,0 +1,59 @@
+// A job as another cluster needs it, or the reasons it cannot run there. A
+// pure function of the request, the target cluster's description and the
+// site's settings: GRES types respelled, a partition that can run it (the
+// user's where valid, else the configured map, else chosen, and why),
+// modules mapped to the nearest counterpart, account and QoS mapped by
+// policy (never invented), --sky-* options removed (peers may not have the
+// plugin). Everything else stays byte for byte. The script gets a header
+// saying what changed and why, and keeps each original directive visible
+// as a comment ("##SBATCH ...").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/catalog/accelerators.h"
+#include "broker/cluster/description.h"
+#include "broker/config/settings.h"
+#include "broker/job/request.h"
+
+namespace skyslurm::translate {
+
+struct Change {
+  std::string where;  // "job.sh:5", "command line", "SBATCH_PARTITION"
+  std::string what;   // "--gres=gpu:h100:4 -> --gres=gpu:nvidia_h100_80gb_hbm3:4"
+  std::string why;
+};
+
+struct TranslatedJob {
+  std::string cluster;
+  std::vector<std::string> partitions;  // the partition(s) it goes to ({} = the default)
+  std::string partition_note;           // why that partition
+  std::vector<std::string> args;        // sbatch options for that cluster, before the script
+  std::string script;                   // the script to submit there
+  std::vector<std::string> script_args;
+  std::vector<Change> changes;
+  std::vector<std::string> caveats;     // what the user should know (arrays, --wait ...)
+};
+
+struct Translation {
+  std::string cluster;
+  std::optional<TranslatedJob> job;
+  std::vector<std::string> reasons;  // why it cannot run there (when there is no job)
+  bool ok() const { return job.has_value(); }
+};
+
+struct TranslateContext {
+  std::string home;  // the home cluster (where job ids in --dependency live)
+  const catalog::AcceleratorCatalog* catalog = nullptr;
+  const config::ClusterSettings* settings = nullptr;  // the target's
+};
+
+Translation Translate(const job::Request& request, const cluster::Description& target,
+                      const TranslateContext& context);
+
+// Quotes a word for an #SBATCH line so that sbatch reads it back unchanged.
+std::string QuoteDirectiveWord(const std::string& word);
+
+}  // namespace skyslurm::translate

@@ -1,0 +1,241 @@
+#include "shim/cli/explain_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "broker/job/request.h"
+#include "broker/translate/translator.h"
+#include "broker/util/line_diff.h"
+#include "shim/cli/cluster_views.h"
+
+namespace skyslurm::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: skyslurm explain [--describe-from=FILE ...] [sbatch options] script.sh [args]\n"
+    "\n"
+    "Shows the job as sbatch reads it, then, for every cluster, the job as that cluster\n"
+    "would run it (what changes, as a diff) or why it cannot run there. Nothing is\n"
+    "submitted. The script may come on stdin. --describe-from uses a cluster\n"
+    "description file (skyslurm describe writes them) instead of asking clusters;\n"
+    "give it once per cluster.\n"
+    "Exit status: 0 when some cluster can run the job, 1 when none can, 2 on bad input.\n";
+
+std::string Origin(const job::Request& r, job::Opt id) {
+  const job::Setting* s = r.Effective(id);
+  return s == nullptr ? "" : s->origin.Describe(r.script_name);
+}
+
+void Row(std::string& out, std::string_view what, const std::string& value,
+         const std::string& where) {
+  out += fmt::format("  {:<14} {:<34} {}\n", what, value, where);
+}
+
+std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCatalog& catalog) {
+  using job::Opt;
+  std::string out = fmt::format("Request ({}, as {} reads it)\n", r.script_name,
+                                job::ToolName(r.tool));
+  if (r.nodes) {
+    Row(out, "nodes",
+        r.nodes->min == r.nodes->max ? std::to_string(r.nodes->min)
+                                     : fmt::format("{}-{}", r.nodes->min, r.nodes->max),
+        Origin(r, Opt::kNodes));
+  }
+  if (r.ntasks) Row(out, "tasks", std::to_string(*r.ntasks), Origin(r, Opt::kNtasks));
+  if (r.ntasks_per_node) {
+    Row(out, "tasks per node", std::to_string(*r.ntasks_per_node), Origin(r, Opt::kNtasksPerNode));
+  }
+  if (r.cpus_per_task) {
+    Row(out, "cpus per task", std::to_string(*r.cpus_per_task), Origin(r, Opt::kCpusPerTask));
+  }
+  if (r.mem_mb) Row(out, "memory", fmt::format("{} MB per node", *r.mem_mb), Origin(r, Opt::kMem));
+  if (r.mem_per_cpu_mb) {
+    Row(out, "memory", fmt::format("{} MB per CPU", *r.mem_per_cpu_mb), Origin(r, Opt::kMemPerCpu));
+  }
+  if (r.mem_per_gpu_mb) {
+    Row(out, "memory", fmt::format("{} MB per GPU", *r.mem_per_gpu_mb), Origin(r, Opt::kMemPerGpu));
+  }
+  if (r.time_limit) {
+    Row(out, "time limit", job::FormatTimeLimit(*r.time_limit), Origin(r, Opt::kTime));
+  }
+  for (const auto& g : r.gpus) {
+    std::string what = g.type.empty() ? fmt::format("{} GPU(s) {}", g.count, job::ScopeName(g.scope))
+                                      : fmt::format("{} x {} {}", g.count, g.type,
+                                                    job::ScopeName(g.scope));
+    if (!g.type.empty()) {
+      if (auto c = catalog.Canonical(g.type); c && *c != g.type) what += fmt::format(" ({})", *c);
+    }
+    Row(out, "GPUs", what, g.origin.Describe(r.script_name));
+  }
+  if (!r.partitions.empty()) {
+    std::string list;
+    for (const auto& p : r.partitions) list += (list.empty() ? "" : ",") + p;
+    Row(out, "partition", list, Origin(r, Opt::kPartition));
+  }
+  auto optional_row = [&](std::string_view what, const std::optional<std::string>& v, Opt id) {
+    if (v) Row(out, what, *v, Origin(r, id));
+  };
+  optional_row("constraint", r.constraint, Opt::kConstraint);
+  optional_row("account", r.account, Opt::kAccount);
+  optional_row("QoS", r.qos, Opt::kQos);
+  optional_row("job name", r.job_name, Opt::kJobName);
+  optional_row("array", r.array, Opt::kArray);
+  optional_row("dependency", r.dependency, Opt::kDependency);
+  optional_row("output", r.output, Opt::kOutput);
+  optional_row("error", r.error, Opt::kError);
+  optional_row("chdir", r.chdir, Opt::kChdir);
+  optional_row("container", r.container, Opt::kContainer);
+  for (const auto& name : r.other_container_options) {
+    const job::Setting* s = r.EffectiveByName(name);
+    Row(out, "container", fmt::format("--{}={}", name, s->occurrence.value.value_or("")),
+        s->origin.Describe(r.script_name));
+  }
+  for (const auto& m : r.modules) {
+    Row(out, "module", fmt::format("{} ({})", m.word, m.verb), fmt::format("{}:{}", r.script_name, m.line));
+  }
+  if (r.hetjob) Row(out, "hetjob", "yes (several components)", r.script_name);
+  if (r.wait) Row(out, "wait", "yes", Origin(r, Opt::kWait));
+  if (r.hold) Row(out, "hold", "yes", Origin(r, Opt::kHold));
+  if (r.sky.any_cluster) {
+    std::string list;
+    for (const auto& c : r.sky.clusters) list += (list.empty() ? "" : ",") + c;
+    Row(out, "sky", list.empty() ? "--sky-any-cluster" : "--sky-any-cluster=" + list,
+        Origin(r, Opt::kSkyAnyCluster));
+  }
+  for (const auto& w : r.warnings) out += fmt::format("  warning: {}\n", w);
+  return out;
+}
+
+std::string ArgsLine(const std::vector<std::string>& args) {
+  return ShellJoin(args);
+}
+
+}  // namespace
+
+int RunExplain(const std::vector<std::string>& raw) {
+  std::vector<std::string> descriptions;
+  std::vector<std::string> args;
+  job::Tool tool = job::Tool::kSbatch;
+  bool in_options = true;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::string& a = raw[i];
+    if (in_options && (a == "-h" || a == "--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (in_options && a.starts_with("--describe-from")) {
+      if (a.starts_with("--describe-from=")) {
+        descriptions.push_back(a.substr(16));
+      } else if (a == "--describe-from" && i + 1 < raw.size()) {
+        descriptions.push_back(raw[++i]);
+      } else {
+        std::fprintf(stderr, "skyslurm explain: --describe-from needs a file\n%s", kUsage);
+        return 2;
+      }
+      continue;
+    }
+    if (in_options && !a.starts_with("-")) in_options = false;
+    args.push_back(a);
+  }
+
+  auto ws = OpenWorkspace(descriptions);
+  if (!ws.ok()) {
+    std::fprintf(stderr, "skyslurm explain: %s\n", ws.status().message().c_str());
+    return 2;
+  }
+  job::RequestInput input;
+  input.tool = tool;
+  input.args = args;
+  input.env = ws->env.vars();
+  // A script on stdin, as sbatch takes it.
+  bool has_script_operand = false;
+  {
+    job::OptionTable table(tool);
+    auto parsed = job::ParseArgs(table, args, job::OperandPolicy::kStopAtFirst, "command line");
+    has_script_operand = parsed.ok() && !parsed->operands.empty();
+    bool wrap = false;
+    if (parsed.ok()) {
+      for (const auto& o : parsed->options) wrap = wrap || (o.spec && o.spec->id == job::Opt::kWrap);
+    }
+    if (!has_script_operand && !wrap && isatty(STDIN_FILENO) == 0) {
+      input.script_text = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
+  }
+  auto request = job::ParseRequest(input);
+  if (!request.ok()) {
+    std::fprintf(stderr, "skyslurm explain: %s\n", request.status().message().c_str());
+    return 2;
+  }
+
+  // The options as typed (and from SBATCH_* variables), to compare with
+  // what each cluster gets.
+  std::vector<std::string> original_options;
+  {
+    std::size_t last_word = SIZE_MAX;
+    for (const auto& s : request->settings) {
+      if (s.origin.kind == job::Origin::Kind::kEnvironment) {
+        original_options.push_back(s.occurrence.value ? fmt::format("--{}={}", s.name(), *s.occurrence.value)
+                                                      : "--" + s.name());
+      } else if (s.origin.kind == job::Origin::Kind::kCommandLine &&
+                 !(s.occurrence.bundled && s.occurrence.first_word == last_word)) {
+        original_options.insert(original_options.end(), s.occurrence.words.begin(),
+                                s.occurrence.words.end());
+        last_word = s.occurrence.first_word;
+      }
+    }
+  }
+  std::string out = RequestSummary(*request, ws->catalog);
+  std::vector<std::string> can, cannot;
+  for (const auto& view : ws->views) {
+    const std::string& name = view.entry->name;
+    out += fmt::format("\n{}{}: ", name, view.entry->home ? " (home)" : "");
+    if (!view.description) {
+      out += fmt::format("unknown\n  - {}\n", view.unavailable);
+      cannot.push_back(name);
+      continue;
+    }
+    const config::ClusterSettings cs = ws->config.settings.For(name);
+    translate::TranslateContext ctx{ws->registry.home(), &ws->catalog, &cs};
+    translate::Translation t = translate::Translate(*request, *view.description, ctx);
+    if (!t.ok()) {
+      out += "cannot run it\n";
+      for (const auto& reason : t.reasons) out += fmt::format("  - {}\n", reason);
+      cannot.push_back(name);
+      continue;
+    }
+    can.push_back(name);
+    const translate::TranslatedJob& job = *t.job;
+    const bool changed_script = job.script != request->script;
+    const bool changed_args = job.args != original_options;
+    out += changed_script || !job.changes.empty() ? "can run it, translated\n"
+                                                  : "can run it as written\n";
+    if (!job.partition_note.empty()) out += fmt::format("  partition: {}\n", job.partition_note);
+    if (!job.changes.empty()) {
+      out += "  changes:\n";
+      for (const auto& c : job.changes) {
+        out += fmt::format("    {}: {} ({})\n", c.where, c.what, c.why);
+      }
+    }
+    if (changed_script) {
+      out += fmt::format("  script ({} as written -> for {}):\n", request->script_name, name);
+      out += FormatDiff(DiffLines(request->script, job.script), "    ");
+    }
+    if (changed_args) out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
+    for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("none") : s;
+  };
+  out += fmt::format("\nCan run it: {}. Cannot: {}.\n", list(can), list(cannot));
+  std::fputs(out.c_str(), stdout);
+  return can.empty() ? 1 : 0;
+}
+
+}  // namespace skyslurm::cli
