@@ -1,0 +1,147 @@
+#include "broker/cluster/description.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "broker/cluster/hostlist.h"
+
+namespace skyslurm::cluster {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::string kData = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/";
+
+std::string Read(const std::string& name) {
+  std::ifstream in(kData + name);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(HostlistTest, Expands) {
+  EXPECT_THAT(*ExpandHostlist("beta-n[1-2]"), ElementsAre("beta-n1", "beta-n2"));
+  EXPECT_THAT(*ExpandHostlist("n[01-03,7],login"), ElementsAre("n01", "n02", "n03", "n7", "login"));
+  EXPECT_THAT(*ExpandHostlist("a[1-2]-ib"), ElementsAre("a1-ib", "a2-ib"));
+  EXPECT_THAT(*ExpandHostlist(""), ElementsAre());
+  for (const char* bad : {"n[1-", "n[3-1]", "n[a-b]", "n]", "n[1-2]]"}) {
+    EXPECT_FALSE(ExpandHostlist(bad).ok()) << bad;
+  }
+  EXPECT_FALSE(ExpandHostlist("n[0-99999999]").ok());
+}
+
+TEST(NodeGresTest, Forms) {
+  EXPECT_THAT(*ParseNodeGres("gpu:nvidia_h100_80gb_hbm3:4"),
+              ElementsAre(Gres{"gpu", "nvidia_h100_80gb_hbm3", 4}));
+  EXPECT_THAT(*ParseNodeGres("gpu:a100:4(S:0-1),nvme:1"),
+              ElementsAre(Gres{"gpu", "a100", 4}, Gres{"nvme", "", 1}));
+  EXPECT_TRUE(ParseNodeGres("(null)")->empty());
+  EXPECT_TRUE(ParseNodeGres("")->empty());
+  EXPECT_FALSE(ParseNodeGres("gpu:a100:x").ok());
+}
+
+TEST(SinfoJsonTest, RealOutputOfTheTestbed) {
+  std::string version;
+  auto nodes = ParseSinfoJson(Read("beta.sinfo.json"), &version);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ(version, "22.05.8");
+  ASSERT_EQ(nodes->size(), 2u);
+  const Node& n = (*nodes)[0];
+  EXPECT_EQ(n.name, "beta-n1");
+  EXPECT_EQ(n.cpus, 64);
+  EXPECT_EQ(n.memory_mb, 512000);
+  EXPECT_THAT(n.gres, ElementsAre(Gres{"gpu", "nvidia_h100_80gb_hbm3", 4}));
+  EXPECT_THAT(n.features, ElementsAre("gpu", "h100"));
+  EXPECT_THAT(n.partitions, ElementsAre("h100-cluster", "debug"));
+}
+
+TEST(SinfoJsonTest, StrictAboutWhatItReads) {
+  EXPECT_THAT(ParseSinfoJson("not json", nullptr).status().message(), HasSubstr("not JSON"));
+  EXPECT_THAT(ParseSinfoJson("{}", nullptr).status().message(), HasSubstr("no 'nodes' list"));
+  EXPECT_EQ(ParseSinfoJson(R"({"nodes":[{"name":"x","cpus":"many"}]})", nullptr).status().message(),
+            "sinfo --json: node x: field 'cpus' is missing or has the wrong type");
+  EXPECT_THAT(ParseSinfoJson(R"({"nodes":[],"errors":[{"error":"boom"}]})", nullptr)
+                  .status()
+                  .message(),
+              HasSubstr("reported errors"));
+}
+
+TEST(ScontrolPartitionsTest, RealOutputOfTheTestbed) {
+  auto parts = ParseScontrolPartitions(Read("beta.partitions.txt"));
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  ASSERT_EQ(parts->size(), 2u);
+  const Partition& h = (*parts)[0];
+  EXPECT_EQ(h.name, "h100-cluster");
+  EXPECT_TRUE(h.is_default);
+  EXPECT_THAT(h.nodes, ElementsAre("beta-n1", "beta-n2"));
+  EXPECT_EQ(h.max_time_minutes, 1440);
+  EXPECT_EQ(h.default_time_minutes, 10);
+  EXPECT_EQ(h.max_nodes, std::nullopt);
+  EXPECT_TRUE(h.allow_accounts.empty());
+  EXPECT_EQ((*parts)[1].max_time_minutes, 30);
+  auto alpha = ParseScontrolPartitions(Read("alpha.partitions.txt"));
+  ASSERT_TRUE(alpha.ok());
+  EXPECT_THAT((*alpha)[1].nodes, ElementsAre("alpha-n3"));
+}
+
+TEST(ScontrolPartitionsTest, AccessListsAndStrictness) {
+  auto parts = ParseScontrolPartitions(
+      "PartitionName=p AllowAccounts=a,b DenyQos=slow MaxTime=UNLIMITED MaxNodes=4 State=DOWN\n");
+  ASSERT_TRUE(parts.ok());
+  EXPECT_THAT((*parts)[0].allow_accounts, ElementsAre("a", "b"));
+  EXPECT_THAT((*parts)[0].deny_qos, ElementsAre("slow"));
+  EXPECT_EQ((*parts)[0].max_time_minutes, std::nullopt);
+  EXPECT_EQ((*parts)[0].max_nodes, 4);
+  EXPECT_EQ((*parts)[0].state, "DOWN");
+  EXPECT_THAT(ParseScontrolPartitions("PartitionName=p garbage\n").status().message(),
+              HasSubstr("unexpected text 'garbage'"));
+  EXPECT_THAT(ParseScontrolPartitions("Nodes=x\n").status().message(), HasSubstr("no PartitionName"));
+  EXPECT_THAT(ParseScontrolPartitions("PartitionName=p MaxTime=soon\n").status().message(),
+              HasSubstr("MaxTime"));
+}
+
+TEST(ModuleAvailTest, LmodTerseOutput) {
+  EXPECT_THAT(ParseModuleAvail(Read("gamma.module-avail.txt")),
+              ElementsAre("CUDA/12.2", "cuda-toolkit/12.4"));
+  EXPECT_THAT(ParseModuleAvail("/opt/mods:\ngcc/\ngcc/12.2(default)\ngcc/13.1\npython/3.11 <aL>\n"),
+              ElementsAre("gcc/12.2", "gcc/13.1", "python/3.11"));
+}
+
+TEST(DescriptionYamlTest, RoundTripsTheFixtures) {
+  for (const char* name : {"alpha.yaml", "beta.yaml", "gamma.yaml"}) {
+    auto d = ParseDescriptionYaml(Read(name), name);
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(DescriptionToYaml(*d), Read(name)) << name;
+  }
+}
+
+TEST(DescriptionYamlTest, HostListsAndTheirPartitions) {
+  auto d = ParseDescriptionYaml(
+      "name: x\npartitions:\n  - {name: p, default: true, nodes: 'n[1-3]', max_time: '1:00:00'}\n"
+      "nodes:\n  - {name: 'n[1-3]', cpus: 8, memory_mb: 1000, gres: 'gpu:l4:2'}\n",
+      "x.yaml");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->nodes.size(), 3u);
+  EXPECT_THAT(d->nodes[2].partitions, ElementsAre("p"));
+  EXPECT_EQ(d->DefaultPartition()->max_time_minutes, 60);
+  EXPECT_EQ(d->NodesOf(*d->DefaultPartition()).size(), 3u);
+  EXPECT_FALSE(d->modules_known);
+}
+
+TEST(DescriptionYamlTest, ErrorsNameTheLine) {
+  EXPECT_EQ(ParseDescriptionYaml("name: x\ncolor: red\n", "x.yaml").status().message(),
+            "x.yaml:2: unknown key 'color'");
+  EXPECT_THAT(ParseDescriptionYaml("name: x\npartitions:\n  - {name: p, nodes: n1}\n", "x.yaml")
+                  .status()
+                  .message(),
+              HasSubstr("partition p names node n1, which is not described"));
+  EXPECT_THAT(ParseDescriptionYaml("partitions: []\n", "x.yaml").status().message(),
+              HasSubstr("needs a name"));
+}
+
+}  // namespace
+}  // namespace skyslurm::cluster

@@ -1,0 +1,294 @@
+// Translation against descriptions of the testbed's three clusters
+// (tests/data/clusters, written by `skyslurm describe`; a testbed test
+// checks they still match the real clusters).
+#include "broker/translate/translator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "broker/job/request.h"
+
+namespace skyslurm::translate {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+const std::string kData = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/";
+
+cluster::Description Cluster(const std::string& name) {
+  auto d = cluster::ReadDescriptionFile(kData + "clusters/" + name + ".yaml");
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return *d;
+}
+
+job::Request Parse(std::vector<std::string> args, std::string script,
+                   std::map<std::string, std::string> env = {}) {
+  job::RequestInput in;
+  in.args = std::move(args);
+  in.script_text = std::move(script);
+  in.env = std::move(env);
+  in.spank_options = {{"container-image", job::Arg::kRequired}};
+  auto r = job::ParseRequest(in);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+class TranslatorTest : public ::testing::Test {
+ protected:
+  Translation To(const std::string& cluster, const job::Request& r,
+                 const config::ClusterSettings& settings = {}) {
+    description_ = Cluster(cluster);
+    settings_ = settings;
+    return Translate(r, description_, {"alpha", &catalog_, &settings_});
+  }
+  catalog::AcceleratorCatalog catalog_;
+  cluster::Description description_;
+  config::ClusterSettings settings_;
+};
+
+const char kJob[] =
+    "#!/bin/bash\n"
+    "#SBATCH --job-name=train\n"
+    "#SBATCH --partition=gpu\n"
+    "#SBATCH --gres=gpu:h100:4 --time=2:00:00\n"
+    "#SBATCH --sky-any-cluster\n"
+    "\n"
+    "module load cuda/12.1\n"
+    "srun python train.py   # uses 4 GPUs\n";
+
+TEST_F(TranslatorTest, HomeRunsItAsWrittenBarTheSkyLine) {
+  auto t = To("alpha", Parse({"job.sh"}, kJob));
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->changes, IsEmpty());
+  EXPECT_EQ(t.job->partition_note, "gpu (as asked)");
+  // Only the --sky-* line is commented out; no header, nothing else touched.
+  std::string expected = kJob;
+  expected.replace(expected.find("#SBATCH --sky-any-cluster"), 1, "##");
+  EXPECT_EQ(t.job->script, expected);
+}
+
+TEST_F(TranslatorTest, H100JobOnBeta) {
+  auto t = To("beta", Parse({"job.sh"}, kJob));
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  const std::string& s = t.job->script;
+  EXPECT_THAT(s, HasSubstr("\n##SBATCH --gres=gpu:h100:4 --time=2:00:00\n"
+                           "#SBATCH --gres=gpu:nvidia_h100_80gb_hbm3:4 --time=2:00:00\n"));
+  EXPECT_THAT(s, HasSubstr("\n##SBATCH --partition=gpu\n#SBATCH --partition=h100-cluster\n"));
+  EXPECT_THAT(s, HasSubstr("\nmodule load cuda/12.4\n"));
+  EXPECT_THAT(s, HasSubstr("\n##SBATCH --sky-any-cluster\n"));
+  EXPECT_THAT(s, Not(HasSubstr("\n#SBATCH --sky")));
+  // The header right after the shebang says what changed and why.
+  EXPECT_TRUE(s.starts_with("#!/bin/bash\n# skyslurm: translated for cluster beta (written for alpha)\n"));
+  EXPECT_THAT(s, HasSubstr("# skyslurm: job.sh:4: --gres=gpu:h100:4 -> "
+                           "--gres=gpu:nvidia_h100_80gb_hbm3:4 (beta spells H100 "
+                           "'nvidia_h100_80gb_hbm3')\n"));
+  EXPECT_THAT(s, HasSubstr("module cuda/12.1 -> cuda/12.4 (nearest newer 12.x)"));
+  // Everything else is byte-identical.
+  EXPECT_THAT(s, HasSubstr("#SBATCH --job-name=train\n"));
+  EXPECT_TRUE(s.ends_with("\nsrun python train.py   # uses 4 GPUs\n"));
+  EXPECT_THAT(t.job->partitions, ElementsAre("h100-cluster"));
+  EXPECT_EQ(t.job->changes.size(), 3u);
+}
+
+TEST_F(TranslatorTest, TranslatedScriptReadsBackAsTheBetaRequest) {
+  auto t = To("beta", Parse({"job.sh"}, kJob));
+  ASSERT_TRUE(t.ok());
+  job::Request again = Parse(t.job->args, t.job->script);
+  ASSERT_EQ(again.gpus.size(), 1u);
+  EXPECT_EQ(again.gpus[0].type, "nvidia_h100_80gb_hbm3");
+  EXPECT_EQ(again.gpus[0].count, 4);
+  EXPECT_THAT(again.partitions, ElementsAre("h100-cluster"));
+  EXPECT_EQ(again.time_limit->minutes, 120);
+  EXPECT_FALSE(again.sky.wanted());
+  EXPECT_EQ(again.modules[0].word, "cuda/12.4");
+}
+
+TEST_F(TranslatorTest, GammaHasNoH100) {
+  auto t = To("gamma", Parse({"job.sh"}, kJob));
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.reasons, ElementsAre("gamma has no H100 GPUs (it has A100 (up to 8 per node))",
+                                     "module cuda/12.1 (job.sh:7): no counterpart (no module of "
+                                     "that name) on gamma"));
+}
+
+TEST_F(TranslatorTest, A100JobOnGammaWithModuleRename) {
+  config::ClusterSettings gamma;
+  gamma.modules.renames["cuda"] = "CUDA";
+  auto t = To("gamma",
+              Parse({"--gpus-per-node=a100:2", "job.sh"},
+                    "#!/bin/bash\n#SBATCH -t 30\nmodule load cuda/12.1\nnvidia-smi\n"),
+              gamma);
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->args, ElementsAre("--gpus-per-node=A100:2"));
+  EXPECT_THAT(t.job->script, HasSubstr("\nmodule load CUDA/12.2\n"));
+  EXPECT_EQ(t.job->partition_note, "batch (the default)");
+}
+
+TEST_F(TranslatorTest, TooManyGpusPerNode) {
+  auto t = To("beta", Parse({"--gres=gpu:h100:8", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.reasons[0], HasSubstr("h100-cluster: needs 8 nvidia_h100_80gb_hbm3 GPUs per node; "
+                                      "its nodes have at most 4"));
+}
+
+TEST_F(TranslatorTest, TimeAboveEveryMaxTime) {
+  auto t = To("beta", Parse({"-t", "2-00:00:00", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.reasons[0],
+            "no partition of beta can run it (h100-cluster: time limit 2-00:00:00 exceeds MaxTime "
+            "1-00:00:00; debug: time limit 2-00:00:00 exceeds MaxTime 30:00)");
+}
+
+TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
+  // alpha's default partition (gpu) has no node with the feature "cpu"; its
+  // cpu partition has one: the partition is added, with the reason.
+  auto t = To("alpha", Parse({"-C", "cpu", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->partitions, ElementsAre("cpu"));
+  EXPECT_EQ(t.job->partition_note,
+            "cpu (chosen: the default partition gpu cannot run it (no node has the features cpu))");
+  EXPECT_THAT(t.job->script, HasSubstr("#!/bin/sh\n# skyslurm: translated for cluster alpha\n"));
+  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --partition=cpu\n"));
+  // A default that fits is left alone: nothing added.
+  auto b = To("beta", Parse({"-t", "20", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.job->partition_note, "h100-cluster (the default)");
+  EXPECT_EQ(b.job->script, "#!/bin/sh\ntrue\n");
+  // Three nodes: no partition of alpha has them.
+  EXPECT_FALSE(To("alpha", Parse({"-N", "3", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
+}
+
+TEST_F(TranslatorTest, PartitionMapFromTheConfiguration) {
+  config::ClusterSettings beta;
+  beta.partitions["gpu"] = "debug";
+  auto t = To("beta", Parse({"-p", "gpu", "-t", "10", "job.sh"}, "#!/bin/sh\ntrue\n"), beta);
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->args, ElementsAre("--partition=debug", "-t", "10"));
+  EXPECT_EQ(t.job->partition_note, "debug (partition gpu is debug on beta (configuration))");
+  // The mapped partition must fit too: 2 hours is too long for debug.
+  auto chosen = To("beta", Parse({"-p", "gpu", "-t", "120", "job.sh"}, "#!/bin/sh\ntrue\n"), beta);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_THAT(chosen.job->partitions, ElementsAre("h100-cluster"));
+  EXPECT_THAT(chosen.job->partition_note, HasSubstr("the configured gpu -> debug cannot run it"));
+}
+
+TEST_F(TranslatorTest, AccountsAndQosMappedNeverInvented) {
+  config::ClusterSettings beta;
+  beta.accounts["proj-a"] = "beta-proj-a";
+  beta.qos["normal"] = "standard";
+  auto t = To("beta", Parse({"-A", "proj-a", "--qos=normal", "job.sh"}, "#!/bin/sh\ntrue\n"), beta);
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->args, ElementsAre("--account=beta-proj-a", "--qos=standard"));
+  auto none = To("beta", Parse({"job.sh"}, "#!/bin/sh\ntrue\n"), beta);
+  EXPECT_THAT(none.job->args, IsEmpty());
+  auto unmapped = To("beta", Parse({"-A", "proj-b", "job.sh"}, "#!/bin/sh\ntrue\n"), beta);
+  EXPECT_THAT(unmapped.job->args, ElementsAre("-A", "proj-b"));
+}
+
+TEST_F(TranslatorTest, AccountNotAllowedByThePartition) {
+  cluster::Description d = Cluster("beta");
+  for (auto& p : d.partitions) p.allow_accounts = {"physics"};
+  config::ClusterSettings none;
+  auto t = Translate(Parse({"-A", "chemistry", "job.sh"}, "#!/bin/sh\ntrue\n"), d,
+                     {"alpha", &catalog_, &none});
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.reasons[0], HasSubstr("account chemistry is not allowed here"));
+}
+
+TEST_F(TranslatorTest, EnvironmentOptionsTravelAsArguments) {
+  auto t = To("beta", Parse({"-t", "15", "job.sh"}, "#!/bin/sh\ntrue\n",
+                            {{"SBATCH_GRES", "gpu:h100:2"}, {"SBATCH_JOB_NAME", "x y"}}));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->args, ElementsAre("--gres=gpu:nvidia_h100_80gb_hbm3:2", "--job-name=x y", "-t",
+                                       "15"));
+}
+
+TEST_F(TranslatorTest, SkyOptionsAreRemovedEverywhere) {
+  auto t = To("beta", Parse({"--sky-any-cluster=beta", "-HQ", "job.sh"},
+                            "#!/bin/sh\n#SBATCH -N 1 --sky-managed\ntrue\n",
+                            {}));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->args, ElementsAre("-HQ"));
+  EXPECT_THAT(t.job->script, HasSubstr("##SBATCH -N 1 --sky-managed\n#SBATCH -N 1\n"));
+}
+
+TEST_F(TranslatorTest, BundledOptionsAreSplitOnlyWhenOneChanges) {
+  auto t = To("beta", Parse({"-HG", "h100:1", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->args, ElementsAre("--hold", "--gpus=nvidia_h100_80gb_hbm3:1"));
+}
+
+TEST_F(TranslatorTest, JobsThatCannotMove) {
+  auto dep = To("beta", Parse({"--dependency=afterok:42", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(dep.ok());
+  EXPECT_EQ(dep.reasons[0], "--dependency=afterok:42 names job ids, which exist only on alpha");
+  EXPECT_TRUE(To("alpha", Parse({"--dependency=afterok:42", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
+  EXPECT_TRUE(To("beta", Parse({"--dependency=singleton", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
+  auto het = To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n"));
+  ASSERT_FALSE(het.ok());
+  EXPECT_THAT(het.reasons[0], HasSubstr("heterogeneous jobs stay on the home cluster alpha"));
+  auto m = To("beta", Parse({"-M", "beta", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  EXPECT_FALSE(m.ok());
+}
+
+TEST_F(TranslatorTest, JobsThatMoveWithACaveat) {
+  auto t = To("beta", Parse({"--array=1-4", "--wait", "--hold", "--export=PATH,FOO", "job.sh"},
+                            "#!/bin/sh\ntrue\n"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->caveats,
+              ElementsAre("--array=1-4: the whole array goes to one cluster",
+                          "--wait: waiting for the job on beta",
+                          "--hold: the job is held on beta; release it there (skyslurm or scontrol "
+                          "release)",
+                          "--export=PATH,FOO: the variables named travel with their values from "
+                          "where you submit"));
+}
+
+TEST_F(TranslatorTest, ConstraintFeatureRespelled) {
+  cluster::Description d = Cluster("gamma");
+  for (auto& n : d.nodes) n.features = {"gpu", "A100"};
+  config::ClusterSettings none;
+  auto t = Translate(Parse({"-C", "a100", "--gres=gpu:a100:1", "job.sh"}, "#!/bin/sh\ntrue\n"), d,
+                     {"alpha", &catalog_, &none});
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->args, ElementsAre("--constraint=A100", "--gres=gpu:A100:1"));
+  auto missing = To("beta", Parse({"-C", "ib", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.reasons[0], HasSubstr("no node has the features ib"));
+}
+
+TEST_F(TranslatorTest, UnknownModulesAreANoteNotAFailure) {
+  cluster::Description d = Cluster("beta");
+  d.modules_known = false;
+  config::ClusterSettings none;
+  auto t = Translate(Parse({"job.sh"}, "#!/bin/sh\nmodule load whatever/1\n"), d,
+                     {"alpha", &catalog_, &none});
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->caveats[0], HasSubstr("modules of beta are not known"));
+}
+
+TEST_F(TranslatorTest, QuotesWhatNeedsQuotingInRewrittenDirectives) {
+  auto t = To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -J \"my job\" --gres=gpu:h100:1\ntrue\n"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH -J \"my job\" --gres=gpu:nvidia_h100_80gb_hbm3:1\n"));
+  job::Request again = Parse({"job.sh"}, t.job->script);
+  EXPECT_EQ(*again.job_name, "my job");
+  EXPECT_EQ(QuoteDirectiveWord("a\"b\\c#d"), "\"a\\\"b\\\\c#d\"");
+}
+
+TEST_F(TranslatorTest, ContainerOptionsKeptByteForByte) {
+  const std::string script =
+      "#!/bin/bash\n#SBATCH --container-image=\"nvcr.io#nvidia/pytorch:24.01-py3\"\n"
+      "#SBATCH --gpus-per-node=h100:4\nsrun python x.py\n";
+  auto t = To("beta", Parse({"job.sh"}, script));
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT(t.job->script,
+              HasSubstr("\n#SBATCH --container-image=\"nvcr.io#nvidia/pytorch:24.01-py3\"\n"));
+  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --gpus-per-node=nvidia_h100_80gb_hbm3:4\n"));
+}
+
+}  // namespace
+}  // namespace skyslurm::translate
