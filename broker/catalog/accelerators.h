@@ -46,7 +46,7 @@ class AcceleratorCatalog {
 
  private:
   std::vector<Accelerator> accelerators_;
-  std::map<std::string, std::string> aliases_;  // lower-case spelling -> canonical
+  std::map<std::string, std::string, std::less<>> aliases_;  // lower-case spelling -> canonical
 };
 
 }  // namespace skyslurm::catalog

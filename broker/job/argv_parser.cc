@@ -5,14 +5,26 @@
 namespace skyslurm::job {
 namespace {
 
-Status ArgError(std::string_view where, std::string message) {
-  return InvalidArgumentError(where.empty() ? message : fmt::format("{}: {}", where, message));
+// Formatted only when there is an error: directives are parsed by the
+// hundred thousand per second.
+struct Where {
+  std::string_view source;
+  int line;
+};
+
+Status ArgError(const Where& where, std::string message) {
+  if (where.line > 0) {
+    return InvalidArgumentError(fmt::format("{}:{}: {}", where.source, where.line, message));
+  }
+  return InvalidArgumentError(where.source.empty() ? message
+                                                   : fmt::format("{}: {}", where.source, message));
 }
 
 }  // namespace
 
 Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::string> args,
-                             OperandPolicy policy, std::string_view where) {
+                             OperandPolicy policy, std::string_view source, int line) {
+  const Where where{source, line};
   ParsedArgs parsed;
   std::size_t i = 0;
   auto take_operands = [&](std::size_t from) {

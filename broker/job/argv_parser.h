@@ -38,8 +38,9 @@ enum class OperandPolicy {
 };
 
 // Errors are worded as getopt and sbatch word them ("option '--time' requires
-// an argument"); `where` ("job.sh:3", "command line") prefixes them.
+// an argument"), prefixed by where the words came from: "file:line" when
+// `line` > 0, else `source` alone ("command line").
 Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::string> args,
-                             OperandPolicy policy, std::string_view where);
+                             OperandPolicy policy, std::string_view source, int line = 0);
 
 }  // namespace skyslurm::job

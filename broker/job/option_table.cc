@@ -387,17 +387,51 @@ std::string_view ToolName(Tool tool) {
 std::span<const OptionSpec> BuiltinOptions() { return kAllOptions; }
 std::span<const EnvOption> EnvOptions() { return kEnvOptions; }
 
-OptionTable::OptionTable(Tool tool) : tool_(tool) {
-  for (const auto& spec : kAllOptions) {
-    if ((spec.tools & MaskOf(tool)) != 0) options_.push_back(&spec);
-  }
+namespace {
+
+struct ToolIndex {
+  std::vector<const OptionSpec*> by_name;
+  std::array<const OptionSpec*, 128> by_short{};
+};
+
+const ToolIndex& IndexFor(Tool tool) {
+  static const auto indexes = [] {
+    std::array<ToolIndex, 3> all;
+    for (int t = 0; t < 3; ++t) {
+      const ToolMask mask = static_cast<ToolMask>(1 << t);
+      for (const auto& spec : kAllOptions) {
+        if ((spec.tools & mask) == 0) continue;
+        all[static_cast<std::size_t>(t)].by_name.push_back(&spec);
+        if (spec.short_name > 0) {
+          all[static_cast<std::size_t>(t)].by_short[static_cast<unsigned char>(spec.short_name)] =
+              &spec;
+        }
+      }
+      std::stable_sort(all[static_cast<std::size_t>(t)].by_name.begin(),
+                       all[static_cast<std::size_t>(t)].by_name.end(),
+                       [](const OptionSpec* a, const OptionSpec* b) { return a->name < b->name; });
+    }
+    return all;
+  }();
+  const int t = tool == Tool::kSbatch ? 0 : tool == Tool::kSalloc ? 1 : 2;
+  return indexes[static_cast<std::size_t>(t)];
+}
+
+}  // namespace
+
+OptionTable::OptionTable(Tool tool)
+    : tool_(tool), builtin_(&IndexFor(tool).by_name), shorts_(&IndexFor(tool).by_short) {}
+
+std::vector<const OptionSpec*> OptionTable::options() const {
+  std::vector<const OptionSpec*> all = *builtin_;
+  for (const auto& s : spank_) all.push_back(&s);
+  return all;
 }
 
 void OptionTable::AddSpankOption(std::string_view name, Arg arg) {
   if (Find(name) != nullptr) return;
   const std::string& stored = strings_.emplace_back(name);
   spank_.push_back({stored, 0, arg, MaskOf(tool_), Opt::kSpank});
-  options_.push_back(&spank_.back());
 }
 
 OptionTable::LongMatch OptionTable::FindLong(std::string_view name) const {
@@ -408,8 +442,7 @@ OptionTable::LongMatch OptionTable::FindLong(std::string_view name) const {
   }
   if (name.empty()) return match;
   const OptionSpec* first = nullptr;
-  for (const OptionSpec* spec : options_) {
-    if (!spec->name.starts_with(name)) continue;
+  auto consider = [&](const OptionSpec* spec) {
     if (first == nullptr) {
       first = spec;
       match.ambiguous.push_back(spec->name);
@@ -419,6 +452,12 @@ OptionTable::LongMatch OptionTable::FindLong(std::string_view name) const {
       // option under two names (cpu-bind and cpu_bind).
       match.ambiguous.push_back(spec->name);
     }
+  };
+  auto it = std::lower_bound(builtin_->begin(), builtin_->end(), name,
+                             [](const OptionSpec* s, std::string_view n) { return s->name < n; });
+  for (; it != builtin_->end() && (*it)->name.starts_with(name); ++it) consider(*it);
+  for (const auto& s : spank_) {
+    if (s.name.starts_with(name)) consider(&s);
   }
   if (match.ambiguous.size() == 1) {
     match.spec = first;
@@ -428,23 +467,26 @@ OptionTable::LongMatch OptionTable::FindLong(std::string_view name) const {
 }
 
 const OptionSpec* OptionTable::FindShort(char c) const {
-  if (c == 0) return nullptr;
-  for (const OptionSpec* spec : options_) {
-    if (spec->short_name == c) return spec;
-  }
-  return nullptr;
+  if (c <= 0) return nullptr;
+  return (*shorts_)[static_cast<unsigned char>(c)];
 }
 
 const OptionSpec* OptionTable::Find(std::string_view name) const {
-  for (const OptionSpec* spec : options_) {
-    if (spec->name == name) return spec;
+  auto it = std::lower_bound(builtin_->begin(), builtin_->end(), name,
+                             [](const OptionSpec* s, std::string_view n) { return s->name < n; });
+  if (it != builtin_->end() && (*it)->name == name) return *it;
+  for (const auto& s : spank_) {
+    if (s.name == name) return &s;
   }
   return nullptr;
 }
 
 const OptionSpec* OptionTable::FindById(Opt id) const {
-  for (const OptionSpec* spec : options_) {
+  for (const OptionSpec* spec : *builtin_) {
     if (spec->id == id) return spec;
+  }
+  for (const auto& s : spank_) {
+    if (s.id == id) return &s;
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 // options and, per site, the SPANK options other plugins register.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -87,11 +88,15 @@ class OptionTable {
   // The option of this tool with this id (the first, for ids with aliases).
   const OptionSpec* FindById(Opt id) const;
 
-  std::span<const OptionSpec* const> options() const { return options_; }
+  // Every option of this tool: the built-in ones (sorted by name), then the
+  // SPANK ones added.
+  std::vector<const OptionSpec*> options() const;
 
  private:
   Tool tool_;
-  std::vector<const OptionSpec*> options_;
+  // Built once per tool and shared: sorted by name, and by short letter.
+  const std::vector<const OptionSpec*>* builtin_;
+  const std::array<const OptionSpec*, 128>* shorts_;
   std::deque<OptionSpec> spank_;     // stable addresses
   std::deque<std::string> strings_;  // names of SPANK options
 };

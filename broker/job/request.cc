@@ -260,10 +260,11 @@ Result<Request> ParseRequest(const RequestInput& input) {
       // Only the first heterogeneous component describes this request; the
       // job as a whole stays at home (see portability.h).
       if (directive.het_separator) break;
-      const std::string where = fmt::format("{}:{}", r.script_name, directive.line);
-      SKY_ASSIGN_OR_RETURN(ParsedArgs parsed,
-                           ParseArgs(table, directive.words, OperandPolicy::kReject, where));
-      for (const auto& warning : parsed.warnings) r.warnings.push_back(where + ": " + warning);
+      SKY_ASSIGN_OR_RETURN(ParsedArgs parsed, ParseArgs(table, directive.words, OperandPolicy::kReject,
+                                                        r.script_name, directive.line));
+      for (const auto& warning : parsed.warnings) {
+        r.warnings.push_back(fmt::format("{}:{}: {}", r.script_name, directive.line, warning));
+      }
       for (auto& occ : parsed.options) {
         r.settings.push_back(
             {std::move(occ), Origin{Origin::Kind::kDirective, directive.line, "", d}});

@@ -3,28 +3,32 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <cctype>
 #include <optional>
 
 namespace skyslurm::translate {
 namespace {
 
-std::vector<std::string> Parts(const std::string& version) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : version) {
-    if (c == '.' || c == '-' || c == '_') {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
+// A version's parts ("12.4.1" -> 12, 4, 1), without allocating: modules are
+// resolved for every job and every cluster.
+struct Parts {
+  std::array<std::string_view, 8> part{};
+  std::size_t size = 0;
+  explicit Parts(std::string_view version) {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= version.size(); ++i) {
+      if (i == version.size() || version[i] == '.' || version[i] == '-' || version[i] == '_') {
+        if (size < part.size()) part[size++] = version.substr(start, i - start);
+        start = i + 1;
+      }
     }
   }
-  parts.push_back(current);
-  return parts;
-}
+  std::string_view operator[](std::size_t i) const { return part[i]; }
+};
 
-bool IsNumber(const std::string& s) {
+bool IsNumber(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
@@ -56,12 +60,12 @@ bool Has(const std::string& module, const std::vector<std::string>& available) {
 // The smallest version above `wanted` that shares its first `shared` parts.
 std::optional<std::string> NearestNewer(const std::string& wanted, std::size_t shared,
                                         const std::vector<std::string>& versions) {
-  const auto want = Parts(wanted);
-  if (want.size() <= shared) return std::nullopt;
+  const Parts want(wanted);
+  if (want.size <= shared) return std::nullopt;
   std::optional<std::string> best;
   for (const auto& v : versions) {
-    const auto parts = Parts(v);
-    if (parts.size() <= shared) continue;
+    const Parts parts(v);
+    if (parts.size <= shared) continue;
     bool same_prefix = true;
     for (std::size_t i = 0; i < shared; ++i) {
       if (parts[i] != want[i]) same_prefix = false;
@@ -75,19 +79,19 @@ std::optional<std::string> NearestNewer(const std::string& wanted, std::size_t s
 }  // namespace
 
 int CompareVersions(const std::string& a, const std::string& b) {
-  const auto pa = Parts(a), pb = Parts(b);
-  for (std::size_t i = 0; i < std::max(pa.size(), pb.size()); ++i) {
-    if (i >= pa.size()) return -1;
-    if (i >= pb.size()) return 1;
-    if (IsNumber(pa[i]) && IsNumber(pb[i])) {
-      // Compare as numbers without overflow: longer (no leading zeros) wins.
-      std::string x = pa[i], y = pb[i];
-      x.erase(0, std::min(x.find_first_not_of('0'), x.size() - 1));
-      y.erase(0, std::min(y.find_first_not_of('0'), y.size() - 1));
+  const Parts pa(a), pb(b);
+  for (std::size_t i = 0; i < std::max(pa.size, pb.size); ++i) {
+    if (i >= pa.size) return -1;
+    if (i >= pb.size) return 1;
+    std::string_view x = pa[i], y = pb[i];
+    if (IsNumber(x) && IsNumber(y)) {
+      // As numbers, without overflow: drop leading zeros, longer is larger.
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
       if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
       if (x != y) return x < y ? -1 : 1;
-    } else if (pa[i] != pb[i]) {
-      return pa[i] < pb[i] ? -1 : 1;
+    } else if (x != y) {
+      return x < y ? -1 : 1;
     }
   }
   return 0;
@@ -130,9 +134,10 @@ ModuleResolution ResolveModule(const std::string& wanted, const std::vector<std:
     for (std::size_t shared : {std::size_t{2}, std::size_t{1}}) {
       for (const auto& n : names) {
         if (auto v = NearestNewer(version, shared, VersionsOf(n, available))) {
-          const std::string rule = shared == 2 ? fmt::format("same {} with a higher patch",
-                                                             Parts(version)[0] + "." + Parts(version)[1])
-                                               : fmt::format("nearest newer {}.x", Parts(version)[0]);
+          const Parts parts(version);
+          const std::string rule = shared == 2
+                                       ? fmt::format("same {}.{} with a higher patch", parts[0], parts[1])
+                                       : fmt::format("nearest newer {}.x", parts[0]);
           return {true, n + "/" + *v,
                   n == name ? rule : fmt::format("{}, renamed {} -> {} (configuration)", rule, name, n)};
         }

@@ -496,6 +496,10 @@ class Translator {
       }
       replacement[directive.line] = lines;
     }
+    if (replacement.empty() && module_edits_.empty() && job_.changes.empty() && added_.empty()) {
+      job_.script = r_.script;  // nothing to change: the script as written
+      return;
+    }
     std::vector<std::string> out_lines;
     std::size_t start = 0;
     int line_no = 0;
@@ -582,11 +586,11 @@ std::string QuoteDirectiveWord(const std::string& word) {
 
 Translation Translate(const job::Request& request, const cluster::Description& target,
                       const TranslateContext& context) {
-  config::ClusterSettings defaults;
-  catalog::AcceleratorCatalog builtin;
+  static const config::ClusterSettings kNoSettings;
+  static const catalog::AcceleratorCatalog kBuiltin;
   TranslateContext ctx = context;
-  if (ctx.settings == nullptr) ctx.settings = &defaults;
-  if (ctx.catalog == nullptr) ctx.catalog = &builtin;
+  if (ctx.settings == nullptr) ctx.settings = &kNoSettings;
+  if (ctx.catalog == nullptr) ctx.catalog = &kBuiltin;
   return Translator(request, target, ctx).Run();
 }
 
