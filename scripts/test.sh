@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Sets up this machine and runs every test:
 #   1. installs the dependencies (scripts/install-deps.sh, Debian packages),
-#   2. builds skyslurm, plain (build/) and with ASan+UBSan (build-asan/),
+#   2. builds skyslurm, plain (build/), with ASan+UBSan (build-asan/) and the
+#      clang libFuzzer targets (build-fuzz/),
 #   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
-#   4. runs the unit tests in both trees and the integration tests against
-#      the testbed, through ctest; exits non-zero on any failure.
+#   4. runs the unit tests in both trees, the integration tests against the
+#      testbed through ctest, and each fuzzer for a bounded time
+#      (SKYSLURM_FUZZ_SECONDS, default 20); exits non-zero on any failure.
 #
 #   scripts/test.sh          # as root on Debian 12
 set -euo pipefail
@@ -18,8 +20,8 @@ step() { printf '\n== %s\n' "$*"; }
 step "dependencies"
 $SUDO scripts/install-deps.sh
 
-step "build (plain and ASan+UBSan)"
-scripts/build.sh --asan
+step "build (plain, ASan+UBSan, libFuzzer)"
+scripts/build.sh --asan --fuzz
 
 step "testbed"
 # After the build, so that the testbed lists this build's SPANK plugin.
@@ -33,6 +35,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan -L unit -j "$(nproc)" --output-on-failure || status=1
 step "integration tests (the testbed's real clusters)"
 $SUDO ctest --test-dir build -L integration --output-on-failure || status=1
+step "fuzzing (bounded)"
+scripts/fuzz.sh "${SKYSLURM_FUZZ_SECONDS:-20}" || status=1
 
 if [ "$status" -ne 0 ]; then
   echo "test.sh: FAILED (see above)" >&2

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "broker/config/settings.h"
+#include "shim/cli/cluster_views.h"
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
 #include "skyslurm/version.h"
@@ -15,6 +17,18 @@ int main(int argc, char** argv) {
   app.footer(
       "Submit as usual with sbatch/salloc/srun; add --sky-any-cluster to route a job.\n"
       "Run 'skyslurm COMMAND --help' for a command's options.");
+
+  // Every setting with a flag in the key table (docs/configuration.md).
+  std::map<std::string, std::string> setting_values;
+  for (const auto& key : skyslurm::config::SettingKeys()) {
+    if (key.flag.empty()) continue;
+    const std::string name(key.key);
+    app.add_option_function<std::string>(
+           std::string(key.flag),
+           [&setting_values, name](const std::string& v) { setting_values[name] = v; },
+           std::string(key.help))
+        ->type_name("VALUE");
+  }
 
   CLI::App* explain = app.add_subcommand(
       "explain", "Show a job as each cluster would run it, or why it cannot (submits nothing)");
@@ -33,6 +47,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
+  skyslurm::cli::GlobalSettingFlags() = setting_values;
   if (version) {
     std::printf("skyslurm %s (built against Slurm %s)\n", skyslurm::kVersion,
                 skyslurm::kSlurmBuildVersion);

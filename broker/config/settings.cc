@@ -313,7 +313,9 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
 
 Status ApplyOverrides(const std::map<std::string, std::string>& values, std::string_view source,
                       Settings* s) {
-  for (const auto& [key, value] : values) {
+  for (const auto& entry : values) {
+    const std::string& key = entry.first;
+    const std::string& value = entry.second;
     auto error = [&](const std::string& what) {
       return InvalidArgumentError(fmt::format("{}: {}: {}", source, key, what));
     };

@@ -4,10 +4,18 @@
 
 namespace skyslurm::cli {
 
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files) {
+std::map<std::string, std::string>& GlobalSettingFlags() {
+  static std::map<std::string, std::string> flags;
+  return flags;
+}
+
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
+                                const std::map<std::string, std::string>& flags) {
   Workspace ws;
   ws.env = config::Environment::FromProcess();
-  SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env));
+  std::map<std::string, std::string> all = GlobalSettingFlags();
+  for (const auto& [k, v] : flags) all[k] = v;
+  SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, all));
   SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
 
   std::vector<cluster::Description> offline;
@@ -34,7 +42,8 @@ Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_file
     ClusterView view;
     view.entry = &entry;
     if (!ws.config.settings.Allowed(entry.name)) {
-      view.unavailable = "denied by site policy";
+      view.unavailable = "excluded by clusters_allowed/clusters_denied";
+      view.denied = true;
     } else if (entry.access == cluster::ClusterEntry::Access::kSsh) {
       view.unavailable = entry.ssh ? "reached over SSH (the SSH backend is not part of this build)"
                                    : "not in ~/.slurm/config and no slurm_conf or description "

@@ -19,6 +19,7 @@ struct ClusterView {
   const cluster::ClusterEntry* entry = nullptr;
   std::optional<cluster::Description> description;
   std::string unavailable;  // why there is no description
+  bool denied = false;      // excluded by policy (clusters_allowed/denied)
 };
 
 struct Workspace {
@@ -33,6 +34,11 @@ struct Workspace {
 // Loads the configuration and describes the clusters: every configured one,
 // or only those in `description_files` (offline; the first file's cluster is
 // home unless the settings name one).
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files);
+// `flags` are the command line's settings (skyslurm --home=beta ...).
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
+                                const std::map<std::string, std::string>& flags = {});
+
+// The settings flags every skyslurm command takes, filled by main().
+std::map<std::string, std::string>& GlobalSettingFlags();
 
 }  // namespace skyslurm::cli

@@ -195,7 +195,8 @@ int RunExplain(const std::vector<std::string>& raw) {
     const std::string& name = view.entry->name;
     out += fmt::format("\n{}{}: ", name, view.entry->home ? " (home)" : "");
     if (!view.description) {
-      out += fmt::format("unknown\n  - {}\n", view.unavailable);
+      out += fmt::format("{}\n  - {}\n", view.denied ? "not considered" : "no answer",
+                         view.unavailable);
       cannot.push_back(name);
       continue;
     }
