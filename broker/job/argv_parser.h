@@ -17,6 +17,7 @@
 namespace skyslurm::job {
 
 struct Occurrence {
+  // Points into the OptionTable that parsed it, which must outlive it.
   const OptionSpec* spec = nullptr;  // null for an option the table does not know
   std::string name;                  // the option's long name (as written, if unknown)
   std::optional<std::string> value;

@@ -213,11 +213,13 @@ const Setting* Request::EffectiveByName(std::string_view name) const {
 }
 
 Result<Request> ParseRequest(const RequestInput& input) {
-  OptionTable table(input.tool);
-  for (const auto& spank : input.spank_options) table.AddSpankOption(spank.name, spank.arg);
+  auto owned_table = std::make_shared<OptionTable>(input.tool);
+  for (const auto& spank : input.spank_options) owned_table->AddSpankOption(spank.name, spank.arg);
+  const OptionTable& table = *owned_table;
 
   Request r;
   r.tool = input.tool;
+  r.table = owned_table;
   SKY_ASSIGN_OR_RETURN(ParsedArgs cli,
                        ParseArgs(table, input.args, OperandPolicy::kStopAtFirst, "command line"));
   r.warnings = cli.warnings;

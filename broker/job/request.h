@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct SkyRequest {
 
 struct Request {
   Tool tool = Tool::kSbatch;
+  // The option table the settings point into (it owns the SPANK options'
+  // specs): shared, so that copies of the request stay valid.
+  std::shared_ptr<const OptionTable> table;
   std::string script_name;    // path as given, or "(stdin)" / "(wrap)"
   std::string script;         // the script text
   std::vector<std::string> script_args;

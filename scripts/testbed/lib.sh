@@ -89,7 +89,9 @@ tb_start() {
   mkdir -p "$TB/run/pids"
   # env and setsid exec in place (this background child is no process group
   # leader, so setsid does not fork): $! is the daemon itself.
-  env SKYSLURM_TESTBED_DAEMON="$TB" "${envs[@]}" setsid "$@" \
+  # -C: a daemon never keeps the caller's folder (which may go away; its
+  # slurmstepd children would inherit it).
+  env -C "$TB" SKYSLURM_TESTBED_DAEMON="$TB" "${envs[@]}" setsid "$@" \
     >>"$TB/run/$name.out" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   local pid=$! start
   start=$(tb_starttime "$pid")

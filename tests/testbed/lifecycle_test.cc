@@ -105,6 +105,22 @@ TEST_F(LifecycleTest, StopLoginRefusesConnectionsAndStartLoginKeepsTheHostKey) {
   EXPECT_TRUE(back.success()) << back.err;
 }
 
+TEST_F(LifecycleTest, DaemonsRunInTheTestbedFolderNotTheCallers) {
+  // A daemon that kept the folder `up` was run from (a CI clone, a build
+  // tree) breaks every job once that folder is deleted: slurmstepd inherits
+  // it ("Unable to get current working directory").
+  int checked = 0;
+  for (const auto& [name, record] : RecordedPids()) {
+    const std::string pid = record.substr(0, record.find(' '));
+    std::error_code ec;
+    const auto cwd = std::filesystem::read_symlink("/proc/" + pid + "/cwd", ec);
+    ASSERT_FALSE(ec) << name << ": " << ec.message();
+    EXPECT_EQ(cwd.string(), tb_.dir) << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 12);
+}
+
 TEST_F(LifecycleTest, ScriptsRejectUnknownNames) {
   CommandOutput out = Script("stop-cluster", {"delta"});
   EXPECT_NE(out.exit_code, 0);

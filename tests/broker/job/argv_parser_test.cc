@@ -3,17 +3,28 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace skyslurm::job {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// The parsed options point into the table: it must outlive them.
+const OptionTable& TableFor(Tool tool) {
+  static std::map<Tool, OptionTable> tables;
+  auto it = tables.find(tool);
+  if (it == tables.end()) {
+    it = tables.emplace(tool, OptionTable(tool)).first;
+    it->second.AddSpankOption("container-image", Arg::kRequired);
+  }
+  return it->second;
+}
+
 Result<ParsedArgs> Parse(std::vector<std::string> args, Tool tool = Tool::kSbatch,
                          OperandPolicy policy = OperandPolicy::kStopAtFirst) {
-  OptionTable table(tool);
-  table.AddSpankOption("container-image", Arg::kRequired);
-  return ParseArgs(table, args, policy, "command line");
+  return ParseArgs(TableFor(tool), args, policy, "command line");
 }
 
 std::vector<std::string> Names(const ParsedArgs& p) {
