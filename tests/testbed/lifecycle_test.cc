@@ -115,7 +115,9 @@ TEST_F(LifecycleTest, DaemonsRunInTheTestbedFolderNotTheCallers) {
     std::error_code ec;
     const auto cwd = std::filesystem::read_symlink("/proc/" + pid + "/cwd", ec);
     ASSERT_FALSE(ec) << name << ": " << ec.message();
-    EXPECT_EQ(cwd.string(), tb_.dir) << name;
+    // Ours, or wherever the daemon moved itself (sshd and munged go to /,
+    // mariadbd to its data folder).
+    EXPECT_TRUE(cwd == "/" || cwd.string().starts_with(tb_.dir)) << name << ": " << cwd;
     ++checked;
   }
   EXPECT_GE(checked, 12);
