@@ -1,0 +1,279 @@
+#include "broker/ssh/connection.h"
+
+#include <fmt/format.h>
+#include <libssh/libssh.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+
+namespace skyslurm::ssh {
+
+struct Connection::Session {
+  ssh_session s = nullptr;
+  ~Session() {
+    if (s != nullptr) {
+      ssh_disconnect(s);
+      ssh_free(s);
+    }
+  }
+};
+
+namespace {
+
+long RemainingMs(Clock::time_point deadline) {
+  return std::max<long>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+}
+
+std::string Endpoint(const SshTarget& t) {
+  return t.port == 22 ? t.hostname : fmt::format("[{}]:{}", t.hostname, t.port);
+}
+
+std::string Fingerprint(ssh_session s, std::string* key_type) {
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(s, &key) != SSH_OK) return "(unknown key)";
+  unsigned char* hash = nullptr;
+  std::size_t len = 0;
+  std::string out = "(unknown key)";
+  if (key_type != nullptr) *key_type = ssh_key_type_to_char(ssh_key_type(key));
+  if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &len) == 0) {
+    char* text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len);
+    if (text != nullptr) {
+      out = text;
+      ssh_string_free_char(text);
+    }
+    ssh_clean_pubkey_hash(&hash);
+  }
+  ssh_key_free(key);
+  return out;
+}
+
+// Checks the server's key against every known_hosts file: one that knows
+// this key accepts it; otherwise a file that knows another key for the host
+// means it changed; otherwise it is unknown. Both are refused.
+Status CheckHostKey(ssh_session s, const SshTarget& t) {
+  bool changed = false, other_type = false;
+  std::string changed_in;
+  for (const auto& file : t.known_hosts_files) {
+    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, file.c_str());
+    switch (ssh_session_is_known_server(s)) {
+      case SSH_KNOWN_HOSTS_OK: return OkStatus();
+      case SSH_KNOWN_HOSTS_CHANGED:
+        changed = true;
+        changed_in = file;
+        break;
+      case SSH_KNOWN_HOSTS_OTHER: other_type = true; break;
+      default: break;
+    }
+  }
+  std::string type;
+  const std::string fingerprint = Fingerprint(s, &type);
+  const std::string files = [&] {
+    std::string f;
+    for (const auto& k : t.known_hosts_files) f += (f.empty() ? "" : ", ") + k;
+    return f;
+  }();
+  if (changed) {
+    return UnauthenticatedError(fmt::format(
+        "{} ({}): the login node's host key CHANGED (it now offers {} {}); refusing to connect. "
+        "Someone may be intercepting the connection, or the login node was reinstalled: check "
+        "the new fingerprint with your admins, then remove the old key with: ssh-keygen -R '{}' "
+        "-f {}",
+        t.name, Endpoint(t), type, fingerprint, Endpoint(t), changed_in));
+  }
+  return UnauthenticatedError(fmt::format(
+      "{} ({}): the login node's host key is not known{} (it offers {} {}; known_hosts: {}); "
+      "refusing to connect. If your admins confirm the fingerprint, add it with: ssh-keyscan "
+      "-p {} {} >> {}",
+      t.name, Endpoint(t), other_type ? " for this key type" : "", type, fingerprint,
+      files.empty() ? "none configured" : files, t.port, t.hostname,
+      t.known_hosts_files.empty() ? "~/.ssh/known_hosts" : t.known_hosts_files.front()));
+}
+
+Status Authenticate(ssh_session s, const SshTarget& t) {
+  std::vector<std::string> tried;
+  for (const auto& file : t.identity_files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) continue;
+    ssh_key key = nullptr;
+    if (ssh_pki_import_privkey_file(file.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+      tried.push_back(file + " (unreadable or passphrase-protected)");
+      continue;
+    }
+    const int rc = ssh_userauth_publickey(s, nullptr, key);
+    ssh_key_free(key);
+    if (rc == SSH_AUTH_SUCCESS) return OkStatus();
+    if (rc == SSH_AUTH_ERROR) {
+      return UnavailableError(fmt::format("{}: authentication failed: {}", t.name, ssh_get_error(s)));
+    }
+    tried.push_back(file);
+  }
+  if (!t.identities_only && std::getenv("SSH_AUTH_SOCK") != nullptr) {
+    if (ssh_userauth_agent(s, nullptr) == SSH_AUTH_SUCCESS) return OkStatus();
+    tried.push_back("the ssh agent's keys");
+  }
+  std::string list;
+  for (const auto& k : tried) list += (list.empty() ? "" : ", ") + k;
+  return PermissionDeniedError(fmt::format(
+      "{}: {}@{} refused every key (tried: {}). Check IdentityFile in ~/.slurm/config and that "
+      "the public key is in ~/.ssh/authorized_keys on the login node",
+      t.name, t.user, Endpoint(t), list.empty() ? "no key file exists" : list));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Connection>> Connection::Open(const SshTarget& target,
+                                                     Clock::time_point deadline) {
+  std::unique_ptr<Connection> c(new Connection(target));
+  c->session_ = std::make_unique<Session>();
+  ssh_session s = ssh_new();
+  if (s == nullptr) return InternalError("libssh: cannot create a session");
+  c->session_->s = s;
+  const int port = target.port;
+  const int yes = 1, log = SSH_LOG_NOLOG;
+  const long timeout_s = std::max<long>(
+      1, std::min<long>(target.connect_timeout.count(), (RemainingMs(deadline) + 999) / 1000));
+  ssh_options_set(s, SSH_OPTIONS_HOST, target.hostname.c_str());
+  ssh_options_set(s, SSH_OPTIONS_PORT, &port);
+  if (!target.user.empty()) ssh_options_set(s, SSH_OPTIONS_USER, target.user.c_str());
+  // Only what skyslurm was configured with: no ~/.ssh/config, no global
+  // known_hosts file behind the user's back.
+  const int no = 0;
+  ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no);
+  ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  // Without TCP_NODELAY every command on a reused session waits ~45 ms.
+  ssh_options_set(s, SSH_OPTIONS_NODELAY, &yes);
+  ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout_s);
+  ssh_options_set(s, SSH_OPTIONS_LOG_VERBOSITY, &log);
+  if (!target.proxy_jump.empty()) {
+    const std::string proxy = fmt::format("ssh -W [%h]:%p {}", ShellQuote(target.proxy_jump));
+    ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxy.c_str());
+  }
+  if (RemainingMs(deadline) == 0) {
+    return DeadlineExceededError(fmt::format("{}: no time left to connect", target.name));
+  }
+  if (ssh_connect(s) != SSH_OK) {
+    const std::string why = ssh_get_error(s);
+    if (why.find("resolve") != std::string::npos) {
+      return UnavailableError(fmt::format(
+          "{}: cannot resolve the login node's name '{}' ({}); check HostName in ~/.slurm/config",
+          target.name, target.hostname, why));
+    }
+    if (why.find("refused") != std::string::npos) {
+      return UnavailableError(fmt::format(
+          "{}: the login node {} refused the connection (no sshd listening there?)", target.name,
+          Endpoint(target)));
+    }
+    if (why.find("imeout") != std::string::npos || why.find("timed out") != std::string::npos) {
+      return UnavailableError(fmt::format("{}: the login node {} did not answer within {} s",
+                                          target.name, Endpoint(target), timeout_s));
+    }
+    return UnavailableError(
+        fmt::format("{}: cannot connect to {}: {}", target.name, Endpoint(target), why));
+  }
+  // TCP keepalive, so that a dead peer is noticed on an idle pooled session.
+  const int fd = ssh_get_fd(s);
+  if (fd >= 0) {
+    const int idle = static_cast<int>(target.keepalive.count()), interval = 10, count = 3;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof yes);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  }
+  SKY_RETURN_IF_ERROR(CheckHostKey(s, target));
+  SKY_RETURN_IF_ERROR(Authenticate(s, target));
+  return c;
+}
+
+Connection::Connection(const SshTarget& target) : target_(target) {}
+Connection::~Connection() = default;
+
+Result<CommandOutput> Connection::Exec(const std::string& command_line,
+                                       const std::optional<std::string>& stdin_data,
+                                       Clock::time_point deadline, std::size_t max_output,
+                                       bool* sent) {
+  *sent = false;
+  ssh_session s = session_->s;
+  const auto started = Clock::now();
+  last_used_ = started;
+  auto fail = [&](std::string what) {
+    broken_ = true;
+    return UnavailableError(fmt::format("{}: {}: {}", target_.name, what, ssh_get_error(s)));
+  };
+  ssh_channel ch = ssh_channel_new(s);
+  if (ch == nullptr) return fail("cannot open a channel");
+  struct ChannelGuard {
+    ssh_channel ch;
+    ~ChannelGuard() {
+      ssh_channel_close(ch);
+      ssh_channel_free(ch);
+    }
+  } guard{ch};
+  if (ssh_channel_open_session(ch) != SSH_OK) return fail("cannot open a session channel");
+  if (ssh_channel_request_exec(ch, command_line.c_str()) != SSH_OK) {
+    return fail("cannot start the command");
+  }
+  *sent = true;
+  ++commands_run_;
+  if (stdin_data && !stdin_data->empty()) {
+    std::size_t off = 0;
+    while (off < stdin_data->size()) {
+      const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(stdin_data->size() - off, 32768));
+      const int n = ssh_channel_write(ch, stdin_data->data() + off, chunk);
+      if (n == SSH_ERROR) return fail("cannot send the command's input");
+      off += static_cast<std::size_t>(n);
+    }
+  }
+  ssh_channel_send_eof(ch);
+
+  CommandOutput out;
+  std::array<char, 32768> buf{};
+  const int fd = ssh_get_fd(s);
+  while (true) {
+    bool got = false;
+    for (int is_err = 0; is_err <= 1; ++is_err) {
+      int n;
+      while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
+        std::string& sink = is_err ? out.err : out.out;
+        const auto room = sink.size() < max_output ? max_output - sink.size() : 0;
+        if (static_cast<std::size_t>(n) > room) out.truncated = true;
+        sink.append(buf.data(), std::min<std::size_t>(static_cast<std::size_t>(n), room));
+        got = true;
+      }
+      if (n == SSH_ERROR) return fail("the connection failed while reading");
+    }
+    if (ssh_channel_is_eof(ch) != 0 && !got) break;
+    if (ssh_channel_is_open(ch) == 0) break;
+    const long left = RemainingMs(deadline);
+    if (left == 0) {
+      ssh_channel_request_send_signal(ch, "TERM");
+      broken_ = true;  // unknown state: do not reuse
+      return DeadlineExceededError(fmt::format(
+          "{}: the command did not finish in time on the login node{}", target_.name,
+          out.err.empty() ? "" : "; it said: " + out.err.substr(0, 400)));
+    }
+    if (!got && fd >= 0) {
+      pollfd p{fd, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(std::min<long>(left, 1000)));
+    }
+  }
+  const int status = ssh_channel_get_exit_status(ch);
+  out.exit_code = status;
+  if (status < 0) {
+    // No exit status: the command was killed by a signal (or sshd died).
+    out.exit_code = -1;
+    out.term_signal = 9;
+  }
+  out.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  last_used_ = Clock::now();
+  return out;
+}
+
+}  // namespace skyslurm::ssh

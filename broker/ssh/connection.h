@@ -1,0 +1,65 @@
+// One SSH connection to a cluster's login node (libssh): connected with
+// TCP_NODELAY, the host key checked strictly against the configured
+// known_hosts files (unknown or changed: refused, with how to fix it), and
+// authenticated with the configured keys, then the agent. Runs one command
+// at a time: libssh sessions are not thread-safe, so a connection belongs to
+// one caller at a time (SessionPool hands them out).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/util/command.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::ssh {
+
+using Clock = std::chrono::steady_clock;
+
+struct SshTarget {
+  std::string name;      // the cluster, for messages
+  std::string hostname;
+  int port = 22;
+  std::string user;
+  std::vector<std::string> identity_files;
+  std::vector<std::string> known_hosts_files;
+  bool identities_only = false;
+  std::string proxy_jump;               // run through `ssh -W` when set
+  std::chrono::seconds connect_timeout{10};
+  std::chrono::seconds keepalive{30};   // TCP keepalive idle time
+};
+
+class Connection {
+ public:
+  // Connects, checks the host key, authenticates, all before `deadline`.
+  static Result<std::unique_ptr<Connection>> Open(const SshTarget& target,
+                                                  Clock::time_point deadline);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs a shell command line on the login node; `stdin_data` is written to
+  // it and then closed. `*sent` tells whether the command reached the server
+  // (after that, running it again may run it twice).
+  Result<CommandOutput> Exec(const std::string& command_line,
+                             const std::optional<std::string>& stdin_data,
+                             Clock::time_point deadline, std::size_t max_output, bool* sent);
+
+  bool broken() const { return broken_; }
+  Clock::time_point last_used() const { return last_used_; }
+  int commands_run() const { return commands_run_; }
+
+ private:
+  explicit Connection(const SshTarget& target);
+  struct Session;
+  std::unique_ptr<Session> session_;
+  SshTarget target_;
+  bool broken_ = false;
+  Clock::time_point last_used_ = Clock::now();
+  int commands_run_ = 0;
+};
+
+}  // namespace skyslurm::ssh

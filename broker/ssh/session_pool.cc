@@ -1,0 +1,128 @@
+#include "broker/ssh/session_pool.h"
+
+#include <fmt/format.h>
+
+namespace skyslurm::ssh {
+
+SshTarget TargetFromConfig(const config::SshHost& host) {
+  SshTarget t;
+  t.name = host.name;
+  t.hostname = host.hostname;
+  t.port = host.port;
+  t.user = host.user;
+  t.identity_files = host.identity_files;
+  t.known_hosts_files = host.known_hosts_files;
+  t.identities_only = host.identities_only;
+  t.proxy_jump = host.proxy_jump;
+  if (host.connect_timeout_s && *host.connect_timeout_s > 0) {
+    t.connect_timeout = std::chrono::seconds(*host.connect_timeout_s);
+  }
+  if (host.server_alive_interval_s && *host.server_alive_interval_s > 0) {
+    t.keepalive = std::chrono::seconds(*host.server_alive_interval_s);
+  }
+  return t;
+}
+
+std::string RemoteCommandLine(const Command& command) {
+  std::string line;
+  if (!command.cwd.empty()) line += "cd " + ShellQuote(command.cwd) + " && ";
+  if (!command.env_set.empty() || !command.env_unset.empty()) {
+    line += "exec env";
+    for (const auto& name : command.env_unset) line += " -u " + ShellQuote(name);
+    for (const auto& [name, value] : command.env_set) line += " " + ShellQuote(name + "=" + value);
+    line += " ";
+  } else if (!command.cwd.empty()) {
+    line += "exec ";
+  }
+  line += ShellJoin(command.argv);
+  return line;
+}
+
+SessionPool::SessionPool(SshTarget target, PoolOptions options)
+    : target_(std::move(target)), options_(options) {}
+
+SessionPool::~SessionPool() = default;
+
+int SessionPool::connections_opened() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return opened_;
+}
+
+std::unique_ptr<Connection> SessionPool::Take(bool* reused) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] {
+    return !idle_.empty() || in_use_ < options_.max_connections;
+  });
+  ++in_use_;
+  // Close connections idle for too long; reuse the most recent one.
+  const auto now = Clock::now();
+  std::erase_if(idle_, [&](const auto& c) { return now - c->last_used() > options_.idle_limit; });
+  if (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    *reused = true;
+    return c;
+  }
+  *reused = false;
+  return nullptr;  // the caller opens one (outside the lock)
+}
+
+void SessionPool::Give(std::unique_ptr<Connection> c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_use_;
+    if (c && !c->broken()) idle_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+Status SessionPool::Check(std::chrono::milliseconds timeout) {
+  bool reused = false;
+  auto c = Take(&reused);
+  if (!c) {
+    auto opened = Connection::Open(target_, Clock::now() + timeout);
+    if (!opened.ok()) {
+      Give(nullptr);
+      return opened.status();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++opened_;
+    }
+    c = std::move(*opened);
+  }
+  Give(std::move(c));
+  return OkStatus();
+}
+
+Result<CommandOutput> SessionPool::Run(const Command& command) {
+  if (command.argv.empty()) return InvalidArgumentError("no program given to run");
+  const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;
+  const auto deadline = Clock::now() + timeout;
+  const std::string line = RemoteCommandLine(command);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool reused = false;
+    auto c = Take(&reused);
+    if (!c) {
+      auto opened = Connection::Open(target_, deadline);
+      if (!opened.ok()) {
+        Give(nullptr);
+        return opened.status();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++opened_;
+      }
+      c = std::move(*opened);
+    }
+    bool sent = false;
+    auto result = c->Exec(line, command.stdin_data, deadline, command.max_output_bytes, &sent);
+    const bool retry = !result.ok() && !sent && reused && attempt == 0;
+    Give(std::move(c));
+    if (retry) continue;  // the pooled connection had died: a fresh one, once
+    return result;
+  }
+  return InternalError("unreachable");
+}
+
+}  // namespace skyslurm::ssh

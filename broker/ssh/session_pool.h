@@ -1,0 +1,78 @@
+// A pool of SSH connections to one cluster's login node, reused across
+// commands (a reused connection runs a command in a few milliseconds; a new
+// one costs a TCP and SSH handshake). Thread-safe: each command takes a
+// connection for itself (libssh sessions are not thread-safe), so at most
+// `max_connections` commands run at once, one channel per connection, well
+// under sshd's MaxSessions. A pooled connection found dead when a command
+// starts is replaced and the command retried once; a command that may
+// already have run is never retried.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "broker/config/ssh_config.h"
+#include "broker/ssh/connection.h"
+#include "broker/util/command.h"
+
+namespace skyslurm::ssh {
+
+// The target as ~/.slurm/config describes it.
+SshTarget TargetFromConfig(const config::SshHost& host);
+
+struct PoolOptions {
+  int max_connections = 4;
+  std::chrono::seconds idle_limit{300};  // idle connections older than this are closed
+  std::chrono::milliseconds default_timeout{15'000};
+};
+
+class SessionPool {
+ public:
+  explicit SessionPool(SshTarget target, PoolOptions options = {});
+  ~SessionPool();
+  SessionPool(const SessionPool&) = delete;
+  SessionPool& operator=(const SessionPool&) = delete;
+
+  // Runs a command on the login node: argv quoted for the remote shell,
+  // env_set/env_unset through `env`, cwd through `cd`, stdin_data written
+  // to it. Command::timeout (else the pool's default) bounds everything,
+  // connecting included.
+  Result<CommandOutput> Run(const Command& command);
+
+  // Connects and authenticates (or reuses a live connection): the login
+  // node is reachable and accepts us.
+  Status Check(std::chrono::milliseconds timeout);
+
+  const SshTarget& target() const { return target_; }
+  // Connections opened so far (for tests and benchmarks).
+  int connections_opened() const;
+
+ private:
+  std::unique_ptr<Connection> Take(bool* reused);
+  void Give(std::unique_ptr<Connection> c);
+
+  SshTarget target_;
+  PoolOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  int in_use_ = 0;
+  int opened_ = 0;
+};
+
+// The remote shell command line for a Command.
+std::string RemoteCommandLine(const Command& command);
+
+// A CommandRunner whose commands run on a cluster's login node.
+class SshCommandRunner final : public CommandRunner {
+ public:
+  explicit SshCommandRunner(SessionPool& pool) : pool_(pool) {}
+  Result<CommandOutput> Run(const Command& command) override { return pool_.Run(command); }
+
+ private:
+  SessionPool& pool_;
+};
+
+}  // namespace skyslurm::ssh

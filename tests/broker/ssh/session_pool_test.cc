@@ -1,0 +1,191 @@
+// The libssh pool against the testbed's real login nodes (sshd, strict host
+// keys, key-only authentication).
+#include "broker/ssh/session_pool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "broker/config/ssh_config.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ssh::SessionPool;
+using ssh::SshTarget;
+
+class SessionPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tb = LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    tb_ = *tb;
+    auto hosts = config::ReadSshConfig(tb_.Path("slurm-config"), {"/root", "root"});
+    ASSERT_TRUE(hosts.ok()) << hosts.status().message();
+    for (const auto& h : *hosts) targets_[h.name] = ssh::TargetFromConfig(h);
+    ASSERT_EQ(targets_.size(), 3u);
+  }
+
+  CommandOutput MustRun(SessionPool& pool, Command c) {
+    auto r = pool.Run(c);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? *r : CommandOutput{};
+  }
+
+  CommandOutput Script(const std::string& name, std::vector<std::string> args = {}) {
+    Command c;
+    c.argv = {TestbedScript(name)};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}};
+    return Exec(c);
+  }
+
+  Testbed tb_;
+  TempDir tmp_;
+  std::map<std::string, SshTarget> targets_;
+};
+
+TEST_F(SessionPoolTest, RunsCommandsOnEachLoginNodeOverOneConnection) {
+  for (const auto& [name, target] : targets_) {
+    SessionPool pool(target);
+    for (int i = 0; i < 10; ++i) {
+      CommandOutput out =
+          MustRun(pool, {.argv = {"sh", "-c", "id -un; echo $SLURM_CONF; sinfo -h -o %R | head -1"}});
+      EXPECT_EQ(out.exit_code, 0) << out.err;
+      EXPECT_THAT(out.out, HasSubstr("skyuser1\n" + tb_.SlurmConf(name) + "\n"));
+    }
+    EXPECT_EQ(pool.connections_opened(), 1) << name;
+  }
+}
+
+TEST_F(SessionPoolTest, StdinExitStatusStderrEnvAndFolder) {
+  SessionPool pool(targets_["beta"]);
+  CommandOutput cat = MustRun(pool, {.argv = {"cat"}, .stdin_data = std::string(300000, 'x')});
+  EXPECT_EQ(cat.out.size(), 300000u);
+  CommandOutput failing =
+      MustRun(pool, {.argv = {"sh", "-c", "echo out; echo err >&2; exit 7"}});
+  EXPECT_EQ(failing.exit_code, 7);
+  EXPECT_EQ(failing.out, "out\n");
+  EXPECT_EQ(failing.err, "err\n");
+  // Words reach the remote program exactly, whatever they hold.
+  CommandOutput quoted = MustRun(pool, {.argv = {"printf", "[%s]", "a b", "it's", "$HOME", "`id`", ";", ""},
+                                        .env_set = {{"SKY_X", "1 2"}},
+                                        .cwd = "/tmp"});
+  EXPECT_EQ(quoted.out, "[a b][it's][$HOME][`id`][;][]");
+  CommandOutput env = MustRun(pool, {.argv = {"sh", "-c", "echo \"$SKY_X|$(pwd)\""},
+                                     .env_set = {{"SKY_X", "1 2"}},
+                                     .cwd = "/tmp"});
+  EXPECT_EQ(env.out, "1 2|/tmp\n");
+}
+
+TEST_F(SessionPoolTest, DeadlineIsKept) {
+  SessionPool pool(targets_["gamma"]);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = pool.Run({.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(700)});
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_LT(took, std::chrono::seconds(5));
+  // The pool is still usable afterwards.
+  EXPECT_EQ(MustRun(pool, {.argv = {"true"}}).exit_code, 0);
+}
+
+TEST_F(SessionPoolTest, ChangedHostKeyIsRefusedWithTheFix) {
+  // known_hosts where gamma's entry holds another key.
+  const std::string key = tmp_.File("other");
+  Exec({.argv = {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key}});
+  std::istringstream pub(ReadFile(key + ".pub"));
+  std::string type, blob;
+  pub >> type >> blob;
+  SshTarget t = targets_["gamma"];
+  const std::string port = std::to_string(t.port);
+  std::ofstream(tmp_.File("known_hosts")) << "[127.0.0.1]:" << port << " " << type << " " << blob << "\n";
+  t.known_hosts_files = {tmp_.File("known_hosts")};
+  SessionPool pool(t);
+  auto r = pool.Run({.argv = {"true"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_THAT(r.status().message(), HasSubstr("host key CHANGED"));
+  EXPECT_THAT(r.status().message(), HasSubstr("ssh-keygen -R '[127.0.0.1]:" + port + "'"));
+  EXPECT_THAT(r.status().message(), HasSubstr("SHA256:"));
+}
+
+TEST_F(SessionPoolTest, UnknownHostKeyIsRefusedWithTheFix) {
+  SshTarget t = targets_["beta"];
+  std::ofstream(tmp_.File("empty_known_hosts")).flush();
+  t.known_hosts_files = {tmp_.File("empty_known_hosts")};
+  auto r = SessionPool(t).Run({.argv = {"true"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_THAT(r.status().message(), HasSubstr("host key is not known"));
+  EXPECT_THAT(r.status().message(), HasSubstr("ssh-keyscan -p " + std::to_string(t.port)));
+}
+
+TEST_F(SessionPoolTest, WrongUserKeyIsPermissionDenied) {
+  SshTarget t = targets_["alpha"];
+  t.identity_files = {tb_.Path("keys/skyuser2")};  // skyuser2's key for skyuser1
+  auto r = SessionPool(t).Run({.argv = {"true"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(r.status().message(), HasSubstr("refused every key"));
+}
+
+TEST_F(SessionPoolTest, UnresolvableAndRefusedAreReportedAtOnce) {
+  SshTarget t = targets_["alpha"];
+  t.hostname = "no-such-host.invalid";
+  auto r = SessionPool(t).Run({.argv = {"true"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("cannot resolve the login node's name"));
+  SshTarget closed = targets_["alpha"];
+  closed.port = 1;  // nothing listens there
+  const auto start = std::chrono::steady_clock::now();
+  auto refused = SessionPool(closed).Run({.argv = {"true"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("refused the connection"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(SessionPoolTest, DeadPooledConnectionIsReplacedOnce) {
+  SessionPool pool(targets_["gamma"]);
+  EXPECT_EQ(MustRun(pool, {.argv = {"true"}}).exit_code, 0);
+  // Restarting the login node kills the pooled session.
+  ASSERT_TRUE(Script("stop-login", {"gamma"}).success());
+  ASSERT_TRUE(Script("start-login", {"gamma"}).success());
+  CommandOutput after = MustRun(pool, {.argv = {"echo", "back"}});
+  EXPECT_EQ(after.out, "back\n");
+  EXPECT_EQ(pool.connections_opened(), 2);
+}
+
+TEST_F(SessionPoolTest, ParallelCommandsShareABoundedPool) {
+  SessionPool pool(targets_["beta"], {.max_connections = 3});
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        auto r = pool.Run({.argv = {"sh", "-c", "echo x"}});
+        if (r.ok() && r->out == "x\n") ++ok;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 40);
+  EXPECT_LE(pool.connections_opened(), 3);
+}
+
+TEST(RemoteCommandLineTest, QuotesEverything) {
+  EXPECT_EQ(ssh::RemoteCommandLine({.argv = {"sbatch", "--parsable"}}), "sbatch --parsable");
+  EXPECT_EQ(ssh::RemoteCommandLine({.argv = {"squeue", "-o", "%i %T"},
+                                    .env_set = {{"TZ", "UTC"}, {"A", "b c"}},
+                                    .env_unset = {"SBATCH_PARTITION"},
+                                    .cwd = "/scratch/my dir"}),
+            "cd '/scratch/my dir' && exec env -u SBATCH_PARTITION TZ=UTC 'A=b c' squeue -o '%i %T'");
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
