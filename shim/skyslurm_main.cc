@@ -5,8 +5,10 @@
 
 #include "broker/config/settings.h"
 #include "shim/cli/cluster_views.h"
+#include "shim/cli/check_command.h"
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
+#include "shim/cli/gpus_command.h"
 #include "skyslurm/version.h"
 
 int main(int argc, char** argv) {
@@ -38,6 +40,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("describe", "Print clusters' descriptions (partitions, GPUs, modules) as YAML");
   std::vector<std::string> describe_clusters;
   describe->add_option("clusters", describe_clusters, "Clusters to describe (default: all)");
+  CLI::App* gpus = app.add_subcommand("gpus", "GPUs over every cluster: total, free now, pending demand");
+  bool gpus_json = false;
+  gpus->add_flag("--json", gpus_json, "Print JSON");
+  CLI::App* check = app.add_subcommand(
+      "check", "Whether each cluster answers, and if not why and how to fix it");
 
   try {
     app.parse(argc, argv);
@@ -55,6 +62,8 @@ int main(int argc, char** argv) {
   }
   if (explain->parsed()) return skyslurm::cli::RunExplain(explain->remaining());
   if (describe->parsed()) return skyslurm::cli::RunDescribe(describe_clusters);
+  if (gpus->parsed()) return skyslurm::cli::RunGpus(gpus_json);
+  if (check->parsed()) return skyslurm::cli::RunCheck();
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

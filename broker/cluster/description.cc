@@ -53,6 +53,15 @@ std::vector<std::string> AccessList(std::string_view value) {
 
 }  // namespace
 
+bool Node::usable() const {
+  if (state.empty()) return true;  // a description file: assume so
+  for (std::string_view bad : {"down", "drain", "DRAIN", "fail", "FAIL", "POWER", "NOT_RESPONDING",
+                               "maint", "MAINT", "future", "unknown", "inval", "reboot", "REBOOT"}) {
+    if (state.find(bad) != std::string::npos) return false;
+  }
+  return true;
+}
+
 const Partition* Description::FindPartition(std::string_view n) const {
   for (const auto& p : partitions) {
     if (p.name == n) return &p;
@@ -164,6 +173,19 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
       node.partitions.push_back(p.asString());
     }
     node.state = n["state"].asString();
+    if (n["gres_used"].isString()) {
+      auto used = ParseNodeGres(n["gres_used"].asString());
+      if (!used.ok()) return used.status().WithContext(fmt::format("sinfo --json: node {}", label));
+      node.gres_used = *used;
+    }
+    if (n["alloc_cpus"].isIntegral()) node.alloc_cpus = n["alloc_cpus"].asInt64();
+    if (n["alloc_memory"].isIntegral()) node.alloc_memory_mb = n["alloc_memory"].asInt64();
+    // Flags such as DRAIN or POWERED_DOWN make an idle node unusable.
+    if (n["state_flags"].isArray()) {
+      for (const auto& f : n["state_flags"]) {
+        if (f.isString()) node.state += "+" + f.asString();
+      }
+    }
     nodes.push_back(std::move(node));
   }
   return nodes;

@@ -31,6 +31,12 @@ struct Node {
   std::vector<std::string> features;
   std::vector<std::string> partitions;
   std::string state;  // "idle", "mixed", "down" ... (empty in a description file)
+  // What running jobs hold now (sinfo --json only).
+  std::vector<Gres> gres_used;
+  std::int64_t alloc_cpus = 0;
+  std::int64_t alloc_memory_mb = 0;
+  // Whether the node can take jobs now (not down, drained, powered off...).
+  bool usable() const;
 };
 
 struct Partition {

@@ -317,10 +317,42 @@ class Translator {
       reasons_.push_back(fmt::format("no partition of {} can run it ({})", target_.name,
                                      Join(why, "; ")));
     };
+    for (const auto& f : fits) {
+      if (f.fits()) job_.fitting_partitions.push_back(f.partition->name);
+    }
     const Setting* asked = r_.Effective(Opt::kPartition);
+    if (!ctx_.partition.empty()) {
+      // Placement pins a partition it has checked.
+      const PartitionFit* f = fit_of(ctx_.partition);
+      if (f == nullptr || !f->fits()) {
+        reasons_.push_back(fmt::format("partition {} of {} cannot run it ({})", ctx_.partition,
+                                       target_.name, f == nullptr ? "no such partition" : f->problem));
+        return;
+      }
+      job_.partitions = {ctx_.partition};
+      const std::vector<std::string> pinned = {ctx_.partition};
+      if (r_.partitions == pinned) {
+        job_.partition_note = ctx_.partition + " (as asked)";
+        return;
+      }
+      const std::string why = r_.partitions.empty()
+                                  ? "the earliest of the partitions that can run it"
+                                  : "the partition of this cluster that starts it first";
+      job_.partition_note = fmt::format("{} ({})", ctx_.partition, why);
+      if (asked != nullptr) {
+        Change(*asked, ctx_.partition, why);
+      } else {
+        added_.push_back({"partition", ctx_.partition});
+        job_.changes.push_back({"(added)", "--partition=" + ctx_.partition, why});
+      }
+      return;
+    }
     if (r_.partitions.empty()) {
       const PartitionFit* chosen = first_fitting();
       if (chosen == nullptr) return no_partition();
+      auto& fp = job_.fitting_partitions;
+      std::stable_partition(fp.begin(), fp.end(),
+                            [&](const std::string& p) { return p == chosen->partition->name; });
       const cluster::Partition* d = target_.DefaultPartition();
       if (d != nullptr && chosen->partition == d) {
         job_.partition_note = fmt::format("{} (the default)", d->name);
@@ -374,6 +406,8 @@ class Translator {
     }
     job_.partitions = kept;
     job_.partition_note = Join(kept, ",") + (why.empty() ? " (as asked)" : " (" + why + ")");
+    // With partitions asked for, only those (as Slurm would) are candidates.
+    job_.fitting_partitions = kept;
     if (kept != r_.partitions && asked != nullptr) {
       Change(*asked, Join(kept, ","), why.empty() ? Join(problems, "; ") : why);
     }

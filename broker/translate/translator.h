@@ -30,6 +30,9 @@ struct TranslatedJob {
   std::string cluster;
   std::vector<std::string> partitions;  // the partition(s) it goes to ({} = the default)
   std::string partition_note;           // why that partition
+  // Every partition of the cluster that can run it, the chosen one first
+  // (placement asks for an estimate in each).
+  std::vector<std::string> fitting_partitions;
   std::vector<std::string> args;        // sbatch options for that cluster, before the script
   std::string script;                   // the script to submit there
   std::vector<std::string> script_args;
@@ -48,6 +51,9 @@ struct TranslateContext {
   std::string home;  // the home cluster (where job ids in --dependency live)
   const catalog::AcceleratorCatalog* catalog = nullptr;
   const config::ClusterSettings* settings = nullptr;  // the target's
+  // Send the job to this partition (one that fits, from fitting_partitions),
+  // whatever the request asked: placement's way to try each partition.
+  std::string partition;
 };
 
 Translation Translate(const job::Request& request, const cluster::Description& target,

@@ -1,6 +1,14 @@
 #include "shim/cli/cluster_views.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "broker/backend/slurm_local.h"
+#include "broker/backend/slurm_ssh.h"
 
 namespace skyslurm::cli {
 
@@ -9,56 +17,81 @@ std::map<std::string, std::string>& GlobalSettingFlags() {
   return flags;
 }
 
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
-                                const std::map<std::string, std::string>& flags) {
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files) {
   Workspace ws;
   ws.env = config::Environment::FromProcess();
-  std::map<std::string, std::string> all = GlobalSettingFlags();
-  for (const auto& [k, v] : flags) all[k] = v;
-  SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, all));
+  SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, GlobalSettingFlags()));
   SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
 
-  std::vector<cluster::Description> offline;
-  for (const auto& file : description_files) {
-    SKY_ASSIGN_OR_RETURN(cluster::Description d, cluster::ReadDescriptionFile(file));
-    offline.push_back(std::move(d));
-  }
-  if (!offline.empty()) {
+  if (!description_files.empty()) {
     // Offline: the clusters are exactly the files given.
     config::LoadedConfig only = ws.config;
     only.ssh_hosts.clear();
     only.settings.clusters.clear();
-    if (only.settings.home.empty()) only.settings.home = offline.front().name;
-    for (std::size_t i = 0; i < offline.size(); ++i) {
-      config::ClusterSettings cs = ws.config.settings.For(offline[i].name);
-      cs.description = description_files[i];
-      only.settings.clusters[offline[i].name] = cs;
+    std::vector<cluster::Description> offline;
+    for (const auto& file : description_files) {
+      SKY_ASSIGN_OR_RETURN(cluster::Description d, cluster::ReadDescriptionFile(file));
+      config::ClusterSettings cs = ws.config.settings.For(d.name);
+      cs.description = file;
+      only.settings.clusters[d.name] = cs;
+      if (only.settings.home.empty()) only.settings.home = d.name;
     }
     SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(only, ws.env));
   } else {
     SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(ws.config, ws.env));
   }
   for (const auto& entry : ws.registry.clusters()) {
-    ClusterView view;
-    view.entry = &entry;
+    place::ClusterHandle h;
+    h.name = entry.name;
+    h.home = entry.home;
+    h.settings = ws.config.settings.For(entry.name);
     if (!ws.config.settings.Allowed(entry.name)) {
-      view.unavailable = "excluded by clusters_allowed/clusters_denied";
-      view.denied = true;
-    } else if (entry.access == cluster::ClusterEntry::Access::kSsh) {
-      view.unavailable = entry.ssh ? "reached over SSH (the SSH backend is not part of this build)"
-                                   : "not in ~/.slurm/config and no slurm_conf or description "
-                                     "in skyslurm.yaml";
-    } else {
-      auto d = cluster::DescribeLocal(entry, ws.local);
-      if (d.ok()) {
-        view.description = std::move(*d);
-      } else {
-        view.unavailable = d.status().message();
-      }
+      h.excluded = "excluded by clusters_allowed/clusters_denied";
     }
-    ws.views.push_back(std::move(view));
+    switch (entry.access) {
+      case cluster::ClusterEntry::Access::kDescriptionFile: {
+        auto d = cluster::ReadDescriptionFile(entry.description_file);
+        if (d.ok()) {
+          h.offline = std::move(*d);
+        } else {
+          h.unavailable = d.status().message();
+        }
+        break;
+      }
+      case cluster::ClusterEntry::Access::kLocal:
+        ws.backends.push_back(std::make_unique<backend::SlurmLocalBackend>(
+            entry.name, entry.slurm_conf, entry.modulepath));
+        h.backend = ws.backends.back().get();
+        break;
+      case cluster::ClusterEntry::Access::kSsh:
+        if (entry.ssh) {
+          ws.backends.push_back(std::make_unique<backend::SlurmSshBackend>(
+              entry.name, ssh::TargetFromConfig(*entry.ssh)));
+          h.backend = ws.backends.back().get();
+        } else {
+          h.unavailable = fmt::format(
+              "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",
+              entry.name, ws.config.paths.clusters_file);
+        }
+        break;
+    }
+    ws.handles.push_back(std::move(h));
   }
   return ws;
+}
+
+void AppendAudit(const Workspace& ws, const std::string& line) {
+  namespace fs = std::filesystem;
+  const fs::path dir = ws.config.paths.state_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(dir.c_str(), 0700);
+  std::ofstream log(dir / "decisions.log", std::ios::app);
+  if (!log) {
+    std::fprintf(stderr, "skyslurm: warning: cannot write the audit log in %s\n", dir.c_str());
+    return;
+  }
+  log << line << '\n';
 }
 
 }  // namespace skyslurm::cli

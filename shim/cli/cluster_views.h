@@ -1,44 +1,43 @@
-// What the `skyslurm` subcommands share: the configuration, the clusters and
-// their descriptions, gathered once per command.
+// What the `skyslurm` subcommands share: the configuration, the clusters,
+// a backend for each live one, gathered once per command.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "broker/backend/backend.h"
 #include "broker/catalog/accelerators.h"
-#include "broker/cluster/description.h"
 #include "broker/cluster/registry.h"
 #include "broker/config/settings.h"
-#include "broker/util/command.h"
+#include "broker/place/planner.h"
 
 namespace skyslurm::cli {
-
-struct ClusterView {
-  const cluster::ClusterEntry* entry = nullptr;
-  std::optional<cluster::Description> description;
-  std::string unavailable;  // why there is no description
-  bool denied = false;      // excluded by policy (clusters_allowed/denied)
-};
 
 struct Workspace {
   config::Environment env;
   config::LoadedConfig config;
   cluster::ClusterRegistry registry;
   catalog::AcceleratorCatalog catalog;
-  LocalCommandRunner local;
-  std::vector<ClusterView> views;  // in registry order
+  std::vector<std::unique_ptr<backend::Backend>> backends;
+  // One per cluster, in registry order (home first).
+  std::vector<place::ClusterHandle> handles;
+  std::string home() const { return registry.home(); }
 };
 
-// Loads the configuration and describes the clusters: every configured one,
-// or only those in `description_files` (offline; the first file's cluster is
-// home unless the settings name one).
-// `flags` are the command line's settings (skyslurm --home=beta ...).
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
-                                const std::map<std::string, std::string>& flags = {});
+// Loads the configuration and sets up every configured cluster: a backend
+// for each live one (its controller directly, or its login node over SSH),
+// or its description file. With `description_files`, only those clusters,
+// offline (the first is home unless the settings name one).
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files);
 
 // The settings flags every skyslurm command takes, filled by main().
 std::map<std::string, std::string>& GlobalSettingFlags();
+
+// Writes one line to the audit log under the user's state dir
+// (decisions.log); failures to write are reported on stderr, never fatal.
+void AppendAudit(const Workspace& ws, const std::string& line);
 
 }  // namespace skyslurm::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "broker/place/planner.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -15,28 +16,32 @@ int RunDescribe(const std::vector<std::string>& clusters) {
     std::fprintf(stderr, "skyslurm describe: %s\n", ws.status().message().c_str());
     return 2;
   }
-  int status = 0;
-  bool first = true;
   for (const auto& name : clusters) {
     if (ws->registry.Find(name) == nullptr) {
       std::fprintf(stderr, "skyslurm describe: no cluster named '%s'\n", name.c_str());
       return 2;
     }
   }
-  for (const auto& view : ws->views) {
-    if (!clusters.empty() &&
-        std::find(clusters.begin(), clusters.end(), view.entry->name) == clusters.end()) {
-      continue;
-    }
-    if (!view.description) {
-      std::fprintf(stderr, "skyslurm describe: %s: %s\n", view.entry->name.c_str(),
-                   view.unavailable.c_str());
+  auto wanted = [&](const std::string& name) {
+    return clusters.empty() || std::find(clusters.begin(), clusters.end(), name) != clusters.end();
+  };
+  for (auto& h : ws->handles) {
+    if (!wanted(h.name)) h.excluded = "not asked for";
+  }
+  const auto results = place::ProbeAll(ws->handles, std::chrono::seconds(15));
+  int status = 0;
+  bool first = true;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!wanted(results[i].name)) continue;
+    if (!results[i].inventory) {
+      std::fprintf(stderr, "skyslurm describe: %s: %s\n", results[i].name.c_str(),
+                   results[i].unreachable.c_str());
       status = 1;
       continue;
     }
     if (!first) std::fputs("---\n", stdout);
     first = false;
-    std::fputs(cluster::DescriptionToYaml(*view.description).c_str(), stdout);
+    std::fputs(cluster::DescriptionToYaml(results[i].inventory->description).c_str(), stdout);
   }
   return status;
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "broker/job/request.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
+#include "broker/place/planner.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -24,6 +26,7 @@ constexpr char kUsage[] =
     "submitted. The script may come on stdin. --describe-from uses a cluster\n"
     "description file (skyslurm describe writes them) instead of asking clusters;\n"
     "give it once per cluster.\n"
+    "--no-estimate skips asking the schedulers when each cluster would start the job.\n"
     "Exit status: 0 when some cluster can run the job, 1 when none can, 2 on bad input.\n";
 
 std::string Origin(const job::Request& r, job::Opt id) {
@@ -115,18 +118,67 @@ std::string ArgsLine(const std::vector<std::string>& args) {
   return ShellJoin(args);
 }
 
+std::string Utc(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string AuditLine(const place::Plan& plan, const std::string& user, const std::string& sky_id,
+                      const std::string& what) {
+  std::string candidates;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const auto& v = plan.decision.verdicts[i];
+    candidates += fmt::format("{}{}{}:{}{}", candidates.empty() ? "" : ",", v.cluster,
+                              v.partition.empty() ? "" : "/" + v.partition, place::KindName(v.kind),
+                              v.start ? "@" + Utc(*v.start) : "");
+  }
+  const std::string chosen =
+      plan.decision.chosen ? plan.candidates[*plan.decision.chosen].cluster + "/" +
+                                 plan.candidates[*plan.decision.chosen].partition
+                           : "none";
+  return fmt::format("{} user={} sky_id={} job={} chosen={} candidates={} took_ms={}",
+                     Utc(plan.now), user, sky_id, what, chosen, candidates, plan.took.count());
+}
+
+std::string RenderPlacement(const place::Plan& plan) {
+  std::string out = "\nPlacement\n";
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const auto& c = plan.candidates[i];
+    const auto& v = plan.decision.verdicts[i];
+    const std::string where = c.cluster + (c.partition.empty() ? "" : "/" + c.partition);
+    std::string start = v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now),
+                                              Utc(*v.start))
+                                : "-";
+    out += fmt::format("  {:<24} {:<14} {:<34} {}\n", where, place::KindName(v.kind), start,
+                       v.reason);
+    if (v.start && !c.start_basis.empty() && c.start_basis != "sbatch --test-only") {
+      out += fmt::format("  {:<24} {:<14} {:<34} estimate: {}\n", "", "", "", c.start_basis);
+    }
+  }
+  out += fmt::format("  => {}\n", plan.decision.chosen ? plan.decision.summary
+                                                      : "no cluster can run the job");
+  return out;
+}
+
 }  // namespace
 
 int RunExplain(const std::vector<std::string>& raw) {
   std::vector<std::string> descriptions;
   std::vector<std::string> args;
-  job::Tool tool = job::Tool::kSbatch;
+  bool estimate = true;
   bool in_options = true;
   for (std::size_t i = 0; i < raw.size(); ++i) {
     const std::string& a = raw[i];
     if (in_options && (a == "-h" || a == "--help")) {
       std::fputs(kUsage, stdout);
       return 0;
+    }
+    if (in_options && a == "--no-estimate") {
+      estimate = false;
+      continue;
     }
     if (in_options && a.starts_with("--describe-from")) {
       if (a.starts_with("--describe-from=")) {
@@ -149,20 +201,19 @@ int RunExplain(const std::vector<std::string>& raw) {
     return 2;
   }
   job::RequestInput input;
-  input.tool = tool;
+  input.tool = job::Tool::kSbatch;
   input.args = args;
   input.env = ws->env.vars();
-  // A script on stdin, as sbatch takes it.
-  bool has_script_operand = false;
   {
-    job::OptionTable table(tool);
+    // A script on stdin, as sbatch takes it.
+    job::OptionTable table(input.tool);
     auto parsed = job::ParseArgs(table, args, job::OperandPolicy::kStopAtFirst, "command line");
-    has_script_operand = parsed.ok() && !parsed->operands.empty();
-    bool wrap = false;
+    bool wrap = false, has_script = false;
     if (parsed.ok()) {
+      has_script = !parsed->operands.empty();
       for (const auto& o : parsed->options) wrap = wrap || (o.spec && o.spec->id == job::Opt::kWrap);
     }
-    if (!has_script_operand && !wrap && isatty(STDIN_FILENO) == 0) {
+    if (!has_script && !wrap && isatty(STDIN_FILENO) == 0) {
       input.script_text = std::string(std::istreambuf_iterator<char>(std::cin), {});
     }
   }
@@ -171,6 +222,12 @@ int RunExplain(const std::vector<std::string>& raw) {
     std::fprintf(stderr, "skyslurm explain: %s\n", request.status().message().c_str());
     return 2;
   }
+
+  place::PlanOptions options;
+  options.estimate = estimate && descriptions.empty();
+  options.only = request->sky.clusters;
+  if (request->sky.infra) options.pinned = *request->sky.infra;
+  place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);
 
   // The options as typed (and from SBATCH_* variables), to compare with
   // what each cluster gets.
@@ -191,25 +248,28 @@ int RunExplain(const std::vector<std::string>& raw) {
   }
   std::string out = RequestSummary(*request, ws->catalog);
   std::vector<std::string> can, cannot;
-  for (const auto& view : ws->views) {
-    const std::string& name = view.entry->name;
-    out += fmt::format("\n{}{}: ", name, view.entry->home ? " (home)" : "");
-    if (!view.description) {
-      out += fmt::format("{}\n  - {}\n", view.denied ? "not considered" : "no answer",
-                         view.unavailable);
-      cannot.push_back(name);
+  for (std::size_t i = 0; i < ws->handles.size(); ++i) {
+    const place::ClusterHandle& h = ws->handles[i];
+    const place::ClusterResult& r = plan.clusters[i];
+    out += fmt::format("\n{}{}: ", h.name, h.home ? " (home)" : "");
+    if (!h.excluded.empty()) {
+      out += fmt::format("not considered\n  - {}\n", h.excluded);
+      cannot.push_back(h.name);
       continue;
     }
-    const config::ClusterSettings cs = ws->config.settings.For(name);
-    translate::TranslateContext ctx{ws->registry.home(), &ws->catalog, &cs};
-    translate::Translation t = translate::Translate(*request, *view.description, ctx);
+    if (!r.translation) {
+      out += fmt::format("no answer\n  - {}\n", r.unreachable);
+      cannot.push_back(h.name);
+      continue;
+    }
+    const translate::Translation& t = *r.translation;
     if (!t.ok()) {
       out += "cannot run it\n";
       for (const auto& reason : t.reasons) out += fmt::format("  - {}\n", reason);
-      cannot.push_back(name);
+      cannot.push_back(h.name);
       continue;
     }
-    can.push_back(name);
+    can.push_back(h.name);
     const translate::TranslatedJob& job = *t.job;
     const bool changed_script = job.script != request->script;
     const bool changed_args = job.args != original_options;
@@ -223,12 +283,13 @@ int RunExplain(const std::vector<std::string>& raw) {
       }
     }
     if (changed_script) {
-      out += fmt::format("  script ({} as written -> for {}):\n", request->script_name, name);
+      out += fmt::format("  script ({} as written -> for {}):\n", request->script_name, h.name);
       out += FormatDiff(DiffLines(request->script, job.script), "    ");
     }
     if (changed_args) out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
     for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
   }
+  if (options.estimate) out += RenderPlacement(plan);
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -236,6 +297,9 @@ int RunExplain(const std::vector<std::string>& raw) {
   };
   out += fmt::format("\nCan run it: {}. Cannot: {}.\n", list(can), list(cannot));
   std::fputs(out.c_str(), stdout);
+  if (options.estimate) {
+    AppendAudit(*ws, AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
+  }
   return can.empty() ? 1 : 0;
 }
 

@@ -1,0 +1,97 @@
+// The backend interface: one kind of infrastructure a job can be sent to.
+// Slurm (local, or over SSH) now; Kubernetes and cloud later, as more
+// implementations of the same interface. Every call has a deadline and
+// answers with a Status a user can read.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/cluster/inventory.h"
+#include "broker/translate/translator.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::backend {
+
+// A Slurm job is always the pair (cluster, id): ids collide across clusters.
+struct JobKey {
+  std::string cluster;
+  std::string job_id;
+  std::string ToString() const { return cluster + ":" + job_id; }
+  friend bool operator==(const JobKey&, const JobKey&) = default;
+};
+
+struct Capabilities {
+  std::string kind;  // "slurm"
+  // Features this backend cannot offer, each with why.
+  std::vector<std::pair<std::string, std::string>> unsupported;
+};
+
+struct StartEstimate {
+  std::time_t start = 0;       // when the job would start (UTC epoch)
+  std::string partition;       // where
+  std::string nodes;
+  std::string basis;           // "sbatch --test-only", "+ pending work ahead"...
+};
+
+struct SubmitSpec {
+  std::string sky_id;                  // sky-<yyyymmdd-HHMMSS>-<6 hex>
+  translate::TranslatedJob job;
+  std::string default_job_name;        // when the job sets none (Slurm's: the script's name)
+  std::string user_comment;            // the job's own --comment, kept before the tag
+  std::string workdir;                 // where it runs there ("" = the default)
+  std::vector<std::pair<std::string, std::string>> export_env;  // extra environment for the job
+};
+
+struct JobInfo {
+  JobKey key;
+  std::string sky_id;  // "" when the job carries none
+  std::string state;   // Slurm's: PENDING, RUNNING, COMPLETED, ...
+  std::string reason;
+  std::string partition;
+  std::string user;
+  std::string name;
+  std::time_t submit_time = 0, start_time = 0, end_time = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const std::string& name() const = 0;
+  virtual Capabilities capabilities() const = 0;
+
+  // The cluster now: description, node states, GPUs in use, the queue.
+  virtual Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) = 0;
+
+  // When the cluster's own scheduler would start this job.
+  virtual Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
+                                              std::chrono::milliseconds timeout) = 0;
+
+  // Submits once: a job already carrying this sky id is returned instead of
+  // a second one being created (a retried submission never duplicates).
+  virtual Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) = 0;
+
+  // The jobs carrying a sky id, or those named.
+  virtual Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout) = 0;
+
+  // Cancels a job; with only_if_pending a job that has started is left
+  // running (scancel --state=PENDING) and the answer says so.
+  virtual Status Cancel(const std::string& job_id, bool only_if_pending,
+                        std::chrono::milliseconds timeout) = 0;
+
+  // The job's standard output file as it is now.
+  virtual Result<std::string> Output(const std::string& job_id,
+                                     std::chrono::milliseconds timeout) = 0;
+};
+
+// The tag a routed job carries in its comment.
+std::string SkyTag(const std::string& sky_id);
+// The sky id in a comment, if any.
+std::optional<std::string> SkyIdInComment(std::string_view comment);
+// A new sky id: sky-<UTC yyyymmdd-HHMMSS>-<6 hex>.
+std::string NewSkyId(std::time_t now);
+
+}  // namespace skyslurm::backend

@@ -1,0 +1,255 @@
+#include "broker/backend/slurm_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+
+namespace skyslurm::backend {
+namespace {
+
+std::string Trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// "2026-11-30T04:39:25" in UTC.
+std::optional<std::time_t> ParseUtc(std::string_view text) {
+  std::tm tm{};
+  const std::string s(text);
+  if (strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
+  return timegm(&tm);
+}
+
+}  // namespace
+
+Result<StartEstimate> ParseTestOnly(std::string_view output) {
+  const auto at = output.find(" to start at ");
+  if (at == std::string_view::npos) {
+    return UnavailableError(fmt::format("sbatch --test-only gave no start time: {}", Trim(output)));
+  }
+  std::string_view rest = output.substr(at + 13);
+  StartEstimate e;
+  auto when = ParseUtc(rest.substr(0, rest.find(' ')));
+  if (!when) {
+    return InvalidArgumentError(fmt::format("sbatch --test-only: unreadable time in: {}", Trim(output)));
+  }
+  e.start = *when;
+  if (auto n = rest.find(" on nodes "); n != std::string_view::npos) {
+    std::string_view nodes = rest.substr(n + 10);
+    e.nodes = std::string(nodes.substr(0, nodes.find(' ')));
+  }
+  if (auto p = rest.find(" in partition "); p != std::string_view::npos) {
+    e.partition = Trim(rest.substr(p + 14, rest.find('\n', p) - p - 14));
+  }
+  e.basis = "sbatch --test-only";
+  return e;
+}
+
+SlurmBackend::SlurmBackend(std::string name, CommandRunner& runner,
+                           std::vector<std::pair<std::string, std::string>> env,
+                           std::string modulepath)
+    : name_(std::move(name)), runner_(runner), env_(std::move(env)),
+      modulepath_(std::move(modulepath)) {}
+
+Capabilities SlurmBackend::capabilities() const {
+  return {"slurm", {}};
+}
+
+Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::milliseconds timeout) {
+  command.env_set.insert(command.env_set.begin(), env_.begin(), env_.end());
+  // Times Slurm prints are read as UTC.
+  command.env_set.emplace_back("TZ", "UTC");
+  command.timeout = timeout;
+  const std::string program = command.argv.empty() ? "" : command.argv[0];
+  auto out = runner_.Run(command);
+  if (!out.ok()) return out.status().WithContext(name_);
+  if (!out->success()) {
+    const std::string said = Trim(out->err.empty() ? out->out : out->err);
+    return UnavailableError(fmt::format("{}: {} failed ({}){}{}", name_, program,
+                                        out->DescribeEnd(), said.empty() ? "" : ": ", said));
+  }
+  return out;
+}
+
+Result<std::string> SlurmBackend::SlurmVersion(std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(CommandOutput out, RunChecked({.argv = {"sinfo", "--version"}}, timeout));
+  return Trim(out.out);  // "slurm-wlm 22.05.8" or "slurm 22.05.8"
+}
+
+Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  cluster::Inventory inv;
+  inv.description.name = name_;
+  SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, RunChecked({.argv = {"sinfo", "--json"}}, left()));
+  auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
+  if (!nodes.ok()) return nodes.status().WithContext(name_);
+  inv.description.nodes = std::move(*nodes);
+  SKY_ASSIGN_OR_RETURN(CommandOutput parts,
+                       RunChecked({.argv = {"scontrol", "show", "partition", "-o"}}, left()));
+  auto partitions = cluster::ParseScontrolPartitions(parts.out);
+  if (!partitions.ok()) return partitions.status().WithContext(name_);
+  inv.description.partitions = std::move(*partitions);
+  SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, left()));
+  auto jobs = cluster::ParseSqueueJson(queue.out);
+  if (!jobs.ok()) return jobs.status().WithContext(name_);
+  inv.jobs = std::move(*jobs);
+  // Modules: Lmod or Tcl modules, whichever the login shell has.
+  Command modules;
+  modules.argv = {"bash", "-c",
+                  "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
+                  ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
+  if (!modulepath_.empty()) modules.env_set.emplace_back("MODULEPATH", modulepath_);
+  if (auto out = RunChecked(modules, left()); out.ok()) {
+    inv.description.modules = cluster::ParseModuleAvail(out->out);
+    inv.description.modules_known = true;
+  }
+  inv.probed_at = std::time(nullptr);
+  return inv;
+}
+
+Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob& job,
+                                                  std::chrono::milliseconds timeout) {
+  Command c;
+  c.argv = {"sbatch", "--test-only"};
+  c.argv.insert(c.argv.end(), job.args.begin(), job.args.end());
+  c.stdin_data = job.script;
+  // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
+  c.env_set = env_;
+  c.env_set.emplace_back("TZ", "UTC");
+  c.timeout = timeout;
+  auto out = runner_.Run(c);
+  if (!out.ok()) return out.status().WithContext(name_);
+  if (!out->success()) {
+    return UnavailableError(
+        fmt::format("{}: sbatch --test-only refused the job: {}", name_, Trim(out->err)));
+  }
+  auto e = ParseTestOnly(out->err + out->out);
+  if (!e.ok()) return e.status().WithContext(name_);
+  return e;
+}
+
+Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
+                                                      std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Jobs(timeout));
+  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag; });
+  return all;
+}
+
+Result<std::vector<JobInfo>> SlurmBackend::Jobs(std::chrono::milliseconds timeout) {
+  // squeue --json ignores -u/-j/--me in 22.05: filter here.
+  SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, timeout));
+  auto jobs = cluster::ParseSqueueJson(queue.out);
+  if (!jobs.ok()) return jobs.status().WithContext(name_);
+  std::vector<JobInfo> out;
+  for (const auto& q : *jobs) {
+    auto sky = SkyIdInComment(q.comment);
+    if (!sky) continue;
+    JobInfo info;
+    info.key = {name_, q.job_id};
+    info.sky_id = *sky;
+    info.state = q.state;
+    info.reason = q.reason;
+    info.partition = q.partition;
+    info.user = q.user;
+    info.name = q.name;
+    info.submit_time = q.submit_time;
+    info.start_time = q.start_time;
+    info.end_time = q.end_time;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  // Idempotent: a job already carrying this sky id is the answer.
+  SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
+  if (!existing.empty()) return existing.front().key;
+
+  std::vector<std::string> options = {"--parsable"};
+  options.insert(options.end(), spec.job.args.begin(), spec.job.args.end());
+  // The command line wins over the script's --comment: carry the user's
+  // comment first, then the tag.
+  options.push_back("--comment=" + (spec.user_comment.empty() ? "" : spec.user_comment + " ") +
+                    SkyTag(spec.sky_id));
+  if (!spec.default_job_name.empty()) options.push_back("--job-name=" + spec.default_job_name);
+  if (!spec.workdir.empty()) options.push_back("--chdir=" + spec.workdir);
+  if (!spec.export_env.empty()) {
+    std::string exports = "ALL";
+    for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;
+    options.push_back("--export=" + exports);
+  }
+
+  CommandOutput out;
+  if (spec.job.script_args.empty()) {
+    Command c;
+    c.argv = {"sbatch"};
+    c.argv.insert(c.argv.end(), options.begin(), options.end());
+    c.stdin_data = spec.job.script;
+    SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left()));
+  } else {
+    // Script arguments need a script file: stage it there, submit, remove.
+    SKY_ASSIGN_OR_RETURN(CommandOutput tmp,
+                         RunChecked({.argv = {"mktemp", "-t", "skyslurm-job.XXXXXX"}}, left()));
+    const std::string path = Trim(tmp.out);
+    SKY_RETURN_IF_ERROR(
+        RunChecked({.argv = {"sh", "-c", "cat > \"$1\"", "sh", path}, .stdin_data = spec.job.script},
+                   left())
+            .status());
+    Command c;
+    c.argv = {"sbatch"};
+    c.argv.insert(c.argv.end(), options.begin(), options.end());
+    c.argv.push_back(path);
+    c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
+    auto submitted = RunChecked(c, left());
+    (void)RunChecked({.argv = {"rm", "-f", path}}, left());
+    SKY_ASSIGN_OR_RETURN(out, std::move(submitted));
+  }
+  const std::string id = Trim(out.out.substr(0, out.out.find_first_of(";\n")));
+  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
+    return InternalError(fmt::format("{}: sbatch --parsable printed no job id: {}", name_, out.out));
+  }
+  return JobKey{name_, id};
+}
+
+Status SlurmBackend::Cancel(const std::string& job_id, bool only_if_pending,
+                            std::chrono::milliseconds timeout) {
+  Command c;
+  c.argv = {"scancel"};
+  if (only_if_pending) c.argv.push_back("--state=PENDING");
+  c.argv.push_back(job_id);
+  return RunChecked(c, timeout).status();
+}
+
+Result<std::string> SlurmBackend::Output(const std::string& job_id,
+                                         std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  SKY_ASSIGN_OR_RETURN(CommandOutput show,
+                       RunChecked({.argv = {"scontrol", "show", "job", "-o", job_id}}, timeout));
+  const auto at = show.out.find(" StdOut=");
+  if (at == std::string::npos) {
+    return NotFoundError(fmt::format("{}: job {} names no output file", name_, job_id));
+  }
+  const std::string path = show.out.substr(at + 8, show.out.find_first_of(" \n", at + 8) - at - 8);
+  auto left = std::max(std::chrono::milliseconds(1),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                           deadline - std::chrono::steady_clock::now()));
+  SKY_ASSIGN_OR_RETURN(CommandOutput cat, RunChecked({.argv = {"cat", "--", path}}, left));
+  return cat.out;
+}
+
+}  // namespace skyslurm::backend

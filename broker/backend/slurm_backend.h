@@ -1,0 +1,51 @@
+// Slurm as a backend: the cluster's own commands (sinfo, squeue, scontrol,
+// sbatch, scancel), run by a CommandRunner: directly for the home cluster
+// (slurm_local.h), over the SSH pool for a peer (slurm_ssh.h). Scripts travel
+// on stdin, never inside a command line.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "broker/backend/backend.h"
+#include "broker/util/command.h"
+
+namespace skyslurm::backend {
+
+class SlurmBackend : public Backend {
+ public:
+  // `env`: what every command runs with (SLURM_CONF for a local cluster).
+  SlurmBackend(std::string name, CommandRunner& runner,
+               std::vector<std::pair<std::string, std::string>> env, std::string modulepath = "");
+
+  const std::string& name() const override { return name_; }
+  Capabilities capabilities() const override;
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
+  Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
+                                      std::chrono::milliseconds timeout) override;
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout) override;
+  Status Cancel(const std::string& job_id, bool only_if_pending,
+                std::chrono::milliseconds timeout) override;
+  Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
+
+  // Slurm's version on that cluster ("22.05.8"), for skyslurm check.
+  Result<std::string> SlurmVersion(std::chrono::milliseconds timeout);
+
+ private:
+  Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout);
+  Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag, std::chrono::milliseconds timeout);
+
+  std::string name_;
+  CommandRunner& runner_;
+  std::vector<std::pair<std::string, std::string>> env_;
+  std::string modulepath_;
+};
+
+// "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on
+// nodes gamma-n1 in partition batch" (times in UTC: commands run with TZ=UTC).
+Result<StartEstimate> ParseTestOnly(std::string_view output);
+
+}  // namespace skyslurm::backend

@@ -1,0 +1,16 @@
+#include "broker/backend/slurm_local.h"
+
+namespace skyslurm::backend {
+
+std::vector<std::pair<std::string, std::string>> SlurmLocalBackend::Env(const std::string& conf) {
+  if (conf.empty()) return {};
+  return {{"SLURM_CONF", conf}};
+}
+
+// runner_ is a member initialized after the base: the base only stores the
+// reference, and uses it once construction is complete.
+SlurmLocalBackend::SlurmLocalBackend(std::string name, std::string slurm_conf,
+                                     std::string modulepath)
+    : SlurmBackend(std::move(name), runner_, Env(slurm_conf), std::move(modulepath)) {}
+
+}  // namespace skyslurm::backend

@@ -1,0 +1,35 @@
+// What a cluster has and is doing, at one moment: its description with each
+// node's state and the GRES in use, and its job queue. Built from one probe
+// (Backend::Probe); pure computations on it here.
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "broker/catalog/accelerators.h"
+#include "broker/cluster/description.h"
+#include "broker/cluster/queue.h"
+
+namespace skyslurm::cluster {
+
+struct Inventory {
+  Description description;
+  std::vector<QueuedJob> jobs;
+  std::time_t probed_at = 0;
+};
+
+// One row of `skyslurm gpus`: a partition's GPUs of one type.
+struct GpuRow {
+  std::string cluster;
+  std::string partition;
+  std::string type;       // the cluster's own spelling
+  std::string canonical;  // the catalog's name ("" when unknown)
+  std::int64_t total = 0;
+  std::int64_t free = 0;             // on usable nodes, not held by running jobs
+  std::int64_t pending_demand = 0;   // GPUs that pending jobs in the partition ask for
+};
+
+std::vector<GpuRow> GpuTable(const Inventory& inventory, const catalog::AcceleratorCatalog& catalog);
+
+}  // namespace skyslurm::cluster

@@ -1,0 +1,111 @@
+#include "broker/place/placement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace skyslurm::place {
+
+std::string_view KindName(Verdict::Kind kind) {
+  switch (kind) {
+    case Verdict::Kind::kChosen: return "chosen";
+    case Verdict::Kind::kTied: return "tied";
+    case Verdict::Kind::kLater: return "later";
+    case Verdict::Kind::kInfeasible: return "cannot run it";
+    case Verdict::Kind::kUnreachable: return "unreachable";
+    case Verdict::Kind::kExcluded: return "excluded";
+    case Verdict::Kind::kNoEstimate: return "no estimate";
+  }
+  return "";
+}
+
+std::string FormatWait(std::time_t start, std::time_t now) {
+  const long long s = static_cast<long long>(start) - static_cast<long long>(now);
+  if (s <= 0) return "now";
+  if (s < 90) return fmt::format("in {} s", s);
+  if (s < 5400) return fmt::format("in {} min", (s + 30) / 60);
+  const long long m = (s + 30) / 60;
+  if (m < 48 * 60) return fmt::format("in {} h {} min", m / 60, m % 60);
+  return fmt::format("in {} d {} h", m / 1440, (m % 1440) / 60);
+}
+
+Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, std::time_t now) {
+  Decision d;
+  d.verdicts.resize(candidates.size());
+  std::vector<std::size_t> runnable;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    Verdict& v = d.verdicts[i];
+    v.cluster = c.cluster;
+    v.partition = c.partition;
+    v.start = c.start;
+    if (!c.excluded.empty()) {
+      v.kind = Verdict::Kind::kExcluded;
+      v.reason = c.excluded;
+    } else if (!c.unreachable.empty()) {
+      v.kind = Verdict::Kind::kUnreachable;
+      v.reason = c.unreachable;
+    } else if (!c.infeasible.empty()) {
+      v.kind = Verdict::Kind::kInfeasible;
+      for (const auto& r : c.infeasible) v.reason += (v.reason.empty() ? "" : "; ") + r;
+    } else if (!c.start) {
+      v.kind = Verdict::Kind::kNoEstimate;
+      v.reason = c.no_estimate.empty() ? "no start estimate" : c.no_estimate;
+    } else {
+      runnable.push_back(i);
+    }
+  }
+  if (runnable.empty()) {
+    d.summary = "no cluster can run the job";
+    return d;
+  }
+  std::time_t earliest = *candidates[runnable.front()].start;
+  for (std::size_t i : runnable) earliest = std::min(earliest, *candidates[i].start);
+  const std::time_t tie_limit = earliest + policy.tie_tolerance.count();
+  std::vector<std::size_t> tied;
+  for (std::size_t i : runnable) {
+    if (*candidates[i].start <= tie_limit) tied.push_back(i);
+  }
+  auto better = [&](std::size_t a, std::size_t b) {
+    const Candidate& x = candidates[a];
+    const Candidate& y = candidates[b];
+    if (x.preference != y.preference) return x.preference > y.preference;
+    if (x.home != y.home) return x.home;
+    if (*x.start != *y.start) return *x.start < *y.start;
+    return std::tie(x.cluster, x.partition) < std::tie(y.cluster, y.partition);
+  };
+  const std::size_t winner = *std::min_element(tied.begin(), tied.end(), better);
+  d.chosen = winner;
+  const Candidate& w = candidates[winner];
+  std::string why;
+  if (tied.size() == 1) {
+    why = fmt::format("the earliest start ({})", FormatWait(*w.start, now));
+  } else {
+    bool pref_decided = false;
+    for (std::size_t i : tied) {
+      if (i != winner && candidates[i].preference != w.preference) pref_decided = true;
+    }
+    why = fmt::format("{} candidates start within {} s of each other ({}); ", tied.size(),
+                      policy.tie_tolerance.count(), FormatWait(*w.start, now));
+    why += pref_decided ? fmt::format("preference {} wins", w.preference)
+                        : (w.home ? "the home cluster wins the tie" : "the earlier start wins");
+  }
+  for (std::size_t i : runnable) {
+    Verdict& v = d.verdicts[i];
+    if (i == winner) {
+      v.kind = Verdict::Kind::kChosen;
+      v.reason = why;
+    } else if (std::find(tied.begin(), tied.end(), i) != tied.end()) {
+      v.kind = Verdict::Kind::kTied;
+      v.reason = fmt::format("starts {} too, but lost the tie", FormatWait(*candidates[i].start, now));
+    } else {
+      v.kind = Verdict::Kind::kLater;
+      v.reason = fmt::format("starts {}, {} later", FormatWait(*candidates[i].start, now),
+                             FormatWait(*candidates[i].start, *w.start).substr(3));
+    }
+  }
+  d.summary = fmt::format("{}{}: {}", w.cluster, w.partition.empty() ? "" : "/" + w.partition, why);
+  return d;
+}
+
+}  // namespace skyslurm::place

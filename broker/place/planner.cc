@@ -1,0 +1,281 @@
+#include "broker/place/planner.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "broker/place/start_estimate.h"
+#include "broker/translate/gpus.h"
+
+namespace skyslurm::place {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs tasks on their own threads and waits for them until a deadline; a
+// task still running then is abandoned (its thread finishes on its own and
+// its result is dropped), so one stuck cluster never stalls the answer.
+template <typename T>
+class Gather {
+ public:
+  explicit Gather(std::size_t n) : state_(std::make_shared<State>(n)) {}
+
+  void Start(std::size_t i, std::function<T()> task) {
+    std::thread([state = state_, i, task = std::move(task)]() mutable {
+      T value = task();
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->results[i] = std::move(value);
+      ++state->done;
+      state->cv.notify_all();
+    }).detach();
+  }
+
+  // The results, with nullopt for tasks that did not finish in time.
+  std::vector<std::optional<T>> Wait(Clock::time_point deadline, std::size_t started) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait_until(lock, deadline, [&] { return state_->done >= started; });
+    return state_->results;
+  }
+
+ private:
+  struct State {
+    explicit State(std::size_t n) : results(n) {}
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<T>> results;
+    std::size_t done = 0;
+  };
+  std::shared_ptr<State> state_;
+};
+
+struct ProbeOutcome {
+  Result<cluster::Inventory> inventory = InternalError("not probed");
+  std::chrono::milliseconds took{0};
+};
+
+std::int64_t JobMinutes(const job::Request& r, const cluster::Description& d,
+                        const std::string& partition) {
+  if (r.time_limit && r.time_limit->minutes) return *r.time_limit->minutes;
+  if (const cluster::Partition* p = d.FindPartition(partition)) {
+    if (p->default_time_minutes) return *p->default_time_minutes;
+    if (p->max_time_minutes) return *p->max_time_minutes;
+  }
+  return 60;
+}
+
+std::int64_t JobGpus(const job::Request& r) {
+  const std::int64_t nodes = r.nodes ? r.nodes->min : 1;
+  std::int64_t total = 0;
+  for (const auto& g : r.gpus) {
+    switch (g.scope) {
+      case job::GpuAsk::Scope::kPerJob: total = std::max(total, g.count); break;
+      case job::GpuAsk::Scope::kPerTask:
+        total = std::max(total, g.count * (r.ntasks ? *r.ntasks : nodes));
+        break;
+      default: total = std::max(total, g.count * nodes); break;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
+                                    std::chrono::milliseconds timeout) {
+  std::vector<ClusterResult> results(clusters.size());
+  Gather<ProbeOutcome> probes(clusters.size());
+  std::size_t started = 0;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterHandle& c = clusters[i];
+    if (!c.excluded.empty() || c.backend == nullptr) continue;
+    backend::Backend* b = c.backend;
+    probes.Start(i, [b, timeout] {
+      const auto t0 = Clock::now();
+      ProbeOutcome o;
+      o.inventory = b->Probe(timeout);
+      o.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+      return o;
+    });
+    ++started;
+  }
+  // A little beyond the deadline: each probe keeps its own.
+  auto probed = probes.Wait(Clock::now() + timeout + std::chrono::milliseconds(500), started);
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const ClusterHandle& c = clusters[i];
+    ClusterResult& r = results[i];
+    r.name = c.name;
+    if (!c.excluded.empty()) continue;
+    if (c.backend == nullptr) {
+      if (c.offline) {
+        cluster::Inventory inv;
+        inv.description = *c.offline;
+        r.inventory = std::move(inv);
+      } else {
+        r.unreachable = c.unavailable.empty() ? "no way to reach it" : c.unavailable;
+      }
+      continue;
+    }
+    if (!probed[i]) {
+      r.unreachable = fmt::format("no answer within {} s", timeout.count() / 1000);
+      continue;
+    }
+    r.probe_took = probed[i]->took;
+    if (probed[i]->inventory.ok()) {
+      r.inventory = std::move(*probed[i]->inventory);
+    } else {
+      r.unreachable = probed[i]->inventory.status().message();
+    }
+  }
+  return results;
+}
+
+Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
+              const catalog::AcceleratorCatalog& catalog, const std::string& home,
+              const PlanOptions& options) {
+  const auto started = Clock::now();
+  Plan plan;
+  plan.now = options.now != 0 ? options.now : std::time(nullptr);
+  // Who is a candidate at all.
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    ClusterHandle& c = clusters[i];
+    if (c.excluded.empty() && !options.pinned.empty() && c.name != options.pinned) {
+      c.excluded = fmt::format("--sky-infra={} pins another cluster", options.pinned);
+    }
+    if (c.excluded.empty() && !options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), c.name) == options.only.end()) {
+      std::string list;
+      for (const auto& o : options.only) list += (list.empty() ? "" : ",") + o;
+      c.excluded = fmt::format("not in --sky-any-cluster={}", list);
+    }
+  }
+
+  plan.clusters = ProbeAll(clusters, options.probe_timeout);
+
+  // Translate, and list the candidates: one per partition that can run it.
+  struct EstimateTask {
+    std::size_t candidate;
+    std::size_t cluster;
+  };
+  std::vector<EstimateTask> tasks;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    ClusterHandle& c = clusters[i];
+    ClusterResult& r = plan.clusters[i];
+    Candidate base;
+    base.cluster = c.name;
+    base.home = c.home;
+    base.preference = c.settings.preference;
+    if (!c.excluded.empty()) {
+      base.excluded = c.excluded;
+    } else if (!r.inventory) {
+      base.unreachable = r.unreachable;
+    } else {
+      translate::TranslateContext ctx{home, &catalog, &c.settings};
+      r.translation = translate::Translate(request, r.inventory->description, ctx);
+      if (!r.translation->ok()) base.infeasible = r.translation->reasons;
+    }
+    const bool runnable = base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty();
+    if (!runnable) {
+      plan.candidates.push_back(base);
+      plan.jobs.emplace_back();
+      continue;
+    }
+    const translate::TranslatedJob& job = *r.translation->job;
+    // The user's own partitions (Slurm picks among them): one candidate.
+    // Otherwise each partition that can run the job.
+    std::vector<std::string> partitions;
+    if (!request.partitions.empty()) {
+      partitions = {""};
+    } else {
+      partitions = job.fitting_partitions;
+    }
+    for (const auto& p : partitions) {
+      Candidate cand = base;
+      std::optional<translate::TranslatedJob> variant;
+      if (p.empty() || (job.partitions.empty() && p == job.fitting_partitions.front())) {
+        cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;
+        variant = job;
+      } else {
+        translate::TranslateContext ctx{home, &catalog, &c.settings, p};
+        auto t = translate::Translate(request, r.inventory->description, ctx);
+        cand.partition = p;
+        if (!t.ok()) {
+          cand.infeasible = t.reasons;
+        } else {
+          variant = std::move(*t.job);
+        }
+      }
+      if (cand.partition.empty()) {
+        const cluster::Partition* d = r.inventory->description.DefaultPartition();
+        cand.partition = d != nullptr ? d->name : "";
+      }
+      if (variant && !options.estimate) cand.no_estimate = "not estimated";
+      if (variant && options.estimate && c.backend == nullptr) {
+        cand.no_estimate = "offline description: no scheduler to ask";
+      }
+      plan.candidates.push_back(cand);
+      plan.jobs.push_back(std::move(variant));
+      if (plan.jobs.back() && options.estimate && c.backend != nullptr) {
+        tasks.push_back({plan.candidates.size() - 1, i});
+      }
+    }
+  }
+
+  // Ask each scheduler, all at once.
+  Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
+  for (const auto& t : tasks) {
+    backend::Backend* b = clusters[t.cluster].backend;
+    const translate::TranslatedJob* job = &*plan.jobs[t.candidate];
+    const auto timeout = options.estimate_timeout;
+    estimates.Start(t.candidate, [b, job, timeout] { return b->EstimateStart(*job, timeout); });
+  }
+  auto answers = estimates.Wait(
+      Clock::now() + options.estimate_timeout + std::chrono::milliseconds(500), tasks.size());
+  for (const auto& t : tasks) {
+    Candidate& cand = plan.candidates[t.candidate];
+    const auto& answer = answers[t.candidate];
+    if (!answer) {
+      cand.no_estimate = fmt::format("no estimate within {} s", options.estimate_timeout.count() / 1000);
+      continue;
+    }
+    if (!answer->ok()) {
+      cand.no_estimate = answer->status().message();
+      continue;
+    }
+    const cluster::Inventory& inv = *plan.clusters[t.cluster].inventory;
+    const std::string partition =
+        (*answer)->partition.empty() ? cand.partition : (*answer)->partition;
+    EstimateInput in;
+    in.now = plan.now;
+    in.test_only_start = (*answer)->start;
+    in.partitions = OverlappingPartitions(inv.description, partition);
+    // The GPU type as this cluster spells it.
+    in.gpus = JobGpus(request);
+    for (const auto& g : request.gpus) {
+      if (!g.type.empty()) {
+        for (const auto& [type, count] : translate::GpuTypesOf(inv.description)) {
+          if (type == g.type || catalog.Same(type, g.type)) in.gpu_type = type;
+        }
+      }
+    }
+    in.minutes = JobMinutes(request, inv.description, partition);
+    in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
+    const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
+    cand.start = adjusted.start;
+    cand.start_basis = adjusted.moved
+                           ? fmt::format("sbatch --test-only, then {} pending job(s) ahead wanting "
+                                         "{} GPU(s)",
+                                         adjusted.pending_ahead, adjusted.pending_gpus)
+                           : "sbatch --test-only";
+  }
+  plan.decision = Place(plan.candidates, options.policy, plan.now);
+  plan.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return plan;
+}
+
+}  // namespace skyslurm::place

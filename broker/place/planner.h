@@ -1,0 +1,76 @@
+// Deciding where a job goes, against live clusters: probe every candidate
+// cluster at once (each with a deadline; a dead or slow one is reported
+// unreachable with its reason and never stalls the others), translate the
+// job for each, ask each cluster's own scheduler when each partition that
+// can run it would start it (sbatch --test-only, all at once), account for
+// the work pending ahead (start_estimate.h), and place (placement.h).
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/backend/backend.h"
+#include "broker/catalog/accelerators.h"
+#include "broker/cluster/inventory.h"
+#include "broker/config/settings.h"
+#include "broker/job/request.h"
+#include "broker/place/placement.h"
+#include "broker/translate/translator.h"
+
+namespace skyslurm::place {
+
+struct ClusterHandle {
+  std::string name;
+  bool home = false;
+  config::ClusterSettings settings;
+  backend::Backend* backend = nullptr;              // a live cluster
+  std::optional<cluster::Description> offline;      // or only its description
+  std::string excluded;                             // policy said no
+  std::string unavailable;                          // no way to reach it
+};
+
+struct PlanOptions {
+  std::chrono::milliseconds probe_timeout{15'000};
+  std::chrono::milliseconds estimate_timeout{15'000};
+  bool estimate = true;                 // false: feasibility only
+  Policy policy;
+  std::vector<std::string> only;        // --sky-any-cluster=a,b
+  std::string pinned;                   // --sky-infra=NAME
+  std::time_t now = 0;                  // 0: the clock
+};
+
+struct ClusterResult {
+  std::string name;
+  std::optional<cluster::Inventory> inventory;
+  std::string unreachable;
+  std::optional<translate::Translation> translation;
+  std::chrono::milliseconds probe_took{0};
+};
+
+struct Plan {
+  std::time_t now = 0;
+  std::vector<ClusterResult> clusters;
+  std::vector<Candidate> candidates;
+  // The job as each candidate would get it (empty for candidates that are out).
+  std::vector<std::optional<translate::TranslatedJob>> jobs;
+  Decision decision;
+  std::chrono::milliseconds took{0};
+
+  const translate::TranslatedJob* chosen_job() const {
+    return decision.chosen && jobs[*decision.chosen] ? &*jobs[*decision.chosen] : nullptr;
+  }
+};
+
+// Probes every live, not excluded cluster at once; each answers within
+// `timeout` or is reported unreachable.
+std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
+                                    std::chrono::milliseconds timeout);
+
+Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
+              const catalog::AcceleratorCatalog& catalog, const std::string& home,
+              const PlanOptions& options);
+
+}  // namespace skyslurm::place
