@@ -89,15 +89,18 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   };
   cluster::Inventory inv;
   inv.description.name = name_;
-  SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, RunChecked({.argv = {"sinfo", "--json"}}, left()));
-  auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
-  if (!nodes.ok()) return nodes.status().WithContext(name_);
-  inv.description.nodes = std::move(*nodes);
+  // scontrol first: when the controller is down, it fails with Slurm's own
+  // words ("Unable to contact slurm controller"), where sinfo --json says
+  // only "Unspecified error" and exits 0.
   SKY_ASSIGN_OR_RETURN(CommandOutput parts,
                        RunChecked({.argv = {"scontrol", "show", "partition", "-o"}}, left()));
   auto partitions = cluster::ParseScontrolPartitions(parts.out);
   if (!partitions.ok()) return partitions.status().WithContext(name_);
   inv.description.partitions = std::move(*partitions);
+  SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, RunChecked({.argv = {"sinfo", "--json"}}, left()));
+  auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
+  if (!nodes.ok()) return nodes.status().WithContext(name_);
+  inv.description.nodes = std::move(*nodes);
   SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, left()));
   auto jobs = cluster::ParseSqueueJson(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);

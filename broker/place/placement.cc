@@ -100,8 +100,8 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
       v.reason = fmt::format("starts {} too, but lost the tie", FormatWait(*candidates[i].start, now));
     } else {
       v.kind = Verdict::Kind::kLater;
-      v.reason = fmt::format("starts {}, {} later", FormatWait(*candidates[i].start, now),
-                             FormatWait(*candidates[i].start, *w.start).substr(3));
+      v.reason = fmt::format("starts {}, {} after {}", FormatWait(*candidates[i].start, now),
+                             FormatWait(*candidates[i].start, *w.start).substr(3), w.cluster);
     }
   }
   d.summary = fmt::format("{}{}: {}", w.cluster, w.partition.empty() ? "" : "/" + w.partition, why);
