@@ -101,6 +101,7 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
   if (!nodes.ok()) return nodes.status().WithContext(name_);
   inv.description.nodes = std::move(*nodes);
+  inv.description.BuildIndex();
   SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, left()));
   auto jobs = cluster::ParseSqueueJson(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);

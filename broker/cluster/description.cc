@@ -77,10 +77,54 @@ const Partition* Description::DefaultPartition() const {
 }
 
 const Node* Description::FindNode(std::string_view n) const {
+  if (indexed_nodes_ == nodes.size() && !nodes.empty()) {
+    auto it = node_index_.find(std::string(n));
+    if (it != node_index_.end() && it->second < nodes.size() && nodes[it->second].name == n) {
+      return &nodes[it->second];
+    }
+    // The index is stale (nodes changed since): fall back to a scan.
+  }
   for (const auto& node : nodes) {
     if (node.name == n) return &node;
   }
   return nullptr;
+}
+
+void Description::BuildIndex() {
+  node_index_.clear();
+  node_index_.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) node_index_.emplace(nodes[i].name, i);
+  indexed_nodes_ = nodes.size();
+  shapes_.clear();
+  for (const auto& p : partitions) shapes_[p.name] = ComputeShapes(p);
+  indexed_partitions_ = partitions.size();
+}
+
+std::vector<NodeShape> Description::ComputeShapes(const Partition& partition) const {
+  std::vector<NodeShape> shapes;
+  for (const Node* n : NodesOf(partition)) {
+    std::vector<std::string> features = n->features;
+    std::sort(features.begin(), features.end());
+    const bool usable = n->usable();
+    auto same = [&](const NodeShape& s) {
+      return s.cpus == n->cpus && s.memory_mb == n->memory_mb && s.gres == n->gres &&
+             s.features == features && s.usable == usable;
+    };
+    auto it = std::find_if(shapes.begin(), shapes.end(), same);
+    if (it == shapes.end()) {
+      shapes.push_back({n->cpus, n->memory_mb, n->gres, std::move(features), usable, 1});
+    } else {
+      ++it->count;
+    }
+  }
+  return shapes;
+}
+
+std::vector<NodeShape> Description::ShapesOf(const Partition& partition) const {
+  if (indexed_nodes_ == nodes.size() && indexed_partitions_ == partitions.size()) {
+    if (auto it = shapes_.find(partition.name); it != shapes_.end()) return it->second;
+  }
+  return ComputeShapes(partition);
 }
 
 std::vector<const Node*> Description::NodesOf(const Partition& partition) const {
@@ -377,6 +421,7 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
     return InvalidArgumentError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
   }
   if (d.name.empty()) return InvalidArgumentError(fmt::format("{}: the description needs a name", file));
+  d.BuildIndex();
   // Nodes learn their partitions from the partitions' node lists.
   for (auto& node : d.nodes) {
     for (const auto& p : d.partitions) {
@@ -487,6 +532,7 @@ Result<Description> Describe(const ClusterAccess& access) {
   auto partitions = ParseScontrolPartitions(parts.out);
   if (!partitions.ok()) return partitions.status().WithContext(access.name);
   d.partitions = *partitions;
+  d.BuildIndex();
   // Environment modules: Lmod or Tcl modules, whichever the shell has; a
   // login shell may not define `module`, so fall back to Lmod's init.
   Command modules;

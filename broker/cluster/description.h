@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,18 @@ struct Partition {
   std::string state = "UP";
 };
 
+// Nodes that look the same to a job (CPUs, memory, GRES, features, whether
+// usable), counted: partitions of thousands of nodes have a handful of
+// shapes, which is what makes checking every cluster in a decision cheap.
+struct NodeShape {
+  std::int64_t cpus = 0;
+  std::int64_t memory_mb = 0;
+  std::vector<Gres> gres;
+  std::vector<std::string> features;
+  bool usable = true;
+  std::int64_t count = 0;
+};
+
 struct Description {
   std::string name;
   std::string slurm_version;
@@ -63,8 +76,21 @@ struct Description {
 
   const Partition* FindPartition(std::string_view name) const;
   const Partition* DefaultPartition() const;
+  // By name; fast once BuildIndex() has run (parsers run it).
   const Node* FindNode(std::string_view name) const;
   std::vector<const Node*> NodesOf(const Partition& partition) const;
+  // The shapes of a partition's nodes (from BuildIndex; computed on the spot
+  // when the index is stale).
+  std::vector<NodeShape> ShapesOf(const Partition& partition) const;
+  // Indexes the nodes by name and partitions by node shape; call again after
+  // changing `nodes` or `partitions`.
+  void BuildIndex();
+
+ private:
+  std::vector<NodeShape> ComputeShapes(const Partition& partition) const;
+  std::unordered_map<std::string, std::size_t> node_index_;
+  std::unordered_map<std::string, std::vector<NodeShape>> shapes_;  // by partition name
+  std::size_t indexed_nodes_ = 0, indexed_partitions_ = 0;
 };
 
 // "gpu:h100:8,nvme:1" -> items ("(null)" and "" -> none). Slurm adds

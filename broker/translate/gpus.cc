@@ -8,15 +8,17 @@ namespace skyslurm::translate {
 
 std::vector<std::pair<std::string, std::int64_t>> GpuTypesOf(const cluster::Description& target) {
   std::vector<std::pair<std::string, std::int64_t>> types;
-  for (const auto& node : target.nodes) {
-    for (const auto& g : node.gres) {
-      if (g.name != "gpu") continue;
-      auto it = std::find_if(types.begin(), types.end(),
-                             [&](const auto& t) { return t.first == g.type; });
-      if (it == types.end()) {
-        types.emplace_back(g.type, g.count);
-      } else {
-        it->second = std::max(it->second, g.count);
+  for (const auto& partition : target.partitions) {
+    for (const auto& shape : target.ShapesOf(partition)) {
+      for (const auto& g : shape.gres) {
+        if (g.name != "gpu") continue;
+        auto it = std::find_if(types.begin(), types.end(),
+                               [&](const auto& t) { return t.first == g.type; });
+        if (it == types.end()) {
+          types.emplace_back(g.type, g.count);
+        } else {
+          it->second = std::max(it->second, g.count);
+        }
       }
     }
   }

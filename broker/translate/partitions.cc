@@ -17,14 +17,6 @@ bool Contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-std::int64_t GpusOn(const cluster::Node& node, const std::optional<std::string>& type) {
-  std::int64_t n = 0;
-  for (const auto& g : node.gres) {
-    if (g.name == "gpu" && (!type || g.type == *type)) n += g.count;
-  }
-  return n;
-}
-
 }  // namespace
 
 std::vector<PartitionFit> FitPartitions(const cluster::Description& target, const Needs& needs) {
@@ -66,22 +58,28 @@ std::vector<PartitionFit> FitPartitions(const cluster::Description& target, cons
         continue;
       }
     }
-    // Nodes that can take one share of the job, and what stops the others.
+    // Nodes that can take one share of the job, and what stops the others
+    // (by node shape: a partition has few).
     std::int64_t eligible = 0, eligible_gpus = 0;
     std::string node_problem;
     std::int64_t most_gpus = 0, most_cpus = 0, most_memory = 0;
-    for (const cluster::Node* node : target.NodesOf(p)) {
-      const std::int64_t gpus = GpusOn(*node, needs.gpu_type);
+    const std::int64_t gpus_needed = std::max<std::int64_t>(needs.gpus_per_node, wants_gpus ? 1 : 0);
+    for (const cluster::NodeShape& shape : target.ShapesOf(p)) {
+      std::int64_t gpus = 0;
+      for (const auto& g : shape.gres) {
+        if (g.name == "gpu" && (!needs.gpu_type || g.type == *needs.gpu_type)) gpus += g.count;
+      }
       most_gpus = std::max(most_gpus, gpus);
-      most_cpus = std::max(most_cpus, node->cpus);
-      most_memory = std::max(most_memory, node->memory_mb);
-      const std::int64_t gpus_needed = std::max<std::int64_t>(needs.gpus_per_node, wants_gpus ? 1 : 0);
-      bool ok = gpus >= gpus_needed && node->cpus >= needs.cpus_per_node &&
-                node->memory_mb >= needs.memory_per_node_mb;
-      for (const auto& f : needs.features) ok = ok && Contains(node->features, f);
+      most_cpus = std::max(most_cpus, shape.cpus);
+      most_memory = std::max(most_memory, shape.memory_mb);
+      bool ok = gpus >= gpus_needed && shape.cpus >= needs.cpus_per_node &&
+                shape.memory_mb >= needs.memory_per_node_mb;
+      for (const auto& f : needs.features) {
+        ok = ok && std::binary_search(shape.features.begin(), shape.features.end(), f);
+      }
       if (ok) {
-        ++eligible;
-        eligible_gpus += gpus;
+        eligible += shape.count;
+        eligible_gpus += gpus * shape.count;
       }
     }
     fit.eligible_nodes = eligible;

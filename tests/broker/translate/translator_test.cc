@@ -250,6 +250,7 @@ TEST_F(TranslatorTest, JobsThatMoveWithACaveat) {
 TEST_F(TranslatorTest, ConstraintFeatureRespelled) {
   cluster::Description d = Cluster("gamma");
   for (auto& n : d.nodes) n.features = {"gpu", "A100"};
+  d.BuildIndex();  // the nodes changed
   config::ClusterSettings none;
   auto t = Translate(Parse({"-C", "a100", "--gres=gpu:a100:1", "job.sh"}, "#!/bin/sh\ntrue\n"), d,
                      {"alpha", &catalog_, &none});
