@@ -71,6 +71,7 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     const Candidate& y = candidates[b];
     if (x.preference != y.preference) return x.preference > y.preference;
     if (x.home != y.home) return x.home;
+    if (x.partition_rank != y.partition_rank) return x.partition_rank < y.partition_rank;
     if (*x.start != *y.start) return *x.start < *y.start;
     return std::tie(x.cluster, x.partition) < std::tie(y.cluster, y.partition);
   };
@@ -87,8 +88,19 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     }
     why = fmt::format("{} candidates start within {} s of each other ({}); ", tied.size(),
                       policy.tie_tolerance.count(), FormatWait(*w.start, now));
-    why += pref_decided ? fmt::format("preference {} wins", w.preference)
-                        : (w.home ? "the home cluster wins the tie" : "the earlier start wins");
+    bool home_decided = false;
+    for (std::size_t i : tied) {
+      if (i != winner && candidates[i].home != w.home) home_decided = true;
+    }
+    if (pref_decided) {
+      why += fmt::format("preference {} wins", w.preference);
+    } else if (home_decided) {
+      why += "the home cluster wins the tie";
+    } else if (w.partition_rank == 0) {
+      why += fmt::format("{}'s first choice of partition wins", w.cluster);
+    } else {
+      why += "the earlier start wins";
+    }
   }
   for (std::size_t i : runnable) {
     Verdict& v = d.verdicts[i];

@@ -2,7 +2,8 @@
 // partition) with what is known of it in, the choice and one verdict per
 // candidate out. The earliest estimated start wins; estimates within the tie
 // tolerance (default 60 s) count as equal, and then the configured
-// preference (higher wins), then the home cluster, then the earlier start.
+// preference (higher wins), then the home cluster, then the cluster's own
+// first choice of partition, then the earlier start.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,9 @@ struct Candidate {
   std::string partition;       // "" when the cluster is out before partitions matter
   bool home = false;
   int preference = 0;
+  // Among one cluster's partitions: 0 for the one translation chose (the
+  // user's, else the default), then 1, 2...: a tie goes to the lower.
+  int partition_rank = 0;
   // Why it is out, when it is (unreachable, excluded, cannot run the job,
   // no estimate): the first of these that is set decides.
   std::string excluded;        // by --sky-any-cluster=..., --sky-infra or site policy

@@ -194,8 +194,10 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     } else {
       partitions = job.fitting_partitions;
     }
+    int rank = 0;
     for (const auto& p : partitions) {
       Candidate cand = base;
+      cand.partition_rank = rank++;
       std::optional<translate::TranslatedJob> variant;
       if (p.empty() || (job.partitions.empty() && p == job.fitting_partitions.front())) {
         cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;

@@ -92,6 +92,15 @@ TEST(PlacementTest, NothingRunnable) {
   EXPECT_FALSE(Place({}, {}, kNow).chosen);
 }
 
+TEST(PlacementTest, TheClustersFirstChoiceOfPartitionWinsItsTie) {
+  Candidate first = At("beta", "h100-cluster", kNow + 2);
+  Candidate second = At("beta", "debug", kNow + 1);
+  second.partition_rank = 1;
+  auto d = Place({first, second}, {}, kNow);
+  EXPECT_EQ(d.verdicts[*d.chosen].partition, "h100-cluster");
+  EXPECT_THAT(d.summary, HasSubstr("beta's first choice of partition wins"));
+}
+
 TEST(PlacementTest, DeterministicAmongEquals) {
   auto d = Place({At("gamma", "b", kNow), At("beta", "a", kNow)}, {}, kNow);
   EXPECT_EQ(d.verdicts[*d.chosen].cluster, "beta");

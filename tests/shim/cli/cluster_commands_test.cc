@@ -1,0 +1,121 @@
+// `skyslurm check`, `gpus` and `explain` (with placement), as a user runs
+// them: alpha home, beta and gamma over SSH from the testbed's slurm-config.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <json/json.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+class ClusterCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tb = LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    tb_ = *tb;
+    std::ofstream(tmp_.File("skyslurm.yaml"))
+        << "home: alpha\nclusters:\n  alpha:\n    modulepath: " << tb_.dir
+        << "/modules/alpha\n  gamma:\n    modules: {cuda: CUDA}\n";
+  }
+
+  CommandOutput Skyslurm(std::vector<std::string> args, std::string clusters_file = "") {
+    Command c;
+    c.argv = {std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm"};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.env_set = {{"SKYSLURM_CONFIG", tmp_.File("skyslurm.yaml")},
+                 {"SKYSLURM_SITE_CONFIG", "/nonexistent"},
+                 {"SKYSLURM_CLUSTERS_FILE",
+                  clusters_file.empty() ? tb_.Path("slurm-config") : clusters_file},
+                 {"SLURM_CONF", tb_.SlurmConf("alpha")},
+                 {"HOME", tmp_.path()},
+                 {"XDG_STATE_HOME", tmp_.File("state")}};
+    c.cwd = tmp_.path();
+    c.timeout = std::chrono::seconds(60);
+    return Exec(c);
+  }
+
+  Testbed tb_;
+  TempDir tmp_;
+};
+
+TEST_F(ClusterCommandsTest, CheckSaysEveryClusterAnswers) {
+  CommandOutput out = Skyslurm({"check"});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, MatchesRegex(
+                           "CLUSTER +STATUS +ACCESS +DETAIL\n"
+                           "alpha +ok +local +slurm-wlm 22\\.05\\.8; 2 partitions, 3/3 nodes usable\n"
+                           "beta +ok +ssh skyuser1@127\\.0\\.0\\.1:[0-9]+ +slurm-wlm 22\\.05\\.8; 2 "
+                           "partitions, 2/2 nodes usable\n"
+                           "gamma +ok +ssh skyuser1@127\\.0\\.0\\.1:[0-9]+ +slurm-wlm 22\\.05\\.8; 1 "
+                           "partitions, 3/3 nodes usable\n"));
+}
+
+TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
+  // A clusters file where gamma's known key is another one, beta's port is
+  // closed and an unknown host name.
+  std::string config = ReadFile(tb_.Path("slurm-config"));
+  const std::string beta_port = tb_.env.at("SKYSLURM_LOGIN_PORT_BETA");
+  config.replace(config.find("Port " + beta_port), 5 + beta_port.size(), "Port 1");
+  config += "\nHost delta\n    HostName delta.invalid\n    User skyuser1\n";
+  std::ofstream(tmp_.File("clusters")) << config;
+  CommandOutput out = Skyslurm({"check"}, tmp_.File("clusters"));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_THAT(out.out, HasSubstr("alpha      ok"));
+  EXPECT_THAT(out.out, MatchesRegex("(.|\n)*beta +unreachable +ssh [^ ]+ +beta: the login node "
+                                    "\\[127\\.0\\.0\\.1\\]:1 refused the connection(.|\n)*"));
+  EXPECT_THAT(out.out, HasSubstr("delta: cannot resolve the login node's name 'delta.invalid'"));
+  EXPECT_THAT(out.out, HasSubstr("gamma      ok"));
+}
+
+TEST_F(ClusterCommandsTest, GpusTableAndJson) {
+  CommandOutput table = Skyslurm({"gpus"});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING\n"
+                                      "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
+                                      "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
+                                      "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
+                                      "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+\n"));
+  CommandOutput json = Skyslurm({"gpus", "--json"});
+  Json::Value root;
+  std::istringstream in(json.out);
+  ASSERT_TRUE(Json::parseFromStream(Json::CharReaderBuilder(), in, &root, nullptr)) << json.out;
+  ASSERT_EQ(root["gpus"].size(), 4u);
+  EXPECT_EQ(root["gpus"][3]["cluster"].asString(), "gamma");
+  EXPECT_EQ(root["gpus"][3]["canonical"].asString(), "A100");
+  EXPECT_EQ(root["gpus"][3]["total"].asInt(), 24);
+  EXPECT_TRUE(root["unreachable"].empty());
+}
+
+TEST_F(ClusterCommandsTest, ExplainShowsThePlacementAndLogsIt) {
+  std::ofstream(tmp_.File("job.sh"))
+      << "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\n#SBATCH -t 10\nmodule load cuda/12.1\nhostname\n";
+  CommandOutput out = Skyslurm({"explain", "job.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("\nPlacement\n"));
+  EXPECT_THAT(out.out, MatchesRegex("(.|\n)*  gamma/batch +chosen +(now|in [0-9]+ s)(.|\n)*"));
+  EXPECT_THAT(out.out, MatchesRegex("(.|\n)*  alpha +cannot run it +- +alpha has no A100 GPUs(.|\n)*"));
+  EXPECT_THAT(out.out, HasSubstr("  => gamma/batch: the earliest start"));
+  const std::string log = ReadFile(tmp_.File("state/skyslurm/decisions.log"));
+  EXPECT_THAT(log, MatchesRegex("[0-9T:-]+Z user=[^ ]+ sky_id=explain job=job.sh chosen=gamma/batch "
+                                "candidates=alpha:cannot run it,beta:cannot run it,gamma/batch:chosen@"
+                                "[0-9T:-]+Z took_ms=[0-9]+\n"));
+}
+
+TEST_F(ClusterCommandsTest, ExplainRestrictedBySkyAnyClusterList) {
+  std::ofstream(tmp_.File("job.sh")) << "#!/bin/bash\n#SBATCH --sky-any-cluster=beta\nhostname\n";
+  CommandOutput out = Skyslurm({"explain", "--gres=gpu:h100:1", "-t", "5", "job.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("alpha (home): not considered\n  - not in --sky-any-cluster=beta"));
+  EXPECT_THAT(out.out, HasSubstr("  => beta/h100-cluster"));
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
