@@ -26,7 +26,8 @@ int RunCheck() {
   for (std::size_t i = 0; i < ws->handles.size(); ++i) {
     const place::ClusterHandle& h = ws->handles[i];
     const cluster::ClusterEntry& entry = ws->registry.clusters()[i];
-    checks.push_back(std::async(std::launch::async, [&h, &entry]() {
+    backend::SlurmBackend* slurm = ws->slurm[i];
+    checks.push_back(std::async(std::launch::async, [&h, &entry, slurm]() {
       Row row;
       row.name = h.name;
       row.access = std::string(cluster::AccessName(entry.access));
@@ -39,14 +40,13 @@ int RunCheck() {
         row.ok = true;
         return row;
       }
-      if (h.backend == nullptr) {
+      if (slurm == nullptr) {
         row.ok = h.offline.has_value();
         row.verdict = row.ok ? "offline" : "unusable";
         row.detail = row.ok ? "described by " + entry.description_file : h.unavailable;
         return row;
       }
-      auto* slurm = dynamic_cast<backend::SlurmBackend*>(h.backend);
-      if (auto* viassh = dynamic_cast<backend::SlurmSshBackend*>(h.backend)) {
+      if (auto* viassh = dynamic_cast<backend::SlurmSshBackend*>(slurm)) {
         if (Status s = viassh->pool().Check(std::chrono::seconds(10)); !s.ok()) {
           row.verdict = "unreachable";
           row.detail = s.message();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "broker/backend/caching_backend.h"
 #include "broker/backend/slurm_local.h"
 #include "broker/backend/slurm_ssh.h"
 
@@ -61,19 +62,27 @@ Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_file
       case cluster::ClusterEntry::Access::kLocal:
         ws.backends.push_back(std::make_unique<backend::SlurmLocalBackend>(
             entry.name, entry.slurm_conf, entry.modulepath));
-        h.backend = ws.backends.back().get();
         break;
       case cluster::ClusterEntry::Access::kSsh:
         if (entry.ssh) {
           ws.backends.push_back(std::make_unique<backend::SlurmSshBackend>(
               entry.name, ssh::TargetFromConfig(*entry.ssh)));
-          h.backend = ws.backends.back().get();
         } else {
           h.unavailable = fmt::format(
               "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",
               entry.name, ws.config.paths.clusters_file);
         }
         break;
+    }
+    const bool live = entry.access != cluster::ClusterEntry::Access::kDescriptionFile &&
+                      h.unavailable.empty();
+    if (live) {
+      auto* slurm = static_cast<backend::SlurmBackend*>(ws.backends.back().get());
+      ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm));
+      h.backend = ws.backends.back().get();
+      ws.slurm.push_back(slurm);
+    } else {
+      ws.slurm.push_back(nullptr);
     }
     ws.handles.push_back(std::move(h));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/backend/backend.h"
+#include "broker/backend/slurm_backend.h"
 #include "broker/catalog/accelerators.h"
 #include "broker/cluster/registry.h"
 #include "broker/config/settings.h"
@@ -22,8 +23,10 @@ struct Workspace {
   cluster::ClusterRegistry registry;
   catalog::AcceleratorCatalog catalog;
   std::vector<std::unique_ptr<backend::Backend>> backends;
-  // One per cluster, in registry order (home first).
+  // One per cluster, in registry order (home first); their backends are
+  // caching, rate-limited wrappers (caching_backend.h) of `slurm`'s.
   std::vector<place::ClusterHandle> handles;
+  std::vector<backend::SlurmBackend*> slurm;  // per handle, null when offline
   std::string home() const { return registry.home(); }
 };
 

@@ -1,0 +1,65 @@
+// A Backend wrapped with what every caller of a real cluster needs: probes
+// cached for a time-to-live (the daemon refreshes them in the background;
+// one command's several questions share one probe), and start estimates
+// rate-limited per cluster (every `sbatch --test-only` uses up a job id
+// there), callers waiting for their turn within their own deadline.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "broker/backend/backend.h"
+
+namespace skyslurm::backend {
+
+struct CacheOptions {
+  std::chrono::milliseconds probe_ttl{30'000};
+  int estimates_per_second = 10;
+};
+
+class CachingBackend final : public Backend {
+ public:
+  CachingBackend(Backend& inner, CacheOptions options = {},
+                 std::function<std::chrono::steady_clock::time_point()> clock = {});
+
+  const std::string& name() const override { return inner_.name(); }
+  Capabilities capabilities() const override { return inner_.capabilities(); }
+  // A probe younger than the TTL is answered from the cache; failures are
+  // not cached.
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
+  Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
+                                      std::chrono::milliseconds timeout) override;
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override {
+    Invalidate();  // the queue changed
+    return inner_.Submit(spec, timeout);
+  }
+  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout) override {
+    return inner_.Jobs(timeout);
+  }
+  Status Cancel(const std::string& job_id, bool only_if_pending,
+                std::chrono::milliseconds timeout) override {
+    Invalidate();
+    return inner_.Cancel(job_id, only_if_pending, timeout);
+  }
+  Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override {
+    return inner_.Output(job_id, timeout);
+  }
+
+  void Invalidate();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Backend& inner_;
+  CacheOptions options_;
+  std::function<Clock::time_point()> now_;
+  std::mutex mu_;
+  std::optional<cluster::Inventory> cached_;
+  Clock::time_point cached_at_{};
+  std::deque<Clock::time_point> recent_estimates_;  // within the last second
+};
+
+}  // namespace skyslurm::backend

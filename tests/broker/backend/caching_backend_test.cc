@@ -1,0 +1,93 @@
+#include "broker/backend/caching_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace skyslurm::backend {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Counts the calls that reach "the cluster".
+class CountingBackend final : public Backend {
+ public:
+  const std::string& name() const override { return name_; }
+  Capabilities capabilities() const override { return {"slurm", {}}; }
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
+    ++probes;
+    if (fail_probe) return UnavailableError("down");
+    cluster::Inventory inv;
+    inv.description.name = name_;
+    inv.probed_at = probes;
+    return inv;
+  }
+  Result<StartEstimate> EstimateStart(const translate::TranslatedJob&, std::chrono::milliseconds) override {
+    ++estimates;
+    return StartEstimate{42, "p", "n1", "test"};
+  }
+  Result<JobKey> Submit(const SubmitSpec&, std::chrono::milliseconds) override {
+    return JobKey{name_, "7"};
+  }
+  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds) override { return std::vector<JobInfo>{}; }
+  Status Cancel(const std::string&, bool, std::chrono::milliseconds) override { return OkStatus(); }
+  Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
+    return std::string();
+  }
+  int probes = 0, estimates = 0;
+  bool fail_probe = false;
+
+ private:
+  std::string name_ = "beta";
+};
+
+struct FakeClock {
+  std::chrono::steady_clock::time_point now{};
+  std::function<std::chrono::steady_clock::time_point()> fn() {
+    return [this] { return now; };
+  }
+};
+
+TEST(CachingBackendTest, ProbesAreCachedForTheirTtl) {
+  CountingBackend inner;
+  FakeClock clock;
+  CachingBackend cached(inner, {.probe_ttl = std::chrono::seconds(30)}, clock.fn());
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  EXPECT_EQ(inner.probes, 1);
+  clock.now += std::chrono::seconds(31);
+  EXPECT_EQ(cached.Probe(std::chrono::seconds(1))->probed_at, 2);
+  // Submitting changes the queue: the next probe asks again.
+  (void)cached.Submit({}, std::chrono::seconds(1));
+  (void)cached.Probe(std::chrono::seconds(1));
+  EXPECT_EQ(inner.probes, 3);
+}
+
+TEST(CachingBackendTest, FailuresAreNotCached) {
+  CountingBackend inner;
+  inner.fail_probe = true;
+  CachingBackend cached(inner);
+  EXPECT_FALSE(cached.Probe(std::chrono::seconds(1)).ok());
+  inner.fail_probe = false;
+  EXPECT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  EXPECT_EQ(inner.probes, 2);
+}
+
+TEST(CachingBackendTest, EstimatesAreRateLimitedWithinTheDeadline) {
+  CountingBackend inner;
+  CachingBackend cached(inner, {.estimates_per_second = 3});
+  translate::TranslatedJob job;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(cached.EstimateStart(job, std::chrono::seconds(5)).ok());
+  // The fourth waits for its turn (about a second) when the deadline allows...
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(cached.EstimateStart(job, std::chrono::seconds(5)).ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  // ...and is refused, saying why, when it does not.
+  for (int i = 0; i < 2; ++i) (void)cached.EstimateStart(job, std::chrono::seconds(5));
+  auto refused = cached.EstimateStart(job, std::chrono::milliseconds(10));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("at most 3 per second"));
+  EXPECT_EQ(inner.estimates, 6);
+}
+
+}  // namespace
+}  // namespace skyslurm::backend
