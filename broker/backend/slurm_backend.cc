@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/backend/slurm_backend.h"
 
 #include <fmt/format.h>
@@ -8,13 +9,6 @@
 
 namespace skyslurm::backend {
 namespace {
-
-std::string Trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 // "2026-11-30T04:39:25" in UTC.
 std::optional<std::time_t> ParseUtc(std::string_view text) {

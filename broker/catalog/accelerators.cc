@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/catalog/accelerators.h"
 
 #include <fmt/format.h>
@@ -7,12 +8,6 @@
 
 namespace skyslurm::catalog {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 struct Entry {
   const char* name;

@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/cluster/description.h"
 
 #include <fmt/format.h>
@@ -16,25 +17,6 @@
 namespace skyslurm::cluster {
 namespace {
 
-std::vector<std::string> SplitComma(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end > start) out.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 Result<std::optional<std::int64_t>> MinutesOrUnlimited(std::string_view value,
                                                        std::string_view what) {
   if (value == "UNLIMITED" || value == "NONE" || value == "INFINITE") {
@@ -48,7 +30,7 @@ Result<std::optional<std::int64_t>> MinutesOrUnlimited(std::string_view value,
 // ALL or a comma list; ALL is empty (no restriction).
 std::vector<std::string> AccessList(std::string_view value) {
   if (value == "ALL" || value.empty() || value == "(null)") return {};
-  return SplitComma(value);
+  return SplitList(value);
 }
 
 }  // namespace
@@ -211,7 +193,7 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     auto gres = ParseNodeGres(n["gres"].asString());
     if (!gres.ok()) return gres.status().WithContext(fmt::format("sinfo --json: node {}", label));
     node.gres = *gres;
-    node.features = SplitComma(n["features"].asString());
+    node.features = SplitList(n["features"].asString());
     for (const auto& p : n["partitions"]) {
       SKY_RETURN_IF_ERROR(need("partitions[]", p.isString()));
       node.partitions.push_back(p.asString());
@@ -361,7 +343,7 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
               if (!gres.ok()) return bad(f.second, gres.status().message());
               proto.gres = *gres;
             } else if (k == "features") {
-              proto.features = SplitComma(f.second.as<std::string>());
+              proto.features = SplitList(f.second.as<std::string>());
             } else if (k == "state") {
               proto.state = f.second.as<std::string>();
             } else {

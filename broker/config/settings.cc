@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/config/settings.h"
 
 #include <fmt/format.h>
@@ -59,8 +60,7 @@ Result<std::string> Scalar(std::string_view file, const YAML::Node& node, std::s
 
 Result<bool> Boolean(std::string_view file, const YAML::Node& node, std::string_view key) {
   SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, node, key));
-  std::string lower = v;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = Lower(v);
   if (lower == "on" || lower == "true" || lower == "yes" || lower == "1") return true;
   if (lower == "off" || lower == "false" || lower == "no" || lower == "0") return false;
   return Bad(file, node, fmt::format("'{}' must be on or off, not '{}'", key, v));
@@ -69,17 +69,7 @@ Result<bool> Boolean(std::string_view file, const YAML::Node& node, std::string_
 Result<std::vector<std::string>> List(std::string_view file, const YAML::Node& node,
                                       std::string_view key) {
   std::vector<std::string> out;
-  if (node.IsScalar()) {  // "a,b" is accepted too
-    std::string v = node.Scalar();
-    std::size_t start = 0;
-    while (start <= v.size()) {
-      auto end = v.find(',', start);
-      if (end == std::string::npos) end = v.size();
-      if (end > start) out.push_back(v.substr(start, end - start));
-      start = end + 1;
-    }
-    return out;
-  }
+  if (node.IsScalar()) return SplitList(node.Scalar());  // "a,b" is accepted too
   if (!node.IsSequence()) return Bad(file, node, fmt::format("'{}' must be a list", key));
   for (const auto& item : node) {
     SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, item, key));
@@ -335,14 +325,7 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
     } else if (key == "clusters_allowed" || key == "clusters_denied") {
-      std::vector<std::string> list;
-      std::size_t start = 0;
-      while (start <= value.size()) {
-        auto end = value.find(',', start);
-        if (end == std::string::npos) end = value.size();
-        if (end > start) list.push_back(value.substr(start, end - start));
-        start = end + 1;
-      }
+      const std::vector<std::string> list = SplitList(value);
       if (key == "clusters_allowed") {
         Restrict(&s->clusters_allowed, list);
       } else {

@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/config/ssh_config.h"
 
 #include <fmt/format.h>
@@ -12,12 +13,6 @@
 
 namespace skyslurm::config {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Splits "Key value", "Key=value", "Key = value"; values may be quoted.
 bool SplitLine(std::string_view line, std::string* key, std::vector<std::string>* values) {

@@ -1,3 +1,4 @@
+#include "broker/util/strings.h"
 #include "broker/job/request.h"
 
 #include <fmt/format.h>
@@ -6,18 +7,6 @@
 
 namespace skyslurm::job {
 namespace {
-
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    auto end = text.find(',', start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end > start) parts.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
 
 // The script sbatch writes for --wrap (src/sbatch/sbatch.c).
 std::string WrapScript(std::string_view command) {

@@ -76,21 +76,22 @@ void SessionPool::Give(std::unique_ptr<Connection> c) {
   cv_.notify_one();
 }
 
+Result<std::unique_ptr<Connection>> SessionPool::Acquire(Clock::time_point deadline, bool* reused) {
+  auto c = Take(reused);
+  if (c) return c;
+  auto opened = Connection::Open(target_, deadline);
+  if (!opened.ok()) {
+    Give(nullptr);
+    return opened.status();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++opened_;
+  return opened;
+}
+
 Status SessionPool::Check(std::chrono::milliseconds timeout) {
   bool reused = false;
-  auto c = Take(&reused);
-  if (!c) {
-    auto opened = Connection::Open(target_, Clock::now() + timeout);
-    if (!opened.ok()) {
-      Give(nullptr);
-      return opened.status();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++opened_;
-    }
-    c = std::move(*opened);
-  }
+  SKY_ASSIGN_OR_RETURN(auto c, Acquire(Clock::now() + timeout, &reused));
   Give(std::move(c));
   return OkStatus();
 }
@@ -102,19 +103,7 @@ Result<CommandOutput> SessionPool::Run(const Command& command) {
   const std::string line = RemoteCommandLine(command);
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
-    auto c = Take(&reused);
-    if (!c) {
-      auto opened = Connection::Open(target_, deadline);
-      if (!opened.ok()) {
-        Give(nullptr);
-        return opened.status();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++opened_;
-      }
-      c = std::move(*opened);
-    }
+    SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));
     bool sent = false;
     auto result = c->Exec(line, command.stdin_data, deadline, command.max_output_bytes, &sent);
     const bool retry = !result.ok() && !sent && reused && attempt == 0;

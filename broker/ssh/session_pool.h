@@ -50,6 +50,8 @@ class SessionPool {
   int connections_opened() const;
 
  private:
+  // A pooled connection (`*reused`) or a new one; the caller Give()s it back.
+  Result<std::unique_ptr<Connection>> Acquire(Clock::time_point deadline, bool* reused);
   std::unique_ptr<Connection> Take(bool* reused);
   void Give(std::unique_ptr<Connection> c);
 
