@@ -32,7 +32,7 @@ Result<Testbed> LoadTestbed();
 // The path of a script in the source tree's scripts/testbed/.
 std::string TestbedScript(std::string_view name);
 
-// Runs argv with SLURM_CONF set to the cluster's (and, when given, stdin).
+// Runs argv with SLURM_CONF set to the cluster's.
 CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std::string> argv,
                     std::chrono::seconds timeout = std::chrono::seconds(60));
 // Runs the command here, failing the test on a spawn error.
