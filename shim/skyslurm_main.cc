@@ -9,9 +9,14 @@
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
+#include "shim/route/route_command.h"
 #include "skyslurm/version.h"
 
 int main(int argc, char** argv) {
+  // The shim's front hands routed invocations here: skyslurm __route MODE ARGS...
+  if (argc >= 3 && std::string_view(argv[1]) == "__route") {
+    return skyslurm::route::RunRoute(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+  }
   CLI::App app{"skyslurm: run Slurm jobs on whichever cluster starts them first", "skyslurm"};
   app.require_subcommand(0, 1);
   bool version = false;

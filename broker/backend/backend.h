@@ -55,6 +55,7 @@ struct JobInfo {
   std::string user;
   std::string name;
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
+  int exit_code = 0;
 };
 
 class Backend {

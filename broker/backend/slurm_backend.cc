@@ -2,6 +2,11 @@
 #include "broker/backend/slurm_backend.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <algorithm>
 #include <cctype>
@@ -45,20 +50,32 @@ Result<StartEstimate> ParseTestOnly(std::string_view output) {
 
 SlurmBackend::SlurmBackend(std::string name, CommandRunner& runner,
                            std::vector<std::pair<std::string, std::string>> env,
-                           std::string modulepath)
+                           std::string modulepath, std::string slurm_bin_dir)
     : name_(std::move(name)), runner_(runner), env_(std::move(env)),
-      modulepath_(std::move(modulepath)) {}
+      modulepath_(std::move(modulepath)), slurm_bin_dir_(std::move(slurm_bin_dir)) {}
+
+void SlurmBackend::Prepare(Command& command) const {
+  static const char* kSlurm[] = {"sbatch", "salloc", "srun", "squeue", "sinfo", "scontrol", "scancel"};
+  if (!slurm_bin_dir_.empty() && !command.argv.empty()) {
+    for (const char* name : kSlurm) {
+      if (command.argv[0] == name) command.argv[0] = slurm_bin_dir_ + "/" + name;
+    }
+  }
+  command.env_set.insert(command.env_set.begin(), env_.begin(), env_.end());
+  // Times Slurm prints are read as UTC.
+  command.env_set.emplace_back("TZ", "UTC");
+  // A skyslurm shim on that side must not route these commands again.
+  command.env_unset.push_back("SKYSLURM_ANY_CLUSTER");
+}
 
 Capabilities SlurmBackend::capabilities() const {
   return {"slurm", {}};
 }
 
 Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::milliseconds timeout) {
-  command.env_set.insert(command.env_set.begin(), env_.begin(), env_.end());
-  // Times Slurm prints are read as UTC.
-  command.env_set.emplace_back("TZ", "UTC");
-  command.timeout = timeout;
   const std::string program = command.argv.empty() ? "" : command.argv[0];
+  Prepare(command);
+  command.timeout = timeout;
   auto out = runner_.Run(command);
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
@@ -67,6 +84,11 @@ Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::mil
                                         out->DescribeEnd(), said.empty() ? "" : ": ", said));
   }
   return out;
+}
+
+void SlurmBackend::CacheModules(std::string dir, std::chrono::seconds ttl) {
+  module_cache_dir_ = std::move(dir);
+  module_cache_ttl_ = ttl;
 }
 
 Result<std::string> SlurmBackend::SlurmVersion(std::chrono::milliseconds timeout) {
@@ -100,7 +122,23 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   auto jobs = cluster::ParseSqueueJson(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   inv.jobs = std::move(*jobs);
-  // Modules: Lmod or Tcl modules, whichever the login shell has.
+  // Modules: from the cache when it is fresh, else from Lmod or Tcl
+  // modules, whichever the login shell has.
+  const std::string cache =
+      module_cache_dir_.empty() ? "" : module_cache_dir_ + "/" + name_ + ".modules";
+  if (!cache.empty()) {
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(cache, ec);
+    if (!ec && std::filesystem::file_time_type::clock::now() - written < module_cache_ttl_) {
+      std::ifstream in(cache);
+      std::ostringstream text;
+      text << in.rdbuf();
+      inv.description.modules = SplitList(text.str(), '\n');
+      inv.description.modules_known = true;
+      inv.probed_at = std::time(nullptr);
+      return inv;
+    }
+  }
   Command modules;
   modules.argv = {"bash", "-c",
                   "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
@@ -109,6 +147,13 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   if (auto out = RunChecked(modules, left()); out.ok()) {
     inv.description.modules = cluster::ParseModuleAvail(out->out);
     inv.description.modules_known = true;
+    if (!cache.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(module_cache_dir_, ec);
+      const std::string tmp = cache + ".tmp";
+      std::ofstream(tmp) << fmt::format("{}\n", fmt::join(inv.description.modules, "\n"));
+      std::filesystem::rename(tmp, cache, ec);
+    }
   }
   inv.probed_at = std::time(nullptr);
   return inv;
@@ -121,8 +166,7 @@ Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob
   c.argv.insert(c.argv.end(), job.args.begin(), job.args.end());
   c.stdin_data = job.script;
   // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
-  c.env_set = env_;
-  c.env_set.emplace_back("TZ", "UTC");
+  Prepare(c);
   c.timeout = timeout;
   auto out = runner_.Run(c);
   if (!out.ok()) return out.status().WithContext(name_);
@@ -162,6 +206,7 @@ Result<std::vector<JobInfo>> SlurmBackend::Jobs(std::chrono::milliseconds timeou
     info.submit_time = q.submit_time;
     info.start_time = q.start_time;
     info.end_time = q.end_time;
+    info.exit_code = q.exit_code;
     out.push_back(std::move(info));
   }
   return out;

@@ -17,8 +17,11 @@ namespace skyslurm::backend {
 class SlurmBackend : public Backend {
  public:
   // `env`: what every command runs with (SLURM_CONF for a local cluster).
+  // `slurm_bin_dir`: where Slurm's commands are ("" = the runner's PATH);
+  // the router sets it so that it never runs a skyslurm shim.
   SlurmBackend(std::string name, CommandRunner& runner,
-               std::vector<std::pair<std::string, std::string>> env, std::string modulepath = "");
+               std::vector<std::pair<std::string, std::string>> env, std::string modulepath = "",
+               std::string slurm_bin_dir = "");
 
   const std::string& name() const override { return name_; }
   Capabilities capabilities() const override;
@@ -34,14 +37,24 @@ class SlurmBackend : public Backend {
   // Slurm's version on that cluster ("22.05.8"), for skyslurm check.
   Result<std::string> SlurmVersion(std::chrono::milliseconds timeout);
 
+  // Module lists change rarely and listing them costs a login shell and
+  // Lmod (150 ms and more): keep them in `dir`/<cluster>.modules for `ttl`.
+  void CacheModules(std::string dir, std::chrono::seconds ttl);
+
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout);
+  // Slurm's commands by name, from slurm_bin_dir when set; and the
+  // environment every command gets.
+  void Prepare(Command& command) const;
   Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag, std::chrono::milliseconds timeout);
 
   std::string name_;
   CommandRunner& runner_;
   std::vector<std::pair<std::string, std::string>> env_;
   std::string modulepath_;
+  std::string slurm_bin_dir_;
+  std::string module_cache_dir_;
+  std::chrono::seconds module_cache_ttl_{0};
 };
 
 // "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on

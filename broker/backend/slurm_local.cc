@@ -10,7 +10,8 @@ std::vector<std::pair<std::string, std::string>> SlurmLocalBackend::Env(const st
 // runner_ is a member initialized after the base: the base only stores the
 // reference, and uses it once construction is complete.
 SlurmLocalBackend::SlurmLocalBackend(std::string name, std::string slurm_conf,
-                                     std::string modulepath)
-    : SlurmBackend(std::move(name), runner_, Env(slurm_conf), std::move(modulepath)) {}
+                                     std::string modulepath, std::string slurm_bin_dir)
+    : SlurmBackend(std::move(name), runner_, Env(slurm_conf), std::move(modulepath),
+                   std::move(slurm_bin_dir)) {}
 
 }  // namespace skyslurm::backend

@@ -10,8 +10,9 @@ namespace skyslurm::backend {
 
 class SlurmLocalBackend final : public SlurmBackend {
  public:
-  // `slurm_conf` empty: the environment's own.
-  SlurmLocalBackend(std::string name, std::string slurm_conf, std::string modulepath);
+  // `slurm_conf` empty: the environment's own; `slurm_bin_dir` empty: PATH.
+  SlurmLocalBackend(std::string name, std::string slurm_conf, std::string modulepath,
+                    std::string slurm_bin_dir = "");
 
  private:
   static std::vector<std::pair<std::string, std::string>> Env(const std::string& slurm_conf);

@@ -32,7 +32,8 @@ int RunCheck() {
       row.name = h.name;
       row.access = std::string(cluster::AccessName(entry.access));
       if (entry.access == cluster::ClusterEntry::Access::kSsh && entry.ssh) {
-        row.access = fmt::format("ssh {}@{}:{}", entry.ssh->user, entry.ssh->hostname, entry.ssh->port);
+        row.access =
+            fmt::format("ssh {}@{}:{}", entry.ssh->user, entry.ssh->hostname, entry.ssh->port);
       }
       if (!h.excluded.empty()) {
         row.verdict = "excluded";

@@ -18,7 +18,8 @@ std::map<std::string, std::string>& GlobalSettingFlags() {
   return flags;
 }
 
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files) {
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
+                                const std::string& slurm_bin_dir) {
   Workspace ws;
   ws.env = config::Environment::FromProcess();
   SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, GlobalSettingFlags()));
@@ -61,7 +62,7 @@ Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_file
       }
       case cluster::ClusterEntry::Access::kLocal:
         ws.backends.push_back(std::make_unique<backend::SlurmLocalBackend>(
-            entry.name, entry.slurm_conf, entry.modulepath));
+            entry.name, entry.slurm_conf, entry.modulepath, slurm_bin_dir));
         break;
       case cluster::ClusterEntry::Access::kSsh:
         if (entry.ssh) {
@@ -74,10 +75,11 @@ Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_file
         }
         break;
     }
-    const bool live = entry.access != cluster::ClusterEntry::Access::kDescriptionFile &&
-                      h.unavailable.empty();
+    const bool live =
+        entry.access != cluster::ClusterEntry::Access::kDescriptionFile && h.unavailable.empty();
     if (live) {
       auto* slurm = static_cast<backend::SlurmBackend*>(ws.backends.back().get());
+      slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
       ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm));
       h.backend = ws.backends.back().get();
       ws.slurm.push_back(slurm);

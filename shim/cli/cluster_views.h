@@ -34,7 +34,10 @@ struct Workspace {
 // for each live one (its controller directly, or its login node over SSH),
 // or its description file. With `description_files`, only those clusters,
 // offline (the first is home unless the settings name one).
-Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files);
+// `slurm_bin_dir`: where the local cluster's real Slurm commands are (the
+// router passes it so that it never runs a shim); "" = PATH.
+Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
+                                const std::string& slurm_bin_dir = "");
 
 // The settings flags every skyslurm command takes, filled by main().
 std::map<std::string, std::string>& GlobalSettingFlags();

@@ -44,23 +44,27 @@ TEST_F(PluginTest, RealCommandsListTheSkyOptions) {
   }
 }
 
-TEST_F(PluginTest, RealSbatchAcceptsSkyOptionsOnTheCommandLineAndInDirectives) {
-  const std::string out = tmp_.File("job.out");
+TEST_F(PluginTest, AScriptFromStdinAskingForRoutingIsRefusedNotSubmittedHere) {
+  // Read from stdin, the script is gone by the time the plugin sees its
+  // #SBATCH --sky-any-cluster: it says so, and nothing is submitted.
   Command c;
-  c.argv = {"sbatch", "--parsable", "--sky-any-cluster", "-o", out};
+  c.argv = {"sbatch", "--parsable", "-o", tmp_.File("job.out")};
   c.stdin_data = "#!/bin/bash\n#SBATCH --sky-any-cluster=beta,gamma\necho ran\n";
   c.env_set = {{"SLURM_CONF", tb_.SlurmConf("gamma")}};
-  CommandOutput submitted = Exec(c);
-  ASSERT_TRUE(submitted.success()) << submitted.err;
-  const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
-  EXPECT_EQ(WaitForJobEnd(tb_, "gamma", id), "COMPLETED");
-  EXPECT_EQ(ReadFileWhenReady(out), "ran\n");
+  const std::string before = RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-o", "%i"}).out;
+  CommandOutput out = Exec(c);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_THAT(out.err, HasSubstr("script read from standard input cannot be routed"));
+  EXPECT_EQ(out.out, "");
+  EXPECT_EQ(RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-o", "%i"}).out, before);
 }
 
-TEST_F(PluginTest, SrunStepsRunWithTheOptionOnEveryNode) {
-  CommandOutput out =
-      RunOn(tb_, "beta", {"srun", "-N2", "--sky-any-cluster=beta", "--chdir", tmp_.path(), "true"});
+TEST_F(PluginTest, StepsInsideAnAllocationKeepTheirOptionAndGetSkypilotVariables) {
+  // Inside an allocation srun is never handed over: its steps run here.
+  CommandOutput out = RunOn(tb_, "beta", {"salloc", "-N2", "-Q", "srun", "-l", "--sky-any-cluster=beta",
+                                          "--chdir", tmp_.path(), "printenv", "SKYPILOT_NUM_NODES"});
   EXPECT_TRUE(out.success()) << out.err;
+  EXPECT_THAT(out.out, ::testing::MatchesRegex("[01]: 2\n[01]: 2\n"));
 }
 
 TEST_F(PluginTest, BadValuesAreRefusedWithTheReason) {

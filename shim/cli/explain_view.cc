@@ -1,0 +1,226 @@
+#include "shim/cli/explain_view.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "broker/translate/translator.h"
+#include "broker/util/line_diff.h"
+
+namespace skyslurm::cli {
+namespace {
+
+std::string Origin(const job::Request& r, job::Opt id) {
+  const job::Setting* s = r.Effective(id);
+  return s == nullptr ? "" : s->origin.Describe(r.script_name);
+}
+
+void Row(std::string& out, std::string_view what, const std::string& value,
+         const std::string& where) {
+  out += fmt::format("  {:<14} {:<34} {}\n", what, value, where);
+}
+
+std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCatalog& catalog) {
+  using job::Opt;
+  std::string out =
+      fmt::format("Request ({}, as {} reads it)\n", r.script_name, job::ToolName(r.tool));
+  if (r.nodes) {
+    Row(out, "nodes",
+        r.nodes->min == r.nodes->max ? std::to_string(r.nodes->min)
+                                     : fmt::format("{}-{}", r.nodes->min, r.nodes->max),
+        Origin(r, Opt::kNodes));
+  }
+  if (r.ntasks) Row(out, "tasks", std::to_string(*r.ntasks), Origin(r, Opt::kNtasks));
+  if (r.ntasks_per_node) {
+    Row(out, "tasks per node", std::to_string(*r.ntasks_per_node), Origin(r, Opt::kNtasksPerNode));
+  }
+  if (r.cpus_per_task) {
+    Row(out, "cpus per task", std::to_string(*r.cpus_per_task), Origin(r, Opt::kCpusPerTask));
+  }
+  if (r.mem_mb) Row(out, "memory", fmt::format("{} MB per node", *r.mem_mb), Origin(r, Opt::kMem));
+  if (r.mem_per_cpu_mb) {
+    Row(out, "memory", fmt::format("{} MB per CPU", *r.mem_per_cpu_mb), Origin(r, Opt::kMemPerCpu));
+  }
+  if (r.mem_per_gpu_mb) {
+    Row(out, "memory", fmt::format("{} MB per GPU", *r.mem_per_gpu_mb), Origin(r, Opt::kMemPerGpu));
+  }
+  if (r.time_limit) {
+    Row(out, "time limit", job::FormatTimeLimit(*r.time_limit), Origin(r, Opt::kTime));
+  }
+  for (const auto& g : r.gpus) {
+    std::string what = g.type.empty()
+                           ? fmt::format("{} GPU(s) {}", g.count, job::ScopeName(g.scope))
+                           : fmt::format("{} x {} {}", g.count, g.type, job::ScopeName(g.scope));
+    if (!g.type.empty()) {
+      if (auto c = catalog.Canonical(g.type); c && *c != g.type) what += fmt::format(" ({})", *c);
+    }
+    Row(out, "GPUs", what, g.origin.Describe(r.script_name));
+  }
+  if (!r.partitions.empty()) {
+    std::string list;
+    for (const auto& p : r.partitions) list += (list.empty() ? "" : ",") + p;
+    Row(out, "partition", list, Origin(r, Opt::kPartition));
+  }
+  auto optional_row = [&](std::string_view what, const std::optional<std::string>& v, Opt id) {
+    if (v) Row(out, what, *v, Origin(r, id));
+  };
+  optional_row("constraint", r.constraint, Opt::kConstraint);
+  optional_row("account", r.account, Opt::kAccount);
+  optional_row("QoS", r.qos, Opt::kQos);
+  optional_row("job name", r.job_name, Opt::kJobName);
+  optional_row("array", r.array, Opt::kArray);
+  optional_row("dependency", r.dependency, Opt::kDependency);
+  optional_row("output", r.output, Opt::kOutput);
+  optional_row("error", r.error, Opt::kError);
+  optional_row("chdir", r.chdir, Opt::kChdir);
+  optional_row("container", r.container, Opt::kContainer);
+  for (const auto& name : r.other_container_options) {
+    const job::Setting* s = r.EffectiveByName(name);
+    Row(out, "container", fmt::format("--{}={}", name, s->occurrence.value.value_or("")),
+        s->origin.Describe(r.script_name));
+  }
+  for (const auto& m : r.modules) {
+    Row(out, "module", fmt::format("{} ({})", m.word, m.verb),
+        fmt::format("{}:{}", r.script_name, m.line));
+  }
+  if (r.hetjob) Row(out, "hetjob", "yes (several components)", r.script_name);
+  if (r.wait) Row(out, "wait", "yes", Origin(r, Opt::kWait));
+  if (r.hold) Row(out, "hold", "yes", Origin(r, Opt::kHold));
+  if (r.sky.any_cluster) {
+    std::string list;
+    for (const auto& c : r.sky.clusters) list += (list.empty() ? "" : ",") + c;
+    Row(out, "sky", list.empty() ? "--sky-any-cluster" : "--sky-any-cluster=" + list,
+        Origin(r, Opt::kSkyAnyCluster));
+  }
+  for (const auto& w : r.warnings) out += fmt::format("  warning: {}\n", w);
+  return out;
+}
+
+std::string ArgsLine(const std::vector<std::string>& args) { return ShellJoin(args); }
+
+std::string Utc(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string AuditLineImpl(const place::Plan& plan, const std::string& user,
+                          const std::string& sky_id, const std::string& what) {
+  std::string candidates;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const auto& v = plan.decision.verdicts[i];
+    candidates += fmt::format("{}{}{}:{}{}", candidates.empty() ? "" : ",", v.cluster,
+                              v.partition.empty() ? "" : "/" + v.partition, place::KindName(v.kind),
+                              v.start ? "@" + Utc(*v.start) : "");
+  }
+  const std::string chosen = plan.decision.chosen
+                                 ? plan.candidates[*plan.decision.chosen].cluster + "/" +
+                                       plan.candidates[*plan.decision.chosen].partition
+                                 : "none";
+  return fmt::format("{} user={} sky_id={} job={} chosen={} candidates={} took_ms={}",
+                     Utc(plan.now), user, sky_id, what, chosen, candidates, plan.took.count());
+}
+
+std::string RenderPlacement(const place::Plan& plan) {
+  std::string out = "\nPlacement\n";
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const auto& c = plan.candidates[i];
+    const auto& v = plan.decision.verdicts[i];
+    const std::string where = c.cluster + (c.partition.empty() ? "" : "/" + c.partition);
+    std::string start =
+        v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now), Utc(*v.start))
+                : "-";
+    out +=
+        fmt::format("  {:<24} {:<14} {:<34} {}\n", where, place::KindName(v.kind), start, v.reason);
+    if (v.start && !c.start_basis.empty() && c.start_basis != "sbatch --test-only") {
+      out += fmt::format("  {:<24} {:<14} {:<34} estimate: {}\n", "", "", "", c.start_basis);
+    }
+  }
+  out += fmt::format("  => {}\n",
+                     plan.decision.chosen ? plan.decision.summary : "no cluster can run the job");
+  return out;
+}
+
+}  // namespace
+
+std::string AuditLine(const place::Plan& plan, const std::string& user, const std::string& sky_id,
+                      const std::string& job) {
+  return AuditLineImpl(plan, user, sky_id, job);
+}
+
+ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const place::Plan& plan,
+                          bool with_placement) {
+  // The options as typed (and from SBATCH_* variables), to compare with
+  // what each cluster gets.
+  std::vector<std::string> original_options;
+  {
+    std::size_t last_word = SIZE_MAX;
+    for (const auto& s : request.settings) {
+      if (s.origin.kind == job::Origin::Kind::kEnvironment) {
+        original_options.push_back(s.occurrence.value
+                                       ? fmt::format("--{}={}", s.name(), *s.occurrence.value)
+                                       : "--" + s.name());
+      } else if (s.origin.kind == job::Origin::Kind::kCommandLine &&
+                 !(s.occurrence.bundled && s.occurrence.first_word == last_word)) {
+        original_options.insert(original_options.end(), s.occurrence.words.begin(),
+                                s.occurrence.words.end());
+        last_word = s.occurrence.first_word;
+      }
+    }
+  }
+  std::string out = RequestSummary(request, ws.catalog);
+  std::vector<std::string> can, cannot;
+  for (std::size_t i = 0; i < ws.handles.size(); ++i) {
+    const place::ClusterHandle& h = ws.handles[i];
+    const place::ClusterResult& r = plan.clusters[i];
+    out += fmt::format("\n{}{}: ", h.name, h.home ? " (home)" : "");
+    if (!h.excluded.empty()) {
+      out += fmt::format("not considered\n  - {}\n", h.excluded);
+      cannot.push_back(h.name);
+      continue;
+    }
+    if (!r.translation) {
+      out += fmt::format("no answer\n  - {}\n", r.unreachable);
+      cannot.push_back(h.name);
+      continue;
+    }
+    const translate::Translation& t = *r.translation;
+    if (!t.ok()) {
+      out += "cannot run it\n";
+      for (const auto& reason : t.reasons) out += fmt::format("  - {}\n", reason);
+      cannot.push_back(h.name);
+      continue;
+    }
+    can.push_back(h.name);
+    const translate::TranslatedJob& job = *t.job;
+    const bool changed_script = job.script != request.script;
+    const bool changed_args = job.args != original_options;
+    out += changed_script || !job.changes.empty() ? "can run it, translated\n"
+                                                  : "can run it as written\n";
+    if (!job.partition_note.empty()) out += fmt::format("  partition: {}\n", job.partition_note);
+    if (!job.changes.empty()) {
+      out += "  changes:\n";
+      for (const auto& c : job.changes) {
+        out += fmt::format("    {}: {} ({})\n", c.where, c.what, c.why);
+      }
+    }
+    if (changed_script) {
+      out += fmt::format("  script ({} as written -> for {}):\n", request.script_name, h.name);
+      out += FormatDiff(DiffLines(request.script, job.script), "    ");
+    }
+    if (changed_args) out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
+    for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
+  }
+  if (with_placement) out += RenderPlacement(plan);
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("none") : s;
+  };
+  out += fmt::format("\nCan run it: {}. Cannot: {}.\n", list(can), list(cannot));
+  return {out, !can.empty()};
+}
+
+}  // namespace skyslurm::cli

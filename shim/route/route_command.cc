@@ -1,0 +1,278 @@
+#include "shim/route/route_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <thread>
+
+#include "broker/backend/backend.h"
+#include "broker/job/request.h"
+#include "broker/place/planner.h"
+#include "broker/util/strings.h"
+#include "shim/cli/cluster_views.h"
+#include "shim/cli/explain_view.h"
+#include "shim/real_command.h"
+
+namespace skyslurm::route {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A progress line on stderr, when it is a terminal; silent otherwise.
+class Progress {
+ public:
+  explicit Progress(std::string tool) : tool_(std::move(tool)), tty_(isatty(STDERR_FILENO) != 0) {}
+  ~Progress() { Clear(); }
+  void Say(const std::string& what) {
+    if (!tty_) return;
+    std::fprintf(stderr, "\r\033[K%s: skyslurm: %s", tool_.c_str(), what.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (tty_ && shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+
+ private:
+  std::string tool_;
+  bool tty_;
+  bool shown_ = false;
+};
+
+std::string RealCommandPath(const std::string& tool, const config::Settings& settings) {
+  const char* path = std::getenv("PATH");
+  std::string search = !settings.real_bin_dir.empty() ? settings.real_bin_dir
+                                                      : (path != nullptr ? path : "/usr/bin:/bin");
+  std::string why;
+  auto found = shim::FindRealCommand(tool, search, "", &why);
+  return found ? *found : "";
+}
+
+// Runs the real command in place of this process: the fallback home.
+[[noreturn]] void ExecReal(const std::string& real, const std::string& tool,
+                           const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {tool};
+  for (const auto& a : args) {
+    if (!a.starts_with("--sky-")) argv.push_back(a);  // the plugin may be missing
+  }
+  std::vector<char*> c;
+  for (auto& a : argv) c.push_back(a.data());
+  c.push_back(nullptr);
+  unsetenv("SKYSLURM_ANY_CLUSTER");
+  execv(real.c_str(), c.data());
+  std::fprintf(stderr, "%s: error: skyslurm: cannot run %s: %s\n", tool.c_str(), real.c_str(),
+               std::strerror(errno));
+  std::exit(1);
+}
+
+int Fail(const std::string& tool, const std::string& message) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), message.c_str());
+  return 1;
+}
+
+bool IsFinal(const std::string& state) {
+  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" &&
+         state != "COMPLETING" && state != "SUSPENDED" && state != "REQUEUED" &&
+         state != "RESIZING" && state != "SIGNALING" && state != "STAGE_OUT";
+}
+
+}  // namespace
+
+int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
+  const std::string tool = mode;
+  job::Tool jtool = job::Tool::kSbatch;
+  if (mode == "salloc") {
+    jtool = job::Tool::kSalloc;
+  } else if (mode == "srun") {
+    jtool = job::Tool::kSrun;
+  } else if (mode != "sbatch") {
+    return Fail("skyslurm", "__route: unknown mode " + mode);
+  }
+  // The plugin's guard against handing an invocation over twice has done
+  // its work; it must not travel into the job's environment.
+  unsetenv("SKYSLURM_PLUGIN_REEXEC");
+  Progress progress(tool);
+  progress.Say("reading the configuration");
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env, cli::GlobalSettingFlags());
+  const std::string real = RealCommandPath(tool, loaded.ok() ? loaded->settings : config::Settings{});
+  if (real.empty()) return Fail(tool, "skyslurm: cannot find the real " + tool + " on PATH");
+  if (!loaded.ok()) {
+    progress.Clear();
+    std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
+                 tool.c_str(), loaded.status().message().c_str());
+    ExecReal(real, tool, args);
+  }
+  if (!loaded->settings.routing) {
+    progress.Clear();
+    ExecReal(real, tool, args);  // the site turned routing off
+  }
+  const bool home_on_error = loaded->settings.on_broker_error == config::OnBrokerError::kHome;
+
+  // The job, exactly as sbatch reads it.
+  job::RequestInput input;
+  input.tool = jtool;
+  input.args = args;
+  input.env = env.vars();
+  if (jtool == job::Tool::kSbatch) {
+    job::OptionTable table(jtool);
+    auto parsed = job::ParseArgs(table, args, job::OperandPolicy::kStopAtFirst, "command line");
+    bool wrap = false;
+    if (parsed.ok()) {
+      for (const auto& o : parsed->options) wrap = wrap || (o.spec && o.spec->id == job::Opt::kWrap);
+    }
+    if (parsed.ok() && parsed->operands.empty() && !wrap) {
+      input.script_text = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
+  }
+  auto request = job::ParseRequest(input);
+  if (!request.ok()) return Fail(tool, request.status().message());
+
+  const std::string real_dir = fs::path(real).parent_path().string();
+  progress.Say("asking the clusters");
+  auto ws = cli::OpenWorkspace({}, real_dir);
+  if (!ws.ok()) {
+    if (!home_on_error) return Fail(tool, "skyslurm: " + ws.status().message());
+    progress.Clear();
+    std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
+                 tool.c_str(), ws.status().message().c_str());
+    ExecReal(real, tool, args);
+  }
+  place::PlanOptions options;
+  options.only = request->sky.clusters;
+  if (request->sky.infra) options.pinned = *request->sky.infra;
+  if (request->sky.infra && ws->registry.Find(*request->sky.infra) == nullptr) {
+    return Fail(tool, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request->sky.infra));
+  }
+  place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);
+  progress.Clear();
+
+  if (request->sky.explain) {
+    const cli::ExplainText view = cli::RenderExplain(*request, *ws, plan, true);
+    std::fputs(view.text.c_str(), stdout);
+    cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
+    return view.some_cluster_can_run_it && plan.decision.chosen ? 0 : 1;
+  }
+  if (!plan.decision.chosen) {
+    std::string why;
+    for (const auto& v : plan.decision.verdicts) {
+      why += fmt::format("\n  {}{}: {}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
+                         place::KindName(v.kind), v.reason);
+    }
+    return Fail(tool, "skyslurm: no cluster can run this job (skyslurm explain shows why):" + why);
+  }
+  const place::Candidate& chosen = plan.candidates[*plan.decision.chosen];
+  const translate::TranslatedJob& job = *plan.chosen_job();
+  const std::size_t cluster_index = [&] {
+    for (std::size_t i = 0; i < ws->handles.size(); ++i) {
+      if (ws->handles[i].name == chosen.cluster) return i;
+    }
+    return std::size_t{0};
+  }();
+  place::ClusterHandle& target = ws->handles[cluster_index];
+  const std::string sky_id = backend::NewSkyId(plan.now);
+  cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
+
+  if (jtool != job::Tool::kSbatch) {
+    // salloc/srun: interactive. Home: the real command with the translated
+    // options. A peer: the same through the user's ssh.
+    // salloc has no --export: the job's variables travel in the environment.
+    std::vector<std::string> argv = {tool};
+    argv.insert(argv.end(), job.args.begin(), job.args.end());
+    argv.insert(argv.end(), job.script_args.begin(), job.script_args.end());
+    if (target.home) {
+      std::vector<char*> c;
+      for (auto& a : argv) c.push_back(a.data());
+      c.push_back(nullptr);
+      unsetenv("SKYSLURM_ANY_CLUSTER");
+      setenv("SKYPILOT_TASK_ID", sky_id.c_str(), 1);
+      setenv("SKYSLURM_CLUSTER", target.name.c_str(), 1);
+      execv(real.c_str(), c.data());
+      return Fail(tool, fmt::format("skyslurm: cannot run {}: {}", real, std::strerror(errno)));
+    }
+    const cluster::ClusterEntry* entry = ws->registry.Find(target.name);
+    if (entry == nullptr || !entry->ssh) {
+      return Fail(tool, fmt::format("skyslurm: {} is not reached over SSH; cannot run {} there",
+                                    target.name, tool));
+    }
+    const config::SshHost& h = *entry->ssh;
+    std::vector<std::string> ssh = {"ssh", isatty(STDIN_FILENO) != 0 ? "-t" : "-T", "-p",
+                                    std::to_string(h.port), "-l", h.user, "-o",
+                                    "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"};
+    for (const auto& f : h.known_hosts_files) {
+      ssh.insert(ssh.end(), {"-o", "UserKnownHostsFile=" + f});
+    }
+    for (const auto& f : h.identity_files) ssh.insert(ssh.end(), {"-i", f});
+    if (h.identities_only) ssh.insert(ssh.end(), {"-o", "IdentitiesOnly=yes"});
+    if (!h.proxy_jump.empty()) ssh.insert(ssh.end(), {"-J", h.proxy_jump});
+    ssh.push_back(h.hostname);
+    std::string remote = "env -u SKYSLURM_ANY_CLUSTER " +
+                         ShellQuote("SKYPILOT_TASK_ID=" + sky_id) + " " +
+                         ShellQuote("SKYSLURM_CLUSTER=" + target.name) + " " + ShellJoin(argv);
+    if (!target.settings.workdir.empty()) remote = "cd " + ShellQuote(target.settings.workdir) + " && " + remote;
+    ssh.push_back(remote);
+    std::fprintf(stderr, "%s: skyslurm: running on cluster %s (%s)\n", tool.c_str(),
+                 target.name.c_str(), plan.decision.summary.c_str());
+    std::vector<char*> c;
+    for (auto& a : ssh) c.push_back(a.data());
+    c.push_back(nullptr);
+    execvp("ssh", c.data());
+    return Fail(tool, fmt::format("skyslurm: cannot run ssh: {}", std::strerror(errno)));
+  }
+
+  // sbatch: submit there.
+  backend::SubmitSpec spec;
+  spec.sky_id = sky_id;
+  spec.job = job;
+  if (!request->job_name && request->script_name != "(stdin)" && request->script_name != "(wrap)") {
+    spec.default_job_name = fs::path(request->script_name).filename().string();
+  }
+  if (request->comment) spec.user_comment = *request->comment;
+  spec.export_env = {{"SKYPILOT_TASK_ID", sky_id}, {"SKYSLURM_CLUSTER", target.name}};
+  if (!target.home) {
+    std::string workdir = target.settings.workdir;
+    if (request->chdir && !request->chdir->starts_with("/")) {
+      workdir = (workdir.empty() ? "" : workdir + "/") + *request->chdir;
+    }
+    spec.workdir = workdir;
+    if (!request->parsable && !request->test_only) {
+      std::fprintf(stderr,
+                   "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
+                   "beside the script are not copied\n",
+                   tool.c_str(), request->script_name.c_str(), target.name.c_str(),
+                   plan.decision.summary.c_str(),
+                   workdir.empty() ? "your home directory" : workdir.c_str());
+    }
+  }
+  progress.Say(fmt::format("submitting to {}", target.name));
+  auto key = target.backend->Submit(spec, std::chrono::seconds(30));
+  progress.Clear();
+  if (!key.ok()) return Fail(tool, key.status().message());
+  if (request->parsable) {
+    std::printf("%s;%s\n", key->job_id.c_str(), key->cluster.c_str());
+  } else if (!request->EffectiveByName("quiet")) {
+    std::printf("Submitted batch job %s on cluster %s\n", key->job_id.c_str(), key->cluster.c_str());
+  }
+  std::fflush(stdout);
+  if (!request->wait) return 0;
+  // --wait: wait for the job wherever it runs; exit as sbatch --wait does.
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto jobs = target.backend->Jobs(std::chrono::seconds(30));
+    if (!jobs.ok()) continue;
+    for (const auto& j : *jobs) {
+      if (j.key.job_id != key->job_id || !IsFinal(j.state)) continue;
+      return j.state == "COMPLETED" ? 0 : (j.exit_code != 0 ? j.exit_code : 1);
+    }
+  }
+}
+
+}  // namespace skyslurm::route

@@ -1,0 +1,27 @@
+// The plugin's arguments in plugstack.conf, read strictly: an unknown key
+// fails the plugin's load with a message naming it.
+//
+//   optional /usr/lib/skyslurm/skyslurm.so shim=/usr/libexec/skyslurm/bin env=yes reexec=yes
+//
+//   shim=DIR   the folder of skyslurm's sbatch/salloc/srun (the shim), which
+//              the real commands hand a --sky-* invocation to
+//              (default /usr/libexec/skyslurm/bin)
+//   reexec=yes|no  hand invocations to the shim at all (default yes)
+//   env=yes|no     set the SKYPILOT_* variables in jobs (default yes)
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace skyslurm::spank {
+
+struct PluginArgs {
+  std::string shim_dir = "/usr/libexec/skyslurm/bin";
+  bool reexec = true;
+  bool env = true;
+};
+
+// Returns an empty string when all arguments are valid, else the message.
+std::string ParsePluginArgs(const std::vector<std::string>& args, PluginArgs* out);
+
+}  // namespace skyslurm::spank

@@ -1,0 +1,252 @@
+// Remote context: inside slurmstepd, once per step on each node (user_init),
+// and in each task (task_init). Nothing here may fail a job: every problem
+// is logged and the step goes on without the variable.
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "spank/context.h"
+#include "spank/remote_env.h"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+// Bound to the Slurm library slurmstepd already has loaded; weak, so that a
+// host without them (none known) leaves the plugin working on fallbacks.
+#pragma weak slurm_hostlist_create
+#pragma weak slurm_hostlist_shift
+#pragma weak slurm_hostlist_destroy
+#pragma weak slurm_load_node
+#pragma weak slurm_free_node_info_msg
+#pragma weak slurm_load_job
+#pragma weak slurm_free_job_info_msg
+
+namespace skyslurm::spank {
+namespace {
+
+// The variables this plugin set in this step (never ones the user set).
+std::map<std::string, std::string>& SetByUs() {
+  static std::map<std::string, std::string> vars;
+  return vars;
+}
+
+std::optional<std::string> JobEnv(spank_t sp, const char* name) {
+  std::vector<char> buf(65536);
+  if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS) {
+    return std::nullopt;
+  }
+  return std::string(buf.data());
+}
+
+std::vector<std::string> ExpandNodes(const std::string& list) {
+  std::vector<std::string> names;
+  if (slurm_hostlist_create != nullptr && slurm_hostlist_shift != nullptr &&
+      slurm_hostlist_destroy != nullptr) {
+    hostlist_t hl = slurm_hostlist_create(list.c_str());
+    if (hl != nullptr) {
+      while (char* host = slurm_hostlist_shift(hl)) {
+        names.emplace_back(host);
+        std::free(host);
+      }
+      slurm_hostlist_destroy(hl);
+      return names;
+    }
+  }
+  // Without Slurm's host lists: a plain comma list.
+  std::string current;
+  for (char c : list) {
+    if (c == ',') {
+      if (!current.empty()) names.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) names.push_back(current);
+  return names;
+}
+
+// Each name looked up on a helper thread, waiting at most ~300 ms in all.
+// The thread owns everything it touches (shared with us), so when we stop
+// waiting it finishes on its own without touching freed memory. (Not
+// getaddrinfo_a: a request it cannot cancel goes on using our buffers.)
+std::vector<std::optional<std::string>> Resolve(const std::vector<std::string>& names) {
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::string> names;
+    std::vector<std::optional<std::string>> addresses;
+    bool done = false;
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->names = names;
+  shared->addresses.resize(names.size());
+  try {
+    std::thread([shared] {
+      std::vector<std::optional<std::string>> found(shared->names.size());
+      for (std::size_t i = 0; i < shared->names.size(); ++i) {
+        addrinfo hints{};
+        hints.ai_family = AF_INET;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* result = nullptr;
+        if (getaddrinfo(shared->names[i].c_str(), nullptr, &hints, &result) == 0 && result != nullptr) {
+          char text[64];
+          const auto* sin = reinterpret_cast<const sockaddr_in*>(result->ai_addr);
+          if (inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text) != nullptr) found[i] = text;
+          freeaddrinfo(result);
+        }
+      }
+      std::lock_guard<std::mutex> lock(shared->mu);
+      shared->addresses = std::move(found);
+      shared->done = true;
+      shared->cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    return std::vector<std::optional<std::string>>(names.size());
+  }
+  std::unique_lock<std::mutex> lock(shared->mu);
+  shared->cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return shared->done; });
+  if (!shared->done) return std::vector<std::optional<std::string>>(names.size());
+  return shared->addresses;
+}
+
+// The NodeAddr slurmctld has for names that do not resolve: one RPC for all.
+void FillFromController(const std::vector<std::string>& names,
+                        std::vector<std::optional<std::string>>* addresses) {
+  if (slurm_load_node == nullptr || slurm_free_node_info_msg == nullptr) return;
+  node_info_msg_t* nodes = nullptr;
+  if (slurm_load_node(0, &nodes, SHOW_ALL) != 0 || nodes == nullptr) return;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if ((*addresses)[i]) continue;
+    for (uint32_t k = 0; k < nodes->record_count; ++k) {
+      const node_info_t& n = nodes->node_array[k];
+      if (n.name != nullptr && names[i] == n.name && n.node_addr != nullptr) {
+        (*addresses)[i] = n.node_addr;
+      }
+    }
+  }
+  slurm_free_node_info_msg(nodes);
+}
+
+std::time_t SubmitTime(const std::string& job_id) {
+  if (slurm_load_job == nullptr || slurm_free_job_info_msg == nullptr) return std::time(nullptr);
+  job_info_msg_t* jobs = nullptr;
+  const auto id = static_cast<uint32_t>(std::strtoul(job_id.c_str(), nullptr, 10));
+  if (slurm_load_job(&jobs, id, SHOW_ALL) != 0 || jobs == nullptr || jobs->record_count == 0) {
+    return std::time(nullptr);
+  }
+  const std::time_t t = jobs->job_array[0].submit_time;
+  slurm_free_job_info_msg(jobs);
+  return t;
+}
+
+// What this plugin set, carried in the job's environment as
+// NAME:hash,...: a step (srun inside the batch script) inherits the batch
+// step's values, which are ours to replace while they are unchanged; a value
+// the user changed or set is theirs.
+constexpr const char* kOursVar = "SKYSLURM_SKYPILOT_VARS";
+
+std::string Hash(const std::string& value) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (char c : value) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+bool StillOurs(spank_t sp, const std::string& ours_list, const std::string& name) {
+  const auto current = JobEnv(sp, name.c_str());
+  if (!current) return true;  // not set at all
+  const std::string entry = name + ":" + Hash(*current);
+  std::size_t start = 0;
+  while (start <= ours_list.size()) {
+    auto end = ours_list.find(',', start);
+    if (end == std::string::npos) end = ours_list.size();
+    if (ours_list.compare(start, end - start, entry) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+void Set(spank_t sp, const std::string& name, const std::string& value, const std::string& ours) {
+  if (!StillOurs(sp, ours, name)) return;  // the user's
+  if (spank_setenv(sp, name.c_str(), value.c_str(), 1) == ESPANK_SUCCESS) {
+    SetByUs()[name] = value;
+  }
+}
+
+}  // namespace
+
+int RemoteUserInit(spank_t sp) {
+  if (!State().args.env) return 0;
+  StepFacts f;
+  const std::string nodelist = JobEnv(sp, "SLURM_JOB_NODELIST").value_or("");
+  const std::vector<std::string> names = ExpandNodes(nodelist);
+  auto addresses = Resolve(names);
+  bool missing = false;
+  for (const auto& a : addresses) missing = missing || !a;
+  if (missing) FillFromController(names, &addresses);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    f.node_addresses.push_back(addresses[i].value_or(names[i]));
+  }
+  // S_JOB_NNODES is 0 in the batch step; the job's count is in its env.
+  uint32_t nnodes = 0, nodeid = 0;
+  spank_get_item(sp, S_JOB_NNODES, &nnodes);
+  spank_get_item(sp, S_JOB_NODEID, &nodeid);
+  const auto job_nodes = JobEnv(sp, "SLURM_JOB_NUM_NODES");
+  f.num_nodes = job_nodes ? std::strtol(job_nodes->c_str(), nullptr, 10)
+                          : (nnodes > 0 ? nnodes : static_cast<long>(names.size()));
+  f.node_rank = nodeid;
+  const auto gpus = JobEnv(sp, "SLURM_GPUS_ON_NODE");
+  const auto job_gpus = JobEnv(sp, "SLURM_JOB_GPUS");
+  f.gpus_per_node = GpusFrom(gpus ? gpus->c_str() : nullptr, job_gpus ? job_gpus->c_str() : nullptr);
+  f.cluster = JobEnv(sp, "SLURM_CLUSTER_NAME").value_or("");
+  f.partition = JobEnv(sp, "SLURM_JOB_PARTITION").value_or("");
+  uint32_t job_id = 0;
+  spank_get_item(sp, S_JOB_ID, &job_id);
+  f.job_id = std::to_string(job_id);
+  const std::string ours = JobEnv(sp, kOursVar).value_or("");
+  // A routed job brings its task id (stable across moves): never replaced.
+  const bool task_id_known = JobEnv(sp, "SKYPILOT_TASK_ID").has_value();
+  if (!task_id_known) f.submit_time = SubmitTime(f.job_id);
+  for (const auto& [name, value] : SkypilotEnv(f, task_id_known)) Set(sp, name, value, ours);
+  std::string set_names;
+  for (const auto& [name, value] : SetByUs()) {
+    set_names += (set_names.empty() ? "" : ",") + name + ":" + Hash(value);
+  }
+  if (!set_names.empty()) spank_setenv(sp, kOursVar, set_names.c_str(), 1);
+  return 0;
+}
+
+int RemoteTaskInit(spank_t sp) {
+  if (!State().args.env) return 0;
+  // The GPU count is certain only once the task's environment is complete.
+  auto& ours = SetByUs();
+  if (!ours.contains("SKYPILOT_NUM_GPUS_PER_NODE")) return 0;
+  const auto gpus = JobEnv(sp, "SLURM_GPUS_ON_NODE");
+  const auto job_gpus = JobEnv(sp, "SLURM_JOB_GPUS");
+  const long n = GpusFrom(gpus ? gpus->c_str() : nullptr, job_gpus ? job_gpus->c_str() : nullptr);
+  // The task's own copy; the recorded hash stays the step's (user_init's).
+  if (n > 0) spank_setenv(sp, "SKYPILOT_NUM_GPUS_PER_NODE", std::to_string(n).c_str(), 1);
+  return 0;
+}
+
+}  // namespace skyslurm::spank

@@ -1,0 +1,41 @@
+// The SKYPILOT_* variables a job sees beside SLURM_* (the names and meanings
+// of SkyPilot's own Slurm support), computed from facts about the step.
+// Plain C++: remote_context.cc gathers the facts inside slurmstepd.
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace skyslurm::spank {
+
+struct StepFacts {
+  std::vector<std::string> node_addresses;  // the job's nodes, host-list order
+  long num_nodes = 0;
+  long node_rank = 0;          // SLURM_NODEID
+  long gpus_per_node = 0;
+  std::string cluster;
+  std::string partition;
+  std::string job_id;
+  std::time_t submit_time = 0; // for a task id when the job was not routed
+};
+
+// SKYPILOT_NODE_IPS (newline-separated), SKYPILOT_NUM_NODES,
+// SKYPILOT_NODE_RANK, SKYPILOT_NUM_GPUS_PER_NODE, SKYPILOT_TASK_ID (only
+// when `task_id_known` is false: routed jobs bring theirs),
+// SKYPILOT_CLUSTER_INFO (JSON).
+std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& facts,
+                                                             bool task_id_known);
+
+// sky-<submit time yyyymmdd-HHMMSS UTC>_<cluster>_<job id>
+std::string TaskIdForUnroutedJob(std::time_t submit_time, const std::string& cluster,
+                                 const std::string& job_id);
+// {"cloud": "slurm", "cluster": ..., "region": <cluster>, "zone": <partition>}
+std::string ClusterInfoJson(const std::string& cluster, const std::string& partition);
+
+// GPUs on this node from SLURM_GPUS_ON_NODE, else from a GPU index list
+// ("0,1,3" or "0-3").
+long GpusFrom(const char* gpus_on_node, const char* job_gpus);
+
+}  // namespace skyslurm::spank
