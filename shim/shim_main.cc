@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/job/argv_parser.h"
 #include "shim/real_command.h"
 
 namespace {
@@ -60,16 +61,28 @@ bool ScriptAsksForRouting(int argc, char** argv) {
   return false;
 }
 
-// Whether the invocation asks skyslurm to route the job.
+// Whether the invocation asks skyslurm to route the job: a --sky-* option
+// among the command's own options (not the script's or the program's
+// arguments), SKYSLURM_ANY_CLUSTER, an #SBATCH --sky-* line, or the plugin
+// handing the real command's invocation over.
 bool WantsRouting(skyslurm::shim::Mode mode, int argc, char** argv) {
   using skyslurm::shim::Mode;
+  if (std::getenv("SKYSLURM_PLUGIN_REEXEC") != nullptr) return true;
   // Inside an allocation srun starts steps of that allocation: never routed
   // (a routed job sees its own --sky-* options again through the plugin).
   if (mode == Mode::kSrun && std::getenv("SLURM_JOB_ID") != nullptr) return false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg(argv[i]);
-    if (arg == "--") break;
-    if (arg.starts_with("--sky-")) return true;
+  const auto tool = mode == Mode::kSbatch   ? skyslurm::job::Tool::kSbatch
+                    : mode == Mode::kSalloc ? skyslurm::job::Tool::kSalloc
+                                            : skyslurm::job::Tool::kSrun;
+  const skyslurm::job::OptionTable table(tool);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = skyslurm::job::ParseArgs(table, args, skyslurm::job::OperandPolicy::kStopAtFirst, "");
+  if (!parsed.ok()) return false;  // the real command says what is wrong
+  for (const auto& o : parsed->options) {
+    if (o.spec != nullptr && o.spec->id >= skyslurm::job::Opt::kSkyAnyCluster &&
+        o.spec->id <= skyslurm::job::Opt::kSkyRetryOnFailure) {
+      return true;
+    }
   }
   if (Truthy(std::getenv("SKYSLURM_ANY_CLUSTER"))) return true;
   return mode == Mode::kSbatch && ScriptAsksForRouting(argc, argv);

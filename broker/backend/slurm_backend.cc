@@ -264,6 +264,10 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
   }
   const std::string id = Trim(out.out.substr(0, out.out.find_first_of(";\n")));
   if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
+    // sbatch succeeded without saying the id (an option silenced it): the
+    // job is there, found by its tag; never report it as not submitted.
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> found, JobsWithTag(spec.sky_id, left()));
+    if (!found.empty()) return found.front().key;
     return InternalError(fmt::format("{}: sbatch --parsable printed no job id: {}", name_, out.out));
   }
   return JobKey{name_, id};

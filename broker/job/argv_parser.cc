@@ -1,6 +1,7 @@
 #include "broker/job/argv_parser.h"
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <string>
 
 namespace skyslurm::job {
 namespace {
@@ -14,10 +15,11 @@ struct Where {
 
 Status ArgError(const Where& where, std::string message) {
   if (where.line > 0) {
-    return InvalidArgumentError(fmt::format("{}:{}: {}", where.source, where.line, message));
+    return InvalidArgumentError(std::string(where.source) + ":" + std::to_string(where.line) +
+                                ": " + message);
   }
   return InvalidArgumentError(where.source.empty() ? message
-                                                   : fmt::format("{}: {}", where.source, message));
+                                                   : std::string(where.source) + ": " + message);
 }
 
 }  // namespace
@@ -39,14 +41,14 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
     }
     if (word == "--") {
       if (policy == OperandPolicy::kReject && i + 1 < args.size()) {
-        return ArgError(where, fmt::format("invalid directive: '{}'", args[i + 1]));
+        return ArgError(where, "invalid directive: '" + args[i + 1] + "'");
       }
       take_operands(i + 1);
       return parsed;
     }
     if (word.size() < 2 || word[0] != '-') {
       if (policy == OperandPolicy::kReject) {
-        return ArgError(where, fmt::format("invalid directive: '{}' is not an option", word));
+        return ArgError(where, "invalid directive: '" + word + "' is not an option");
       }
       take_operands(i);
       return parsed;
@@ -62,17 +64,18 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
       occ.words.push_back(word);
       if (!match.ambiguous.empty()) {
         std::string possibilities;
-        for (auto candidate : match.ambiguous) possibilities += fmt::format(" '--{}'", candidate);
-        return ArgError(where, fmt::format("option '--{}' is ambiguous; possibilities:{}", name,
-                                           possibilities));
+        for (auto candidate : match.ambiguous) {
+          possibilities += " '--" + std::string(candidate) + "'";
+        }
+        return ArgError(where, "option '--" + name + "' is ambiguous; possibilities:" + possibilities);
       }
       if (match.spec == nullptr) {
         // A site's SPANK option we were not told about: keep it verbatim.
         occ.name = name;
         if (eq != std::string::npos) occ.value = body.substr(eq + 1);
-        parsed.warnings.push_back(fmt::format(
-            "unknown option '--{}' kept as written (if it takes a value, write --{}=VALUE)", name,
-            name));
+        parsed.warnings.push_back("unknown option '--" + name +
+                                  "' kept as written (if it takes a value, write --" + name +
+                                  "=VALUE)");
         parsed.options.push_back(std::move(occ));
         ++i;
         continue;
@@ -82,8 +85,8 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
       switch (match.spec->arg) {
         case Arg::kNone:
           if (eq != std::string::npos) {
-            return ArgError(where, fmt::format("option '--{}' doesn't allow an argument",
-                                               match.spec->name));
+            return ArgError(where, "option '--" + std::string(match.spec->name) +
+                                       "' doesn't allow an argument");
           }
           break;
         case Arg::kOptional:
@@ -96,8 +99,8 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
             occ.value = args[++i];
             occ.words.push_back(*occ.value);
           } else {
-            return ArgError(where,
-                            fmt::format("option '--{}' requires an argument", match.spec->name));
+            return ArgError(where, "option '--" + std::string(match.spec->name) +
+                                       "' requires an argument");
           }
           break;
       }
@@ -115,7 +118,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
     while (pos < word.size()) {
       const char c = word[pos];
       const OptionSpec* spec = table.FindShort(c);
-      if (spec == nullptr) return ArgError(where, fmt::format("invalid option -- '{}'", c));
+      if (spec == nullptr) return ArgError(where, std::string("invalid option -- '") + c + "'");
       Occurrence occ;
       occ.spec = spec;
       occ.name = std::string(spec->name);
@@ -126,7 +129,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
           occ.value = word.substr(pos);
         } else if (spec->arg == Arg::kRequired) {
           if (i + 1 >= args.size()) {
-            return ArgError(where, fmt::format("option requires an argument -- '{}'", c));
+            return ArgError(where, std::string("option requires an argument -- '") + c + "'");
           }
           occ.value = args[i + 1];
           consumed_next = true;
@@ -144,6 +147,39 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
     i += consumed_next ? 2 : 1;
   }
   return parsed;
+}
+
+std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
+                                       const std::vector<Opt>& ids) {
+  auto parsed = ParseArgs(table, words, OperandPolicy::kStopAtFirst, "");
+  if (!parsed.ok()) return words;
+  auto drop = [&](const Occurrence& o) {
+    return o.spec != nullptr && std::find(ids.begin(), ids.end(), o.spec->id) != ids.end();
+  };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < parsed->options.size();) {
+    // Occurrences sharing their words (bundled short options) go together.
+    std::size_t j = i + 1;
+    while (j < parsed->options.size() && parsed->options[j].bundled &&
+           parsed->options[j].first_word == parsed->options[i].first_word) {
+      ++j;
+    }
+    bool any_dropped = false;
+    for (std::size_t k = i; k < j; ++k) any_dropped = any_dropped || drop(parsed->options[k]);
+    if (!any_dropped) {
+      const auto& w = parsed->options[i].words;
+      out.insert(out.end(), w.begin(), w.end());
+    } else {
+      for (std::size_t k = i; k < j; ++k) {
+        const Occurrence& o = parsed->options[k];
+        if (drop(o)) continue;
+        out.push_back(o.value ? "--" + o.name + "=" + *o.value : "--" + o.name);
+      }
+    }
+    i = j;
+  }
+  out.insert(out.end(), parsed->operands.begin(), parsed->operands.end());
+  return out;
 }
 
 }  // namespace skyslurm::job

@@ -44,4 +44,10 @@ enum class OperandPolicy {
 Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::string> args,
                              OperandPolicy policy, std::string_view source, int line = 0);
 
+// `words` without the options whose id is in `ids` (bundled short options
+// are split when one of them goes); operands are kept. Words that do not
+// parse are returned as they are.
+std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
+                                       const std::vector<Opt>& ids);
+
 }  // namespace skyslurm::job

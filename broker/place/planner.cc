@@ -228,11 +228,38 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     }
   }
 
-  // Ask each scheduler, all at once.
+  // Ask each scheduler, all at once. sbatch --test-only answers for any
+  // job: salloc's and srun's options that sbatch does not take are left out
+  // (and the command, which becomes a --wrap), and so are those that would
+  // silence or hold its answer.
+  const job::OptionTable tool_table(request.tool);
+  const job::OptionTable sbatch_table(job::Tool::kSbatch);
+  std::vector<std::optional<translate::TranslatedJob>> asked(plan.candidates.size());
+  for (const auto& t : tasks) {
+    translate::TranslatedJob probe = *plan.jobs[t.candidate];
+    probe.args = job::RemoveOptions(tool_table, probe.args,
+                                    {job::Opt::kQuiet, job::Opt::kParsable, job::Opt::kWait,
+                                     job::Opt::kVerbose});
+    if (request.tool != job::Tool::kSbatch) {
+      std::vector<std::string> kept;
+      auto parsed = job::ParseArgs(tool_table, probe.args, job::OperandPolicy::kStopAtFirst, "");
+      if (parsed.ok()) {
+        for (const auto& o : parsed->options) {
+          if (o.spec == nullptr || sbatch_table.Find(o.spec->name) == nullptr) continue;
+          kept.push_back(o.value ? "--" + o.name + "=" + *o.value : "--" + o.name);
+        }
+      }
+      probe.args = kept;
+      probe.script_args.clear();
+    }
+    if (probe.script.empty()) probe.args.push_back("--wrap=true");
+    asked[t.candidate] = std::move(probe);
+  }
   Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
   for (const auto& t : tasks) {
     backend::Backend* b = clusters[t.cluster].backend;
-    const translate::TranslatedJob* job = &*plan.jobs[t.candidate];
+    // The thread owns its copy: it may outlive this call when it is late.
+    auto job = std::make_shared<const translate::TranslatedJob>(std::move(*asked[t.candidate]));
     const auto timeout = options.estimate_timeout;
     estimates.Start(t.candidate, [b, job, timeout] { return b->EstimateStart(*job, timeout); });
   }

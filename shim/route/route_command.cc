@@ -228,10 +228,14 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     return Fail(tool, fmt::format("skyslurm: cannot run ssh: {}", std::strerror(errno)));
   }
 
-  // sbatch: submit there.
+  // sbatch: submit there. --wait is ours to do (wherever the job runs), and
+  // so are --quiet and --parsable: the cluster's sbatch returns at once,
+  // saying the job id.
   backend::SubmitSpec spec;
   spec.sky_id = sky_id;
   spec.job = job;
+  spec.job.args = job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), job.args,
+                                     {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable});
   if (!request->job_name && request->script_name != "(stdin)" && request->script_name != "(wrap)") {
     spec.default_job_name = fs::path(request->script_name).filename().string();
   }
@@ -270,7 +274,10 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     if (!jobs.ok()) continue;
     for (const auto& j : *jobs) {
       if (j.key.job_id != key->job_id || !IsFinal(j.state)) continue;
-      return j.state == "COMPLETED" ? 0 : (j.exit_code != 0 ? j.exit_code : 1);
+      // Slurm keeps a wait status: the exit code above 8 bits, a signal below.
+      if (j.state == "COMPLETED") return 0;
+      const int code = (j.exit_code >> 8) & 0xff, signal = j.exit_code & 0x7f;
+      return signal != 0 ? 128 + signal : (code != 0 ? code : 1);
     }
   }
 }

@@ -1,0 +1,219 @@
+// `sbatch --sky-any-cluster job.sh` end to end, typed as a new user would:
+// the testbed's ready user (HOME=$TB/home: ~/.slurm/config, known_hosts,
+// skyslurm.yaml naming alpha home) with the shim first on PATH.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+const std::string kShimBin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
+
+class RouteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tb = LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    tb_ = *tb;
+    home_ = tmp_.File("home");
+    // A fresh copy of the ready user's home (its own decision log and cache).
+    Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
+  }
+  void TearDown() override {
+    for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+  }
+
+  CommandOutput Typed(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {},
+                      bool shim_first = true) {
+    Command c;
+    c.argv = {"/bin/sh", "-c", "exec \"$@\"", "sh"};
+    c.argv.insert(c.argv.end(), argv.begin(), argv.end());
+    const std::string path = std::getenv("PATH");
+    c.env_set = {{"HOME", home_},
+                 {"SLURM_CONF", tb_.SlurmConf("alpha")},
+                 {"PATH", shim_first ? kShimBin + ":" + path : path}};
+    c.env_set.insert(c.env_set.end(), env.begin(), env.end());
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
+    c.cwd = tmp_.path();
+    c.timeout = std::chrono::seconds(120);
+    return Exec(c);
+  }
+
+  std::string Script(const std::string& name, const std::string& text) {
+    std::ofstream(tmp_.File(name)) << text;
+    return name;
+  }
+
+  void FillAlpha() {
+    for (int i = 0; i < 2; ++i) {
+      const std::string id = Submit(tb_, "alpha", {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o",
+                                                   "/dev/null", "--wrap", "sleep 600"});
+      ASSERT_FALSE(id.empty());
+      cleanup_.emplace_back("alpha", id);
+      for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+
+  // "Submitted batch job N on cluster C" -> (C, N).
+  std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
+    std::smatch m;
+    const std::regex re("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n");
+    EXPECT_TRUE(std::regex_match(out.out, m, re)) << out.out << out.err;
+    if (m.size() < 3) return {};
+    cleanup_.emplace_back(m[2], m[1]);
+    return {m[2], m[1]};
+  }
+
+  // The job's output, wherever it ran (a peer's jobs run in the user's
+  // remote home, /home/skyuser1 on the testbed).
+  std::string Output(const std::string& cluster, const std::string& id, const std::string& dir) {
+    EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
+    return ReadFileWhenReady(dir + "/slurm-" + id + ".out");
+  }
+
+  Testbed tb_;
+  TempDir tmp_;
+  std::string home_;
+  std::vector<std::pair<std::string, std::string>> cleanup_;
+};
+
+const char kH100Job[] =
+    "#!/bin/bash\n"
+    "#SBATCH --gres=gpu:h100:2\n"
+    "#SBATCH -p gpu\n"
+    "#SBATCH -t 10\n"
+    "module load cuda/12.1 || exit 3\n"
+    "echo \"$SLURM_CLUSTER_NAME $SLURM_JOB_PARTITION gpus=$SLURM_GPUS_ON_NODE cuda=$CUDA_VERSION\"\n"
+    "echo \"task=$SKYPILOT_TASK_ID nodes=$SKYPILOT_NUM_NODES rank=$SKYPILOT_NODE_RANK "
+    "gpus=$SKYPILOT_NUM_GPUS_PER_NODE\"\n";
+
+TEST_F(RouteTest, AllFreeTheJobStaysHomeAndSaysSoInSlurmsWords) {
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = Submitted(out);
+  EXPECT_EQ(cluster, "alpha");
+  const std::string text = Output(cluster, id, tmp_.path());
+  EXPECT_THAT(text, MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6} "
+                                 "nodes=1 rank=0 gpus=2\n"));
+  // The decision is in the audit log, with the job's sky id.
+  const std::string task = text.substr(text.find("task=") + 5, 26);
+  EXPECT_THAT(ReadFile(home_ + "/.local/state/skyslurm/decisions.log"),
+              HasSubstr("sky_id=" + task + " job=job.sh chosen=alpha/gpu"));
+}
+
+TEST_F(RouteTest, AlphaFullTheJobLandsOnBetaTranslated) {
+  FillAlpha();
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("job.sh", kH100Job)});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
+  const std::string id = out.out.substr(0, out.out.find(';'));
+  cleanup_.emplace_back("beta", id);
+  const std::string text = Output("beta", id, "/home/skyuser1");
+  EXPECT_THAT(text, MatchesRegex("beta h100-cluster gpus=2 cuda=12.4\ntask=sky-[^ ]+ nodes=1 rank=0 "
+                                 "gpus=2\n"));
+  // The job beta ran is the translated one.
+  const std::string shown = RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out;
+  EXPECT_THAT(shown, HasSubstr("TresPerNode=gres:gpu:nvidia_h100_80gb_hbm3:2"));
+  EXPECT_THAT(shown, HasSubstr("Comment=skyslurm:sky-"));
+}
+
+TEST_F(RouteTest, WithoutParsableThePeerIsNamedAndWhatDoesNotTravelIsSaid) {
+  FillAlpha();
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});
+  EXPECT_EQ(Submitted(out).first, "beta");
+  EXPECT_THAT(out.err, HasSubstr("sbatch: skyslurm: job.sh goes to cluster beta"));
+  EXPECT_THAT(out.err, HasSubstr("files beside the script are not copied"));
+}
+
+TEST_F(RouteTest, ADirectiveInTheScriptOrTheEnvironmentAsksForRoutingToo) {
+  const std::string a100 =
+      "#!/bin/bash\n#SBATCH --sky-any-cluster\n#SBATCH --gpus-per-node=a100:1 -t 5\nhostname\n";
+  CommandOutput directive = Typed({"sbatch", Script("a100.sh", a100)});
+  EXPECT_EQ(Submitted(directive).first, "gamma") << directive.err;
+  CommandOutput env = Typed({"sbatch", "--gpus-per-node=a100:1", "-t", "5", "--wrap", "hostname"},
+                            {{"SKYSLURM_ANY_CLUSTER", "1"}});
+  EXPECT_EQ(Submitted(env).first, "gamma") << env.err;
+}
+
+TEST_F(RouteTest, TheRealSbatchHandsTheJobToTheShimThroughThePlugin) {
+  const std::string a100 =
+      "#!/bin/bash\n#SBATCH --sky-any-cluster\n#SBATCH --gpus-per-node=a100:1 -t 5\nhostname\n";
+  CommandOutput out = Typed({"/usr/bin/sbatch", Script("a100.sh", a100)}, {}, /*shim_first=*/false);
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(Submitted(out).first, "gamma");
+}
+
+TEST_F(RouteTest, SkyInfraPinsACluster) {
+  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", Script("job.sh", kH100Job)});
+  EXPECT_EQ(Submitted(out).first, "beta") << out.err;
+  CommandOutput none = Typed({"sbatch", "--sky-infra=nowhere", Script("job2.sh", kH100Job)});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err, "sbatch: error: skyslurm: --sky-infra=nowhere: no such cluster\n");
+}
+
+TEST_F(RouteTest, SkyExplainSubmitsNothing) {
+  const std::string before = RunOn(tb_, "alpha", {"squeue", "-h", "-t", "all", "-o", "%i"}).out;
+  CommandOutput out = Typed({"sbatch", "--sky-explain", Script("job.sh", kH100Job)});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("\nPlacement\n"));
+  EXPECT_THAT(out.out, HasSubstr("  => alpha/gpu"));
+  CommandOutput impossible = Typed({"sbatch", "--sky-explain", "--gres=gpu:b200:1", "--wrap", "true"});
+  EXPECT_EQ(impossible.exit_code, 1);
+  EXPECT_EQ(RunOn(tb_, "alpha", {"squeue", "-h", "-t", "all", "-o", "%i"}).out, before);
+}
+
+TEST_F(RouteTest, ErrorsAreSbatchsOwnShape) {
+  CommandOutput bad = Typed({"sbatch", "--sky-any-cluster",
+                             Script("bad.sh", "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n")});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err,
+            "sbatch: error: bad.sh:3: --gres: invalid count 'x' in GRES 'gpu:h100:x' (expected a "
+            "whole number)\n");
+  EXPECT_EQ(bad.out, "");
+  CommandOutput nowhere = Typed({"sbatch", "--sky-any-cluster", "--gres=gpu:b200:1", "--wrap", "true"});
+  EXPECT_EQ(nowhere.exit_code, 1);
+  EXPECT_THAT(nowhere.err, HasSubstr("sbatch: error: skyslurm: no cluster can run this job"));
+  EXPECT_THAT(nowhere.err, HasSubstr("gamma: cannot run it: gamma has no B200 GPUs"));
+}
+
+TEST_F(RouteTest, QuietPrintsNothingAndWaitReturnsTheJobsExitStatus) {
+  CommandOutput quiet = Typed({"sbatch", "--sky-any-cluster", "-Q", "--wrap", "true"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "");
+  CommandOutput wait = Typed({"sbatch", "--sky-any-cluster", "--wait", "-o", "/dev/null", "--wrap", "exit 3"});
+  EXPECT_EQ(wait.exit_code, 3) << wait.err;
+  // Any cluster: right after the quiet job, alpha's own --test-only answers
+  // "in 5 minutes" until its next scheduling pass (a Slurm 22.05 quirk).
+  EXPECT_THAT(wait.out, MatchesRegex("Submitted batch job [0-9]+ on cluster (alpha|beta|gamma)\n"));
+}
+
+TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
+  CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5", "-Q",
+                             "srun", "sh", "-c",
+                             "echo $SLURM_CLUSTER_NAME $SLURM_GPUS_ON_NODE $SKYPILOT_TASK_ID"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, MatchesRegex("beta 1 sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\n"));
+  EXPECT_THAT(out.err, HasSubstr("salloc: skyslurm: running on cluster beta"));
+}
+
+TEST_F(RouteTest, SrunInsideAnAllocationIsNeverRouted) {
+  CommandOutput out = Typed({"salloc", "-N1", "-Q", "srun", "--sky-any-cluster=beta", "printenv",
+                             "SLURM_CLUSTER_NAME"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(out.out, "alpha\n");
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
