@@ -77,5 +77,37 @@ TEST_F(PluginTest, BadValuesAreRefusedWithTheReason) {
   EXPECT_THAT(out.err, HasSubstr("invalid --sky-any-cluster list 'a;b'"));
 }
 
+// A plugstack.conf line with an argument the plugin does not know: listed as
+// required, the real command refuses to run and says why; as optional, it
+// says why and runs without the plugin (its options are then unknown).
+TEST_F(PluginTest, AnUnknownPlugstackArgumentIsRefusedWithItsName) {
+  std::string conf = ReadFile(tb_.SlurmConf("alpha"));
+  const std::size_t at = conf.find("PlugStackConfig=");
+  ASSERT_NE(at, std::string::npos);
+  conf.replace(at, conf.find('\n', at) - at, "PlugStackConfig=" + tmp_.File("plugstack.conf"));
+  WriteFile(tmp_.File("slurm.conf"), conf);
+  Command c;
+  c.env_set = {{"SLURM_CONF", tmp_.File("slurm.conf")}};
+  const std::string why =
+      "skyslurm: unknown plugstack.conf argument 'bogus=1' (known: shim=DIR, reexec=yes|no, "
+      "env=yes|no)";
+
+  WriteFile(tmp_.File("plugstack.conf"), "required " + kPlugin + " bogus=1\n");
+  c.argv = {"sbatch", "--test-only", "--wrap", "true"};
+  CommandOutput out = Exec(c);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_THAT(out.err, HasSubstr(why));
+  EXPECT_THAT(out.err, HasSubstr("Failed to initialize plugin stack"));
+
+  WriteFile(tmp_.File("plugstack.conf"), "optional " + kPlugin + " bogus=1\n");
+  out = Exec(c);
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.err, HasSubstr(why));
+  c.argv = {"sbatch", "--test-only", "--sky-explain", "--wrap", "true"};
+  out = Exec(c);
+  EXPECT_NE(out.exit_code, 0);
+  EXPECT_THAT(out.err, HasSubstr("unrecognized option '--sky-explain'"));
+}
+
 }  // namespace
 }  // namespace skyslurm::testing

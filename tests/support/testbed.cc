@@ -126,6 +126,13 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
+void WriteFile(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  EXPECT_TRUE(out.good()) << "cannot write " << path;
+}
+
 std::string ReadFileWhenReady(const std::string& path, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

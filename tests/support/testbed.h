@@ -55,6 +55,8 @@ std::string JobState(const Testbed& tb, std::string_view cluster, std::string_vi
 std::string ReadFileWhenReady(const std::string& path,
                               std::chrono::seconds timeout = std::chrono::seconds(10));
 std::string ReadFile(const std::string& path);
+// Writes `text` to `path`, replacing it; fails the test when it cannot.
+void WriteFile(const std::string& path, std::string_view text);
 
 // A directory under /tmp, world-writable so that test users' jobs can write
 // into it, removed with its contents at destruction.
