@@ -199,6 +199,33 @@ TEST_F(RouteTest, QuietPrintsNothingAndWaitReturnsTheJobsExitStatus) {
   EXPECT_THAT(wait.out, MatchesRegex("Submitted batch job [0-9]+ on cluster (alpha|beta|gamma)\n"));
 }
 
+TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
+  const std::string job =
+      "#!/bin/bash\n"
+      "#SBATCH -N 2\n"
+      "#SBATCH --gpus-per-node=h100:4\n"
+      "#SBATCH -t 5\n"
+      "echo \"batch rank=$SKYPILOT_NODE_RANK nodes=$SKYPILOT_NUM_NODES "
+      "gpus=$SKYPILOT_NUM_GPUS_PER_NODE\"\n"
+      "srun -l bash -c 'echo \"rank=$SKYPILOT_NODE_RANK nodeid=$SLURM_NODEID "
+      "nodes=$SKYPILOT_NUM_NODES gpus=$SKYPILOT_NUM_GPUS_PER_NODE "
+      "ips=$(printf %s \"$SKYPILOT_NODE_IPS\" | tr \"\\n\" ,) task=$SKYPILOT_TASK_ID\"' | sort\n";
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster=beta", Script("two.sh", job)});
+  auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "beta") << out.err;
+  const std::string text = Output(cluster, id, "/home/skyuser1");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(
+      text, m,
+      std::regex("batch rank=0 nodes=2 gpus=4\n"
+                 "0: rank=0 nodeid=0 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n"
+                 "1: rank=1 nodeid=1 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n")))
+      << text;
+  EXPECT_EQ(m[1], m[2]);  // one task id on every node, the routed job's sky id
+  EXPECT_THAT(RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out,
+              HasSubstr("Comment=skyslurm:" + m[1].str()));
+}
+
 TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
   CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5", "-Q",
                              "srun", "sh", "-c",
