@@ -179,6 +179,8 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   }();
   place::ClusterHandle& target = ws->handles[cluster_index];
   const std::string sky_id = backend::NewSkyId(plan.now);
+  // -Q/--quiet silences our notes as it does the command's own.
+  const bool quiet = request->EffectiveByName("quiet") != nullptr;
   cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
 
   if (jtool != job::Tool::kSbatch) {
@@ -206,7 +208,9 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     const config::SshHost& h = *entry->ssh;
     std::vector<std::string> ssh = {"ssh", isatty(STDIN_FILENO) != 0 ? "-t" : "-T", "-p",
                                     std::to_string(h.port), "-l", h.user, "-o",
-                                    "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"};
+                                    "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+                                    // errors only: no "Connection to ... closed."
+                                    "-o", "LogLevel=ERROR"};
     for (const auto& f : h.known_hosts_files) {
       ssh.insert(ssh.end(), {"-o", "UserKnownHostsFile=" + f});
     }
@@ -219,8 +223,10 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
                          ShellQuote("SKYSLURM_CLUSTER=" + target.name) + " " + ShellJoin(argv);
     if (!target.settings.workdir.empty()) remote = "cd " + ShellQuote(target.settings.workdir) + " && " + remote;
     ssh.push_back(remote);
-    std::fprintf(stderr, "%s: skyslurm: running on cluster %s (%s)\n", tool.c_str(),
-                 target.name.c_str(), plan.decision.summary.c_str());
+    if (!quiet) {
+      std::fprintf(stderr, "%s: skyslurm: running on cluster %s (%s)\n", tool.c_str(),
+                   target.name.c_str(), plan.decision.summary.c_str());
+    }
     std::vector<char*> c;
     for (auto& a : ssh) c.push_back(a.data());
     c.push_back(nullptr);
@@ -247,7 +253,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       workdir = (workdir.empty() ? "" : workdir + "/") + *request->chdir;
     }
     spec.workdir = workdir;
-    if (!request->parsable && !request->test_only) {
+    if (!request->parsable && !request->test_only && !quiet) {
       std::fprintf(stderr,
                    "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
                    "beside the script are not copied\n",
@@ -262,7 +268,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   if (!key.ok()) return Fail(tool, key.status().message());
   if (request->parsable) {
     std::printf("%s;%s\n", key->job_id.c_str(), key->cluster.c_str());
-  } else if (!request->EffectiveByName("quiet")) {
+  } else if (!quiet) {
     std::printf("Submitted batch job %s on cluster %s\n", key->job_id.c_str(), key->cluster.c_str());
   }
   std::fflush(stdout);

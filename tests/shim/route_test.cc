@@ -3,6 +3,7 @@
 // skyslurm.yaml naming alpha home) with the shim first on PATH.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -227,12 +228,72 @@ TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
 }
 
 TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
-  CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5", "-Q",
+  CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5",
                              "srun", "sh", "-c",
                              "echo $SLURM_CLUSTER_NAME $SLURM_GPUS_ON_NODE $SKYPILOT_TASK_ID"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, MatchesRegex("beta 1 sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\n"));
   EXPECT_THAT(out.err, HasSubstr("salloc: skyslurm: running on cluster beta"));
+  EXPECT_THAT(out.err, HasSubstr("salloc: Granted job allocation"));
+  CommandOutput quiet = Typed({"salloc", "--sky-any-cluster=beta", "-Q", "-t", "5", "true"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
+// A terminal, as a user has one: tmux runs a shell with the shim first on
+// PATH; salloc lands the user's shell in an allocation on beta, and leaving
+// it gives the allocation back.
+class InteractiveTest : public RouteTest {
+ protected:
+  void TearDown() override {
+    Exec({.argv = {"tmux", "-L", socket_, "kill-server"}});
+    RouteTest::TearDown();
+  }
+  void Keys(const std::string& line) {
+    ASSERT_TRUE(Exec({.argv = {"tmux", "-L", socket_, "send-keys", "-t", "t", line, "Enter"}}).success());
+  }
+  // The screen once it shows `text` (or after the timeout, for the failure message).
+  std::string ScreenWith(const std::string& text, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string screen;
+    while (std::chrono::steady_clock::now() < deadline) {
+      screen = Exec({.argv = {"tmux", "-L", socket_, "capture-pane", "-p", "-J", "-S", "-100", "-t", "t"}}).out;
+      if (screen.find(text) != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return screen;
+  }
+  const std::string socket_ = "skyslurm-test-" + std::to_string(getpid());
+};
+
+TEST_F(InteractiveTest, SallocOnAPeerLandsTheShellInTheAllocation) {
+  const std::string path = std::getenv("PATH");
+  ASSERT_TRUE(Exec({.argv = {"tmux", "-L", socket_, "new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
+                             "-c", tmp_.path(), "env", "-u", "SKYSLURM_CONFIG", "HOME=" + home_,
+                             "SLURM_CONF=" + tb_.SlurmConf("alpha"), "PATH=" + kShimBin + ":" + path,
+                             "PS1=local$ ", "bash", "--norc", "--noprofile"}})
+                  .success());
+  ASSERT_THAT(ScreenWith("local$"), HasSubstr("local$"));
+  Keys("salloc --sky-any-cluster=beta -N1 --gres=gpu:h100:1 -t 5");
+  std::string screen = ScreenWith("Granted job allocation");
+  ASSERT_THAT(screen, HasSubstr("salloc: skyslurm: running on cluster beta"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(screen, m, std::regex("Granted job allocation ([0-9]+)"))) << screen;
+  const std::string id = m[1];
+  cleanup_.emplace_back("beta", id);
+  Keys("echo \"in=$SLURM_CLUSTER_NAME:$SLURM_JOB_ID:$SKYPILOT_TASK_ID:$(id -un)\"");
+  screen = ScreenWith("in=beta:");
+  EXPECT_THAT(screen, MatchesRegex("(.|\n)*in=beta:" + id +
+                                   ":sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}:skyuser1\n(.|\n)*"));
+  EXPECT_EQ(JobState(tb_, "beta", id), "RUNNING");
+  Keys("exit");
+  screen = ScreenWith("Relinquishing job allocation " + id);
+  EXPECT_THAT(screen, HasSubstr("Relinquishing job allocation " + id)) << screen;
+  EXPECT_THAT(screen, ::testing::Not(HasSubstr("Connection to")));
+  for (int k = 0; k < 100 && JobState(tb_, "beta", id) == "RUNNING"; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(JobState(tb_, "beta", id), "RUNNING");
 }
 
 TEST_F(RouteTest, SrunInsideAnAllocationIsNeverRouted) {
