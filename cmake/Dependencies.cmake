@@ -23,6 +23,10 @@ math(EXPR _slurm_num "0x${_slurm_hex}")
 math(EXPR SLURM_VERSION_MAJOR "(${_slurm_num} >> 16) & 255")
 math(EXPR SLURM_VERSION_MINOR "(${_slurm_num} >> 8) & 255")
 math(EXPR SLURM_VERSION_MICRO "${_slurm_num} & 255")
+# Spelled as Slurm spells its releases: 22.05.8, not 22.5.8.
+if(SLURM_VERSION_MINOR LESS 10)
+  set(SLURM_VERSION_MINOR "0${SLURM_VERSION_MINOR}")
+endif()
 set(SLURM_BUILD_VERSION "${SLURM_VERSION_MAJOR}.${SLURM_VERSION_MINOR}.${SLURM_VERSION_MICRO}")
 message(STATUS "Slurm headers: ${SLURM_INCLUDE_DIR} (Slurm ${SLURM_BUILD_VERSION})")
 # Headers only: the SPANK plugin must bind to the Slurm library already loaded

@@ -5,7 +5,9 @@
 //
 //   shim=DIR   the folder of skyslurm's sbatch/salloc/srun (the shim), which
 //              the real commands hand a --sky-* invocation to
-//              (default /usr/libexec/skyslurm/bin)
+//              (default: where this build installs them,
+//              <prefix>/libexec/skyslurm/bin, /usr/libexec/skyslurm/bin in
+//              the packages)
 //   reexec=yes|no  hand invocations to the shim at all (default yes)
 //   env=yes|no     set the SKYPILOT_* variables in jobs (default yes)
 #pragma once
@@ -16,7 +18,7 @@
 namespace skyslurm::spank {
 
 struct PluginArgs {
-  std::string shim_dir = "/usr/libexec/skyslurm/bin";
+  std::string shim_dir = SKYSLURM_DEFAULT_SHIM_DIR;  // set by CMake
   bool reexec = true;
   bool env = true;
 };

@@ -14,7 +14,8 @@ using ::testing::IsEmpty;
 TEST(PluginArgsTest, DefaultsAndEveryKey) {
   PluginArgs a;
   EXPECT_THAT(ParsePluginArgs({}, &a), IsEmpty());
-  EXPECT_EQ(a.shim_dir, "/usr/libexec/skyslurm/bin");
+  EXPECT_EQ(a.shim_dir, SKYSLURM_DEFAULT_SHIM_DIR);
+  EXPECT_THAT(a.shim_dir, ::testing::EndsWith("/libexec/skyslurm/bin"));
   EXPECT_TRUE(a.reexec);
   EXPECT_TRUE(a.env);
   EXPECT_THAT(ParsePluginArgs({"shim=/opt/sky/libexec/skyslurm/bin", "reexec=no", "env=no"}, &a),
