@@ -44,6 +44,10 @@ struct SubmitSpec {
   std::string user_comment;            // the job's own --comment, kept before the tag
   std::string workdir;                 // where it runs there ("" = the default)
   std::vector<std::pair<std::string, std::string>> export_env;  // extra environment for the job
+  // The sky id was made for this very call, so no earlier attempt can have
+  // left a job carrying it: the lookup that makes a retry idempotent is
+  // skipped. Every retry (and anything resumed from saved state) leaves it false.
+  bool first_attempt = false;
 };
 
 struct JobInfo {
@@ -72,7 +76,8 @@ class Backend {
                                               std::chrono::milliseconds timeout) = 0;
 
   // Submits once: a job already carrying this sky id is returned instead of
-  // a second one being created (a retried submission never duplicates).
+  // a second one being created (a retried submission never duplicates),
+  // unless spec.first_attempt says no earlier attempt exists.
   virtual Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) = 0;
 
   // The jobs carrying a sky id, or those named.

@@ -76,7 +76,11 @@ Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::mil
   const std::string program = command.argv.empty() ? "" : command.argv[0];
   Prepare(command);
   command.timeout = timeout;
-  auto out = runner_.Run(command);
+  return Checked(program, runner_.Run(command));
+}
+
+Result<CommandOutput> SlurmBackend::Checked(const std::string& program,
+                                            Result<CommandOutput> out) const {
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
     const std::string said = Trim(out->err.empty() ? out->out : out->err);
@@ -105,27 +109,10 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   };
   cluster::Inventory inv;
   inv.description.name = name_;
-  // scontrol first: when the controller is down, it fails with Slurm's own
-  // words ("Unable to contact slurm controller"), where sinfo --json says
-  // only "Unspecified error" and exits 0.
-  SKY_ASSIGN_OR_RETURN(CommandOutput parts,
-                       RunChecked({.argv = {"scontrol", "show", "partition", "-o"}}, left()));
-  auto partitions = cluster::ParseScontrolPartitions(parts.out);
-  if (!partitions.ok()) return partitions.status().WithContext(name_);
-  inv.description.partitions = std::move(*partitions);
-  SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, RunChecked({.argv = {"sinfo", "--json"}}, left()));
-  auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
-  if (!nodes.ok()) return nodes.status().WithContext(name_);
-  inv.description.nodes = std::move(*nodes);
-  inv.description.BuildIndex();
-  SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, left()));
-  auto jobs = cluster::ParseSqueueJson(queue.out);
-  if (!jobs.ok()) return jobs.status().WithContext(name_);
-  inv.jobs = std::move(*jobs);
-  // Modules: from the cache when it is fresh, else from Lmod or Tcl
-  // modules, whichever the login shell has.
+  // Modules from the cache when it is fresh.
   const std::string cache =
       module_cache_dir_.empty() ? "" : module_cache_dir_ + "/" + name_ + ".modules";
+  bool modules_cached = false;
   if (!cache.empty()) {
     std::error_code ec;
     const auto written = std::filesystem::last_write_time(cache, ec);
@@ -135,24 +122,60 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
       text << in.rdbuf();
       inv.description.modules = SplitList(text.str(), '\n');
       inv.description.modules_known = true;
-      inv.probed_at = std::time(nullptr);
-      return inv;
+      modules_cached = true;
     }
   }
-  Command modules;
-  modules.argv = {"bash", "-c",
-                  "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
-                  ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
-  if (!modulepath_.empty()) modules.env_set.emplace_back("MODULEPATH", modulepath_);
-  if (auto out = RunChecked(modules, left()); out.ok()) {
-    inv.description.modules = cluster::ParseModuleAvail(out->out);
-    inv.description.modules_known = true;
-    if (!cache.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(module_cache_dir_, ec);
-      const std::string tmp = cache + ".tmp";
-      std::ofstream(tmp) << fmt::format("{}\n", fmt::join(inv.description.modules, "\n"));
-      std::filesystem::rename(tmp, cache, ec);
+  // The queries run side by side (over SSH through one channel): a probe
+  // costs the slowest of them, not their sum.
+  std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
+                                  {.argv = {"sinfo", "--json"}},
+                                  {.argv = {"squeue", "--json"}}};
+  if (!modules_cached) {
+    // Lmod or Tcl modules, whichever the login shell has.
+    Command modules;
+    modules.argv = {"bash", "-c",
+                    "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
+                    ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
+    if (!modulepath_.empty()) modules.env_set.emplace_back("MODULEPATH", modulepath_);
+    queries.push_back(std::move(modules));
+  }
+  std::vector<std::string> programs;
+  for (auto& q : queries) {
+    programs.push_back(q.argv[0]);
+    Prepare(q);
+    q.timeout = left();
+  }
+  auto results = runner_.RunAll(queries);
+
+  // scontrol first: when the controller is down, it fails with Slurm's own
+  // words ("Unable to contact slurm controller"), where sinfo --json says
+  // only "Unspecified error" and exits 0.
+  SKY_ASSIGN_OR_RETURN(CommandOutput parts, Checked(programs[0], std::move(results[0])));
+  auto partitions = cluster::ParseScontrolPartitions(parts.out);
+  if (!partitions.ok()) return partitions.status().WithContext(name_);
+  inv.description.partitions = std::move(*partitions);
+  SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, Checked(programs[1], std::move(results[1])));
+  auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
+  if (!nodes.ok()) return nodes.status().WithContext(name_);
+  inv.description.nodes = std::move(*nodes);
+  inv.description.BuildIndex();
+  SKY_ASSIGN_OR_RETURN(CommandOutput queue, Checked(programs[2], std::move(results[2])));
+  auto jobs = cluster::ParseSqueueJson(queue.out);
+  if (!jobs.ok()) return jobs.status().WithContext(name_);
+  inv.jobs = std::move(*jobs);
+  if (!modules_cached) {
+    // No module system there is no error: the job's modules then cannot be
+    // checked, and the translation says so.
+    if (auto out = Checked(programs[3], std::move(results[3])); out.ok()) {
+      inv.description.modules = cluster::ParseModuleAvail(out->out);
+      inv.description.modules_known = true;
+      if (!cache.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(module_cache_dir_, ec);
+        const std::string tmp = cache + ".tmp";
+        std::ofstream(tmp) << fmt::format("{}\n", fmt::join(inv.description.modules, "\n"));
+        std::filesystem::rename(tmp, cache, ec);
+      }
     }
   }
   inv.probed_at = std::time(nullptr);
@@ -220,8 +243,10 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
                         deadline - std::chrono::steady_clock::now()));
   };
   // Idempotent: a job already carrying this sky id is the answer.
-  SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
-  if (!existing.empty()) return existing.front().key;
+  if (!spec.first_attempt) {
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
+    if (!existing.empty()) return existing.front().key;
+  }
 
   std::vector<std::string> options = {"--parsable"};
   options.insert(options.end(), spec.job.args.begin(), spec.job.args.end());

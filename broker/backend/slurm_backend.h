@@ -43,6 +43,9 @@ class SlurmBackend : public Backend {
 
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout);
+  // A command's result as an error when it could not run or failed, with
+  // what it said.
+  Result<CommandOutput> Checked(const std::string& program, Result<CommandOutput> out) const;
   // Slurm's commands by name, from slurm_bin_dir when set; and the
   // environment every command gets.
   void Prepare(Command& command) const;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "broker/ssh/command_batch.h"
+
 namespace skyslurm::ssh {
 
 SshTarget TargetFromConfig(const config::SshHost& host) {
@@ -96,22 +100,68 @@ Status SessionPool::Check(std::chrono::milliseconds timeout) {
   return OkStatus();
 }
 
-Result<CommandOutput> SessionPool::Run(const Command& command) {
-  if (command.argv.empty()) return InvalidArgumentError("no program given to run");
-  const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;
-  const auto deadline = Clock::now() + timeout;
-  const std::string line = RemoteCommandLine(command);
+Result<CommandOutput> SessionPool::Exec(const std::string& line,
+                                        const std::optional<std::string>& stdin_data,
+                                        Clock::time_point deadline, std::size_t max_output) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
     SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));
     bool sent = false;
-    auto result = c->Exec(line, command.stdin_data, deadline, command.max_output_bytes, &sent);
+    auto result = c->Exec(line, stdin_data, deadline, max_output, &sent);
     const bool retry = !result.ok() && !sent && reused && attempt == 0;
     Give(std::move(c));
     if (retry) continue;  // the pooled connection had died: a fresh one, once
     return result;
   }
   return InternalError("unreachable");
+}
+
+Result<CommandOutput> SessionPool::Run(const Command& command) {
+  if (command.argv.empty()) return InvalidArgumentError("no program given to run");
+  const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;
+  return Exec(RemoteCommandLine(command), command.stdin_data, Clock::now() + timeout,
+              command.max_output_bytes);
+}
+
+std::vector<Result<CommandOutput>> SessionPool::RunAll(const std::vector<Command>& commands) {
+  std::vector<Result<CommandOutput>> results;
+  const bool batchable = commands.size() > 1 && std::none_of(commands.begin(), commands.end(), [](const Command& c) {
+                           return c.argv.empty() || c.stdin_data.has_value();
+                         });
+  if (!batchable) {
+    for (const auto& c : commands) results.push_back(Run(c));
+    return results;
+  }
+  std::vector<std::string> lines;
+  std::vector<std::size_t> limits;
+  auto timeout = options_.default_timeout;
+  std::size_t total_limit = 0;
+  for (const auto& c : commands) {
+    lines.push_back(RemoteCommandLine(c));
+    limits.push_back(c.max_output_bytes);
+    if (c.timeout.count() > 0) timeout = std::min(timeout, c.timeout);
+    // Room for every command's output and the frame headers.
+    total_limit += std::min<std::size_t>(c.max_output_bytes, std::size_t{1} << 40) * 2 + 100;
+  }
+  auto ran = Exec("sh -s", BatchScript(lines), Clock::now() + timeout, total_limit);
+  auto outputs = [&]() -> Result<std::vector<CommandOutput>> {
+    if (!ran.ok()) return ran.status();
+    if (!ran->out.starts_with("skyslurm-batch ")) {
+      // The script never got as far as its first frame (no sh, no mktemp).
+      return UnavailableError(fmt::format("{}: the login node could not run the commands ({}): {}",
+                                          target_.name, ran->DescribeEnd(),
+                                          ran->err.substr(0, 400)));
+    }
+    auto parsed = ParseBatchOutput(ran->out, commands.size(), limits);
+    if (!parsed.ok()) return parsed.status().WithContext(target_.name);
+    return parsed;
+  }();
+  if (!outputs.ok()) {
+    results.assign(commands.size(), outputs.status());
+    return results;
+  }
+  for (auto& o : *outputs) results.push_back(std::move(o));
+  return results;
 }
 
 }  // namespace skyslurm::ssh

@@ -40,6 +40,10 @@ class SessionPool {
   // to it. Command::timeout (else the pool's default) bounds everything,
   // connecting included.
   Result<CommandOutput> Run(const Command& command);
+  // Runs independent commands side by side on the login node through one
+  // channel (command_batch.h), bounded by the shortest of their timeouts.
+  // Commands with stdin data run one after another instead.
+  std::vector<Result<CommandOutput>> RunAll(const std::vector<Command>& commands);
 
   // Connects and authenticates (or reuses a live connection): the login
   // node is reachable and accepts us.
@@ -53,6 +57,10 @@ class SessionPool {
   // A pooled connection (`*reused`) or a new one; the caller Give()s it back.
   Result<std::unique_ptr<Connection>> Acquire(Clock::time_point deadline, bool* reused);
   std::unique_ptr<Connection> Take(bool* reused);
+  // Runs one command line, retrying once on a fresh connection when a
+  // pooled one turns out dead before the command was sent.
+  Result<CommandOutput> Exec(const std::string& line, const std::optional<std::string>& stdin_data,
+                             Clock::time_point deadline, std::size_t max_output);
   void Give(std::unique_ptr<Connection> c);
 
   SshTarget target_;
@@ -72,6 +80,9 @@ class SshCommandRunner final : public CommandRunner {
  public:
   explicit SshCommandRunner(SessionPool& pool) : pool_(pool) {}
   Result<CommandOutput> Run(const Command& command) override { return pool_.Run(command); }
+  std::vector<Result<CommandOutput>> RunAll(const std::vector<Command>& commands) override {
+    return pool_.RunAll(commands);
+  }
 
  private:
   SessionPool& pool_;

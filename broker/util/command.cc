@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <thread>
 
 extern char** environ;
 
@@ -113,6 +114,17 @@ std::string CommandOutput::DescribeEnd() const {
     return fmt::format("killed by signal {} ({})", term_signal, strsignal(term_signal));
   }
   return fmt::format("exit status {}", exit_code);
+}
+
+std::vector<Result<CommandOutput>> CommandRunner::RunAll(const std::vector<Command>& commands) {
+  std::vector<Result<CommandOutput>> results(commands.size(), InternalError("not run"));
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < commands.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = Run(commands[i]); });
+  }
+  if (!commands.empty()) results[0] = Run(commands[0]);
+  for (auto& t : threads) t.join();
+  return results;
 }
 
 Result<CommandOutput> LocalCommandRunner::Run(const Command& command) {

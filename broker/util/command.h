@@ -55,6 +55,10 @@ class CommandRunner {
   // to stderr). A program that ran and failed is an OK result with its exit
   // status: whether that is an error is the caller's call.
   virtual Result<CommandOutput> Run(const Command& command) = 0;
+  // Runs independent commands side by side (none reads another's output) and
+  // returns their results in order. By default each goes through Run() on a
+  // thread of its own; a runner may do better (over SSH: one channel).
+  virtual std::vector<Result<CommandOutput>> RunAll(const std::vector<Command>& commands);
 };
 
 // Runs programs on this machine (posix_spawn; the child gets a clean signal

@@ -239,6 +239,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   // saying the job id.
   backend::SubmitSpec spec;
   spec.sky_id = sky_id;
+  spec.first_attempt = true;  // made just above; Submit is not retried here
   spec.job = job;
   spec.job.args = job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), job.args,
                                      {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable});

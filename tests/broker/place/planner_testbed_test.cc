@@ -228,9 +228,11 @@ TEST_F(PlannerTestbedTest, SubmitIsIdempotentAndTagged) {
   spec.sky_id = backend::NewSkyId(std::time(nullptr));
   spec.job = *p.chosen_job();
   spec.user_comment = "my note";
+  spec.first_attempt = true;  // a new sky id: submitted without looking first
   auto first = backends_[2]->Submit(spec, std::chrono::seconds(20));
   ASSERT_TRUE(first.ok()) << first.status().message();
   cleanup_.emplace_back("gamma", first->job_id);
+  spec.first_attempt = false;  // a retry looks first
   auto again = backends_[2]->Submit(spec, std::chrono::seconds(20));
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->job_id, first->job_id);  // found by its tag, not submitted twice

@@ -110,6 +110,32 @@ TEST_F(SessionPoolTest, LargeOutputOnBothStreamsArrivesWhole) {
   EXPECT_EQ(pool.connections_opened(), 1);
 }
 
+TEST_F(SessionPoolTest, RunAllRunsSeveralCommandsThroughOneChannel) {
+  SessionPool pool(targets_["beta"]);
+  auto results = pool.RunAll({{.argv = {"sinfo", "-h", "-o", "%R"}},
+                              {.argv = {"sh", "-c", "echo $SLURM_CONF; echo oops >&2; exit 5"}},
+                              {.argv = {"id", "-un"}}});
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(results[0]->out, "h100-cluster\ndebug\n");
+  EXPECT_EQ(results[1]->exit_code, 5);
+  EXPECT_EQ(results[1]->out, tb_.SlurmConf("beta") + "\n");
+  EXPECT_EQ(results[1]->err, "oops\n");
+  EXPECT_EQ(results[2]->out, "skyuser1\n");
+  EXPECT_EQ(pool.connections_opened(), 1);
+  // With stdin data, one after another (the batch's stdin is its script).
+  auto piped = pool.RunAll({{.argv = {"cat"}, .stdin_data = "in"}, {.argv = {"echo", "x"}}});
+  ASSERT_TRUE(piped[0].ok() && piped[1].ok());
+  EXPECT_EQ(piped[0]->out, "in");
+  EXPECT_EQ(piped[1]->out, "x\n");
+  // A deadline bounds them all.
+  auto slow = pool.RunAll({{.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(500)},
+                           {.argv = {"true"}}});
+  ASSERT_FALSE(slow[0].ok());
+  EXPECT_EQ(slow[0].status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(slow[1].status().code(), StatusCode::kDeadlineExceeded);
+}
+
 TEST_F(SessionPoolTest, DeadlineIsKept) {
   SessionPool pool(targets_["gamma"]);
   const auto start = std::chrono::steady_clock::now();

@@ -180,5 +180,25 @@ TEST(ShellQuoteTest, RoundTripsThroughARealShell) {
   EXPECT_EQ(r->out, "[a b][it's][$HOME][`id`][\\][\n][*][]");
 }
 
+TEST(RunAllTest, RunsSideBySideAndAnswersInOrder) {
+  // Each waits for the other's mark: only side by side can both see it.
+  const std::string dir = ::testing::TempDir() + "runall-side-by-side";
+  LocalCommandRunner local;
+  ASSERT_TRUE(local.Run({.argv = {"rm", "-rf", dir}}).ok());
+  ASSERT_TRUE(local.Run({.argv = {"mkdir", "-p", dir}}).ok());
+  const std::string wait_for =
+      "touch \"$1\"; i=0; while [ ! -e \"$2\" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+      "[ -e \"$2\" ] && echo saw \"$2\"";
+  auto results = local.RunAll({{.argv = {"sh", "-c", wait_for, "sh", "a", "b"}, .cwd = dir},
+                               {.argv = {"sh", "-c", wait_for, "sh", "b", "a"}, .cwd = dir},
+                               {.argv = {"/nonexistent/program"}}});
+  ASSERT_EQ(results.size(), 3u);
+  ASSERT_TRUE(results[0].ok() && results[1].ok());
+  EXPECT_EQ(results[0]->out, "saw b\n");
+  EXPECT_EQ(results[1]->out, "saw a\n");
+  EXPECT_FALSE(results[2].ok());
+  EXPECT_TRUE(local.RunAll({}).empty());
+}
+
 }  // namespace
 }  // namespace skyslurm
