@@ -1,29 +1,19 @@
-#include "broker/util/strings.h"
 #include "broker/backend/slurm_backend.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <algorithm>
-#include <cctype>
-#include <ctime>
+#include "broker/util/strings.h"
+#include "broker/util/timestamp.h"
 
 namespace skyslurm::backend {
-namespace {
-
-// "2026-11-30T04:39:25" in UTC.
-std::optional<std::time_t> ParseUtc(std::string_view text) {
-  std::tm tm{};
-  const std::string s(text);
-  if (strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
-  return timegm(&tm);
-}
-
-}  // namespace
 
 Result<StartEstimate> ParseTestOnly(std::string_view output) {
   const auto at = output.find(" to start at ");
@@ -32,7 +22,7 @@ Result<StartEstimate> ParseTestOnly(std::string_view output) {
   }
   std::string_view rest = output.substr(at + 13);
   StartEstimate e;
-  auto when = ParseUtc(rest.substr(0, rest.find(' ')));
+  auto when = ParseUtcTimestamp(rest.substr(0, rest.find(' ')));
   if (!when) {
     return InvalidArgumentError(fmt::format("sbatch --test-only: unreadable time in: {}", Trim(output)));
   }
@@ -129,7 +119,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   // costs the slowest of them, not their sum.
   std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
                                   {.argv = {"sinfo", "--json"}},
-                                  {.argv = {"squeue", "--json"}}};
+                                  {.argv = {"squeue"}}};
+  for (auto& a : cluster::SqueueActiveArgs()) queries[2].argv.push_back(a);
   if (!modules_cached) {
     // Lmod or Tcl modules, whichever the login shell has.
     Command modules;
@@ -160,7 +151,7 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   inv.description.nodes = std::move(*nodes);
   inv.description.BuildIndex();
   SKY_ASSIGN_OR_RETURN(CommandOutput queue, Checked(programs[2], std::move(results[2])));
-  auto jobs = cluster::ParseSqueueJson(queue.out);
+  auto jobs = cluster::ParseSqueueActive(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   inv.jobs = std::move(*jobs);
   if (!modules_cached) {

@@ -32,7 +32,7 @@ std::vector<GpuRow> GpuTable(const Inventory& inv, const catalog::AcceleratorCat
         if (j.state != "PENDING" || j.partition.find(p.name) == std::string::npos) continue;
         const bool same = j.gpu_type.empty() ? by_type.size() == 1
                                              : (j.gpu_type == type || catalog.Same(j.gpu_type, type));
-        if (same) row.pending_demand += j.TotalGpus();
+        if (same) row.pending_demand += j.TotalGpus() * j.tasks;
       }
       rows.push_back(row);
     }

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <json/json.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <memory>
+
+#include "broker/job/values.h"
+#include "broker/util/timestamp.h"
 
 namespace skyslurm::cluster {
 namespace {
@@ -15,7 +20,131 @@ std::int64_t ToInt(std::string_view s) {
   return v;
 }
 
+// The fields of SqueueActiveArgs, in order; the comment, free text, last.
+// Fields end with \x1f (unit separator) and records with \x1e (record
+// separator), which no job id, state, partition, user or time holds.
+constexpr const char* kActiveFields[] = {
+    "JobArrayID", "State",    "Reason",    "Partition", "UserName",  "tres-per-node", "tres-per-job",
+    "NumNodes",   "SubmitTime", "StartTime", "EndTime",   "TimeLimit", "NodeList",      "Comment"};
+constexpr std::size_t kActiveFieldCount = std::size(kActiveFields);
+
+std::string Excerpt(std::string_view record) {
+  std::string out;
+  for (char c : record.substr(0, 200)) {
+    out += c == '\x1f' ? '|' : c;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> SqueueActiveArgs() {
+  std::string format;
+  for (std::size_t i = 0; i < kActiveFieldCount; ++i) {
+    format += fmt::format("{}{}:0{}", i == 0 ? "" : ",", kActiveFields[i],
+                          i + 1 == kActiveFieldCount ? '\x1e' : '\x1f');
+  }
+  return {"--noheader", "--states=PENDING,RUNNING", "--Format=" + format};
+}
+
+std::int64_t ArrayTaskCount(std::string_view expression) {
+  expression = expression.substr(0, expression.find('%'));  // "%N": a throttle, not a count
+  std::int64_t count = 0;
+  std::size_t start = 0;
+  while (start < expression.size()) {
+    auto end = expression.find(',', start);
+    if (end == std::string_view::npos) end = expression.size();
+    const std::string_view item = expression.substr(start, end - start);
+    start = end + 1;
+    const auto dash = item.find('-');
+    if (dash == std::string_view::npos) {
+      ++count;
+      continue;
+    }
+    std::string_view range = item;
+    std::int64_t step = 1;
+    if (const auto colon = range.find(':'); colon != std::string_view::npos) {
+      step = std::max<std::int64_t>(1, ToInt(range.substr(colon + 1)));
+      range = range.substr(0, colon);
+    }
+    const std::int64_t lo = ToInt(range.substr(0, dash)), hi = ToInt(range.substr(dash + 1));
+    count += hi >= lo ? (hi - lo) / step + 1 : 1;
+  }
+  return std::max<std::int64_t>(count, 1);
+}
+
+Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
+  std::vector<QueuedJob> jobs;
+  std::size_t start = 0;
+  while (true) {
+    // Records end with \x1e and a newline; a comment may hold newlines.
+    while (start < text.size() && text[start] == '\n') ++start;
+    if (start >= text.size()) break;
+    const auto end = text.find('\x1e', start);
+    if (end == std::string_view::npos) {
+      return InvalidArgumentError(
+          fmt::format("squeue: a job's line is cut short: '{}'", Excerpt(text.substr(start))));
+    }
+    const std::string_view record = text.substr(start, end - start);
+    start = end + 1;
+    std::vector<std::string_view> f;
+    std::size_t from = 0;
+    while (f.size() + 1 < kActiveFieldCount) {
+      const auto sep = record.find('\x1f', from);
+      if (sep == std::string_view::npos) break;
+      f.push_back(record.substr(from, sep - from));
+      from = sep + 1;
+    }
+    if (f.size() + 1 != kActiveFieldCount) {
+      return InvalidArgumentError(fmt::format("squeue: expected {} fields, got '{}'",
+                                              kActiveFieldCount, Excerpt(record)));
+    }
+    f.push_back(record.substr(from));  // the comment: anything, separators included
+    auto bad = [&](std::size_t i) {
+      return InvalidArgumentError(fmt::format("squeue: job {}: unreadable {} '{}'", f[0],
+                                              kActiveFields[i], Excerpt(f[i])));
+    };
+    QueuedJob q;
+    q.job_id = std::string(f[0]);
+    if (const auto bracket = f[0].find("_["); bracket != std::string_view::npos && f[0].ends_with(']')) {
+      q.tasks = ArrayTaskCount(f[0].substr(bracket + 2, f[0].size() - bracket - 3));
+    }
+    q.state = std::string(f[1]);
+    q.reason = std::string(f[2]);
+    q.partition = std::string(f[3]);
+    q.user = std::string(f[4]);
+    if (auto g = GpusInTres(f[5])) {
+      q.gpu_type = g->first;
+      q.gpus_per_node = g->second;
+    }
+    if (auto g = GpusInTres(f[6])) {
+      if (q.gpu_type.empty()) q.gpu_type = g->first;
+      q.gpus_per_job = g->second;
+    }
+    std::int64_t nodes = 0;
+    const auto [p, ec] = std::from_chars(f[7].data(), f[7].data() + f[7].size(), nodes);
+    if (ec != std::errc() || p != f[7].data() + f[7].size() || nodes < 0) return bad(7);
+    q.nodes = nodes;
+    std::time_t* times[] = {&q.submit_time, &q.start_time, &q.end_time};
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::string_view t = f[8 + i];
+      if (auto parsed = ParseUtcTimestamp(t)) {
+        *times[i] = *parsed;
+      } else if (t != "N/A" && t != "Unknown" && t != "None") {
+        return bad(8 + i);
+      }
+    }
+    if (f[11] != "UNLIMITED" && f[11] != "NOT_SET" && f[11] != "INVALID") {
+      auto limit = job::ParseTimeLimit(f[11]);
+      if (!limit.ok()) return bad(11);
+      q.time_limit_minutes = limit->minutes.value_or(0);
+    }
+    q.nodelist = std::string(f[12]);
+    if (f[13] != "(null)") q.comment = std::string(f[13]);
+    jobs.push_back(std::move(q));
+  }
+  return jobs;
+}
 
 std::int64_t QueuedJob::TotalGpus() const {
   return gpus_per_job > 0 ? gpus_per_job : gpus_per_node * std::max<std::int64_t>(nodes, 1);

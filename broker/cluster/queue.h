@@ -1,6 +1,8 @@
-// A cluster's job queue, as `squeue --json` (Slurm 22.05) reports it: what
-// placement needs to account for the work ahead of a job, and what `status`
-// reports for skyslurm's own jobs.
+// A cluster's job queue: what placement needs to account for the work ahead
+// of a job (its pending and running jobs, from squeue's formatted output,
+// which honours a state filter) and what `status` reports for skyslurm's own
+// jobs (`squeue --json`, which has exit codes but in Slurm 22.05 ignores
+// every filter: on a busy cluster it is megabytes).
 #pragma once
 
 #include <cstdint>
@@ -32,12 +34,25 @@ struct QueuedJob {
   std::int64_t time_limit_minutes = 0;  // 0: none known
   std::string nodelist;
   int exit_code = 0;
-  // GPUs the job holds (running) or asks for (pending), in all.
+  // The array tasks this record stands for: a pending array is one record
+  // ("609_[1-3]" is 3 tasks); 1 for everything else.
+  std::int64_t tasks = 1;
+  // GPUs the job holds (running) or asks for (pending), in all, per task.
   std::int64_t TotalGpus() const;
 };
 
 // Strict: a job without the fields used here is an error naming it.
 Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json);
+
+// squeue's arguments (after the program) listing the pending and running
+// jobs in the form ParseSqueueActive reads.
+std::vector<std::string> SqueueActiveArgs();
+// Strict: a record that is not exactly the fields asked for is an error
+// quoting it. Times are read as UTC (run squeue with TZ=UTC).
+Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text);
+
+// The tasks of an array expression: "1-3" -> 3, "1,5,7-9%2" -> 5.
+std::int64_t ArrayTaskCount(std::string_view expression);
 
 // "gres:gpu:A100:4", "gres/gpu:a100=2", "gpu:2" -> type and count; nullopt
 // when the TRES string asks for no GPU.

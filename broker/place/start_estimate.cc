@@ -75,9 +75,10 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     const std::int64_t minutes = j.time_limit_minutes > 0 ? j.time_limit_minutes : in.minutes;
     // Without a backfill estimate, assume it starts once the running work ends.
     const std::time_t from = j.start_time > 0 ? std::max(j.start_time, in.now) : latest_end;
-    uses.push_back({from, from + minutes * 60, j.TotalGpus()});
-    ++out.pending_ahead;
-    out.pending_gpus += j.TotalGpus();
+    // A pending array's tasks all wait for the same GPUs.
+    uses.push_back({from, from + minutes * 60, j.TotalGpus() * j.tasks});
+    out.pending_ahead += static_cast<int>(j.tasks);
+    out.pending_gpus += j.TotalGpus() * j.tasks;
   }
   auto free_during = [&](std::time_t from, std::time_t to) {
     // The least free capacity over [from, to): check at `from` and at every

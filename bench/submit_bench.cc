@@ -1,0 +1,210 @@
+// What the drop-in costs and saves, as ratios against native Slurm measured
+// in the same run on the testbed (scripts/testbed/up):
+//   1. the shim passing through (no --sky-* option) against the real sbatch:
+//      `sbatch --version` (the bare cost of the extra exec) and a real
+//      held submission to the home cluster;
+//   2. `sbatch --sky-any-cluster job.sh` for an A100 job (only gamma has
+//      A100s, so it lands on a peer after asking all three clusters) against
+//      a fresh `ssh gamma sbatch` and, when slurmdbd is up, Slurm's own
+//      `sbatch -M alpha,beta,gamma`.
+// Every job is submitted held and cancelled at the end.
+//
+//   build/bench/submit_bench [passthrough runs (200)] [routed runs (20)]
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "broker/util/command.h"
+
+namespace {
+
+using namespace skyslurm;
+using bench::Clock;
+using bench::Median;
+using bench::Ms;
+using bench::Quantile;
+
+LocalCommandRunner runner;
+
+struct Timed {
+  double ms = 0;
+  CommandOutput out;
+};
+
+Timed Time(Command c) {
+  const auto t0 = Clock::now();
+  auto r = runner.Run(c);
+  Timed t{Ms(Clock::now() - t0), r.ok() ? *r : CommandOutput{}};
+  if (!r.ok()) t.out.err = r.status().message();
+  return t;
+}
+
+void Line(const char* what, const std::vector<double>& v) {
+  std::printf("  %-44s median %8.2f ms   p90 %8.2f ms\n", what, Median(v), Quantile(v, 0.9));
+}
+
+// The job ids in "Submitted batch job N[ on cluster C]" or "N[;C]".
+void CollectId(const std::string& cluster, const CommandOutput& out,
+               std::map<std::string, std::vector<std::string>>* ids) {
+  std::smatch m;
+  if (std::regex_search(out.out, m, std::regex("([0-9]+)(;| on cluster )?([a-z]*)"))) {
+    (*ids)[m[3].length() > 0 ? m[3].str() : cluster].push_back(m[1]);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int passthrough_runs = argc > 1 ? std::atoi(argv[1]) : 200;
+  const int routed_runs = argc > 2 ? std::atoi(argv[2]) : 20;
+  const std::string tb = bench::TestbedDir();
+  const auto env = bench::ReadTestbedEnv(tb);
+  if (env.empty()) {
+    std::fprintf(stderr, "no testbed at %s: run scripts/testbed/up\n", tb.c_str());
+    return 1;
+  }
+  const std::string shim_bin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
+  const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  char work_template[] = "/tmp/skyslurm-bench-XXXXXX";
+  const std::string work = mkdtemp(work_template);
+  std::map<std::string, std::vector<std::string>> held;  // cluster -> job ids to cancel
+
+  // 1. Pass-through: the same invocations, alternating, PATH with and
+  // without the shim in front.
+  const std::vector<std::pair<std::string, std::string>> alpha = {
+      {"SLURM_CONF", env.at("SLURM_CONF_ALPHA")}};
+  auto with_path = [&](const std::string& p) {
+    auto e = alpha;
+    e.emplace_back("PATH", p);
+    return e;
+  };
+  std::printf("Pass-through (no --sky-* option), %d runs each, alternating:\n", passthrough_runs);
+  for (const bool submit : {false, true}) {
+    std::vector<std::string> args = {"sbatch"};
+    if (submit) {
+      args.insert(args.end(), {"--hold", "--parsable", "-t", "1", "-o", "/dev/null", "--wrap", "true"});
+    } else {
+      args.push_back("--version");
+    }
+    std::vector<double> real, shim, extra;
+    // Named by path: a program is looked up on this process's PATH, not the
+    // child's.
+    std::vector<std::string> shim_args = args;
+    shim_args[0] = shim_bin + "/sbatch";
+    for (int i = 0; i < passthrough_runs; ++i) {
+      Timed r = Time({.argv = args, .env_set = with_path(path)});
+      Timed s = Time({.argv = shim_args, .env_set = with_path(shim_bin + ":" + path)});
+      if (!r.out.success() || !s.out.success()) {
+        std::fprintf(stderr, "sbatch failed: %s%s\n", r.out.err.c_str(), s.out.err.c_str());
+        return 1;
+      }
+      if (submit) {
+        CollectId("alpha", r.out, &held);
+        CollectId("alpha", s.out, &held);
+      }
+      real.push_back(r.ms);
+      shim.push_back(s.ms);
+      extra.push_back((s.ms - r.ms) * 1000);
+    }
+    const std::string what = submit ? "sbatch --hold --wrap true (alpha)" : "sbatch --version";
+    Line(("real   " + what).c_str(), real);
+    Line(("shim   " + what).c_str(), shim);
+    std::printf("  shim / real = %.3f (median); extra per call: median %.0f us\n",
+                Median(shim) / Median(real), Median(extra));
+  }
+
+  // 2. Routed to a peer, as the ready user types it.
+  const std::string home = work + "/home";
+  if (!Time({.argv = {"cp", "-a", tb + "/home", home}}).out.success()) return 1;
+  const std::string job = work + "/a100.sh", job_gamma = work + "/a100-gamma.sh";
+  std::ofstream(job) << "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\n#SBATCH -o /dev/null\ntrue\n";
+  // Written for gamma by hand, as a user without skyslurm must (gamma spells
+  // its GPUs A100).
+  std::ofstream(job_gamma) << "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 1\n#SBATCH -o /dev/null\ntrue\n";
+  std::string script_text;
+  {
+    std::ifstream in(job_gamma);
+    script_text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  Command routed{.argv = {shim_bin + "/sbatch", "--sky-any-cluster", "--hold", job},
+                 .env_set = {{"HOME", home},
+                             {"SLURM_CONF", env.at("SLURM_CONF_ALPHA")},
+                             {"PATH", shim_bin + ":" + path}},
+                 .env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                               "XDG_CONFIG_HOME", "XDG_STATE_HOME"},
+                 .cwd = work};
+  // The real sbatch, the shim not on PATH: the plugin hands it over.
+  Command through_plugin = routed;
+  through_plugin.argv[0] = "sbatch";
+  through_plugin.env_set[2].second = path;
+  Command ssh{.argv = {"ssh", "-F", tb + "/slurm-config", "-o", "BatchMode=yes", "gamma",
+                       "sbatch --hold --parsable"},
+              .stdin_data = script_text};
+  Command multi{.argv = {"sbatch", "-M", "alpha,beta,gamma", "--hold", job_gamma},
+                .env_set = {{"SLURM_CONF", env.at("SLURM_CONF_ALPHA")}}};
+  const bool has_dbd = Time({.argv = {"sacctmgr", "-n", "-P", "list", "cluster", "format=cluster"},
+                             .env_set = alpha})
+                           .out.out.find("gamma") != std::string::npos;
+
+  std::printf("\nTo a peer: an A100 job (only gamma has A100s), %d runs each, alternating:\n",
+              routed_runs);
+  Timed cold = Time(routed);  // an empty module cache: each cluster's Lmod is asked
+  if (!cold.out.success() || cold.out.out.find("on cluster gamma") == std::string::npos) {
+    std::fprintf(stderr, "routed sbatch did not land on gamma: %s%s\n", cold.out.out.c_str(),
+                 cold.out.err.c_str());
+    return 1;
+  }
+  CollectId("gamma", cold.out, &held);
+  std::vector<double> sky, plugin, fresh_ssh, dash_m;
+  for (int i = 0; i < routed_runs; ++i) {
+    Timed s = Time(routed);
+    Timed p = Time(through_plugin);
+    Timed o = Time(ssh);
+    if (!s.out.success() || !p.out.success() || !o.out.success()) {
+      std::fprintf(stderr, "submission failed: %s%s%s\n", s.out.err.c_str(), p.out.err.c_str(),
+                   o.out.err.c_str());
+      return 1;
+    }
+    for (const Timed* t : {&s, &p, &o}) CollectId("gamma", t->out, &held);
+    sky.push_back(s.ms);
+    plugin.push_back(p.ms);
+    fresh_ssh.push_back(o.ms);
+    if (has_dbd) {
+      Timed m = Time(multi);
+      if (!m.out.success()) {
+        std::fprintf(stderr, "sbatch -M failed: %s\n", m.out.err.c_str());
+        return 1;
+      }
+      CollectId("gamma", m.out, &held);
+      dash_m.push_back(m.ms);
+    }
+  }
+  std::printf("  %-44s %8.2f ms (empty module cache)\n", "sbatch --sky-any-cluster, first run", cold.ms);
+  Line("sbatch --sky-any-cluster (3 clusters asked)", sky);
+  Line("the same, real sbatch handing over (plugin)", plugin);
+  Line("fresh `ssh gamma sbatch` (gamma known)", fresh_ssh);
+  std::printf("  sky / fresh ssh = %.3f (median)\n", Median(sky) / Median(fresh_ssh));
+  if (has_dbd) {
+    Line("sbatch -M alpha,beta,gamma (slurmdbd)", dash_m);
+    std::printf("  sky / sbatch -M = %.3f (median)\n", Median(sky) / Median(dash_m));
+  } else {
+    std::printf("  sbatch -M alpha,beta,gamma: skipped (no slurmdbd: scripts/testbed/up --with-dbd)\n");
+  }
+
+  for (const auto& [cluster, ids] : held) {
+    std::vector<std::string> cancel = {"scancel"};
+    cancel.insert(cancel.end(), ids.begin(), ids.end());
+    std::string key = "SLURM_CONF_" + cluster;
+    for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    (void)runner.Run({.argv = cancel, .env_set = {{"SLURM_CONF", env.at(key)}}});
+  }
+  (void)runner.Run({.argv = {"rm", "-rf", work}});
+  return 0;
+}

@@ -1,0 +1,96 @@
+#include "broker/cluster/queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace skyslurm::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Fixture(const std::string& name) {
+  std::ifstream in(std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/" + name);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Captured from gamma's real squeue with SqueueActiveArgs(): a running job,
+// a held array and a held 2-node job whose comment holds a field separator
+// and a newline.
+TEST(SqueueActiveTest, ReadsRealOutput) {
+  auto jobs = ParseSqueueActive(Fixture("gamma.squeue-active.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 3u);
+  const QueuedJob& odd = (*jobs)[0];
+  EXPECT_EQ(odd.job_id, "612");
+  EXPECT_EQ(odd.state, "PENDING");
+  EXPECT_EQ(odd.reason, "JobHeldUser");
+  EXPECT_EQ(odd.gpu_type, "A100");
+  EXPECT_EQ(odd.nodes, 2);
+  EXPECT_EQ(odd.TotalGpus(), 16);
+  EXPECT_EQ(odd.time_limit_minutes, 24 * 60);
+  EXPECT_EQ(odd.comment, "x\x1fy\nz");
+  EXPECT_EQ(odd.start_time, 0);
+  const QueuedJob& array = (*jobs)[1];
+  EXPECT_EQ(array.job_id, "611_[1-3,7%2]");
+  EXPECT_EQ(array.tasks, 4);
+  EXPECT_EQ(array.gpus_per_job, 2);
+  EXPECT_EQ(array.time_limit_minutes, 90);
+  EXPECT_EQ(array.comment, "");
+  const QueuedJob& running = (*jobs)[2];
+  EXPECT_EQ(running.state, "RUNNING");
+  EXPECT_EQ(running.partition, "batch");
+  EXPECT_EQ(running.user, "root");
+  EXPECT_EQ(running.nodelist, "gamma-n1");
+  EXPECT_EQ(running.TotalGpus(), 2);
+  EXPECT_EQ(running.submit_time, 1796018095);  // 2026-11-30T05:54:55Z
+  EXPECT_EQ(running.end_time, running.start_time + 600);
+  EXPECT_EQ(running.time_limit_minutes, 10);
+}
+
+TEST(SqueueActiveTest, AsksForPendingAndRunningJobsWithSeparatedFields) {
+  const auto args = SqueueActiveArgs();
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[1], "--states=PENDING,RUNNING");
+  EXPECT_THAT(args[2], HasSubstr("--Format=JobArrayID:0\x1f,State:0\x1f,"));
+  EXPECT_TRUE(args[2].ends_with("Comment:0\x1e"));
+}
+
+TEST(SqueueActiveTest, AnythingElseIsAnErrorQuotingIt) {
+  EXPECT_TRUE(ParseSqueueActive("").ok());
+  EXPECT_THAT(ParseSqueueActive("12\x1fPENDING\x1e\n").status().message(),
+              HasSubstr("squeue: expected 14 fields, got '12|PENDING'"));
+  EXPECT_THAT(ParseSqueueActive("12\x1fPENDING").status().message(),
+              HasSubstr("a job's line is cut short: '12|PENDING'"));
+  const std::string fields =
+      "7\x1fRUNNING\x1fNone\x1f"
+      "batch\x1fu\x1fN/A\x1fN/A\x1f";
+  EXPECT_THAT(ParseSqueueActive(fields + "x\x1fN/A\x1fN/A\x1fN/A\x1f"
+                                         "5:00\x1f\x1f(null)\x1e\n")
+                  .status()
+                  .message(),
+              HasSubstr("job 7: unreadable NumNodes 'x'"));
+  EXPECT_THAT(ParseSqueueActive(fields + "1\x1fyesterday\x1fN/A\x1fN/A\x1f"
+                                         "5:00\x1f\x1f(null)\x1e\n")
+                  .status()
+                  .message(),
+              HasSubstr("job 7: unreadable SubmitTime 'yesterday'"));
+  auto unlimited = ParseSqueueActive(fields + "1\x1fN/A\x1fN/A\x1fN/A\x1fUNLIMITED\x1f\x1f(null)\x1e\n");
+  ASSERT_TRUE(unlimited.ok()) << unlimited.status().message();
+  EXPECT_EQ((*unlimited)[0].time_limit_minutes, 0);
+}
+
+TEST(ArrayTaskCountTest, CountsRangesStepsAndListsButNotTheThrottle) {
+  EXPECT_EQ(ArrayTaskCount("1-3"), 3);
+  EXPECT_EQ(ArrayTaskCount("1-3,7%2"), 4);
+  EXPECT_EQ(ArrayTaskCount("0-10:5"), 3);
+  EXPECT_EQ(ArrayTaskCount("4"), 1);
+  EXPECT_EQ(ArrayTaskCount(""), 1);
+}
+
+}  // namespace
+}  // namespace skyslurm::cluster
