@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job, on a new Debian 12 machine (as root): installs the
-# dependencies, builds skyslurm, brings up the three-cluster testbed and
-# shows it: each cluster runs a GPU job under its own GRES spelling, and the
-# same request written for the home cluster is refused by a peer, which is
-# the gap skyslurm closes.
+# dependencies, builds and installs skyslurm, brings up the three-cluster
+# testbed, fills the home cluster alpha, and submits a 2-node GPU job
+# written for alpha with `sbatch --sky-any-cluster`: it lands on a peer,
+# translated, and its output shows SKYPILOT_* beside SLURM_* on every node.
 #
 #   scripts/demo.sh
 set -euo pipefail
@@ -26,30 +26,77 @@ scripts/testbed/status || true
 
 work=$(mktemp -d /tmp/skyslurm-demo-XXXXXX)
 chmod 1777 "$work"
-trap 'rm -rf "$work"' EXIT
+fill=()
+cleanup() {
+  [ ${#fill[@]} -eq 0 ] || SLURM_CONF=$SLURM_CONF_ALPHA scancel "${fill[@]}" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
-say "one GPU job per cluster, each in that cluster's own spelling"
-declare -A type=([alpha]=h100 [beta]=nvidia_h100_80gb_hbm3 [gamma]=A100)
-declare -A job
-for c in alpha beta gamma; do
-  conf_var="SLURM_CONF_${c^^}"
-  job[$c]=$(SLURM_CONF=${!conf_var} sbatch --parsable --chdir "$work" -o "$work/$c.out" \
-    --gres="gpu:${type[$c]}:2" --wrap 'echo "$SLURM_CLUSTER_NAME/$SLURMD_NODENAME: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"')
-  echo "$ SLURM_CONF=\$$conf_var sbatch --gres=gpu:${type[$c]}:2 ...   -> job ${job[$c]} on $c"
-done
-for c in alpha beta gamma; do
-  for _ in $(seq 100); do [ -s "$work/$c.out" ] && break; sleep 0.1; done
-  cat "$work/$c.out"
-done
+say "installing skyslurm into $work/opt (cmake --install)"
+cmake --install build --prefix "$work/opt" >/dev/null
+ls "$work/opt/libexec/skyslurm/bin"
 
-say "the same job written for alpha (gpu:h100), submitted to gamma"
-echo "$ SLURM_CONF=\$SLURM_CONF_GAMMA sbatch --gres=gpu:h100:2 --wrap true"
-SLURM_CONF=$SLURM_CONF_GAMMA sbatch --gres=gpu:h100:2 --wrap true || true
-echo "(peers name the same GPUs differently: translating that is skyslurm's job)"
+cat >"$work/train.sh" <<'JOB'
+#!/bin/bash
+#SBATCH --job-name=train
+#SBATCH -p gpu
+#SBATCH -N 2
+#SBATCH --gres=gpu:h100:2
+#SBATCH -t 10
+module load cuda/12.1
+echo "batch step: cluster $SLURM_CLUSTER_NAME, partition $SLURM_JOB_PARTITION, CUDA $CUDA_VERSION"
+srun -l bash -c 'echo "SLURM_NODEID=$SLURM_NODEID SLURM_GPUS_ON_NODE=$SLURM_GPUS_ON_NODE  SKYPILOT_NODE_RANK=$SKYPILOT_NODE_RANK SKYPILOT_NUM_NODES=$SKYPILOT_NUM_NODES SKYPILOT_NUM_GPUS_PER_NODE=$SKYPILOT_NUM_GPUS_PER_NODE"' | sort
+echo "SKYPILOT_NODE_IPS=$(echo $SKYPILOT_NODE_IPS)"
+echo "SKYPILOT_TASK_ID=$SKYPILOT_TASK_ID"
+echo "SKYPILOT_CLUSTER_INFO=$SKYPILOT_CLUSTER_INFO"
+JOB
+say "a training job written for the home cluster alpha"
+cat "$work/train.sh"
 
-say "the login nodes, over ssh with strict host-key checking"
-for c in beta gamma; do
-  echo "$ ssh -F \$SKYSLURM_TESTBED_DIR/slurm-config $c sinfo"
-  ssh -F "$SKYSLURM_TESTBED_DIR/slurm-config" -o BatchMode=yes "$c" sinfo
+say "alpha is full: two jobs hold all 16 of its H100s"
+for _ in 1 2; do
+  fill+=("$(SLURM_CONF=$SLURM_CONF_ALPHA sbatch --parsable -N1 --gres=gpu:h100:8 -t 20 -o /dev/null --wrap 'sleep 600')")
 done
+for _ in $(seq 100); do
+  [ "$(SLURM_CONF=$SLURM_CONF_ALPHA squeue -h -t R -j "$(IFS=,; echo "${fill[*]}")" | wc -l)" -eq 2 ] && break
+  sleep 0.1
+done
+SLURM_CONF=$SLURM_CONF_ALPHA squeue
+
+# The ready user (scripts/testbed/up): ~/.slurm/config names the clusters,
+# ~/.config/skyslurm/skyslurm.yaml says alpha is home. The installed shim
+# goes first on PATH, as /etc/profile.d would put it.
+as_user() {
+  (cd "$work" && HOME="$SKYSLURM_TESTBED_DIR/home" PATH="$work/opt/libexec/skyslurm/bin:$PATH" "$@")
+}
+say "where would it start first? (sbatch --sky-explain submits nothing)"
+echo "$ sbatch --sky-explain train.sh"
+as_user sbatch --sky-explain train.sh | sed -n '/^Placement/,$p'
+
+say "the main job: sbatch --sky-any-cluster"
+echo "$ sbatch --sky-any-cluster train.sh"
+out=$(as_user sbatch --sky-any-cluster train.sh)
+echo "$out"
+id=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\1/p' <<<"$out")
+cluster=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\2/p' <<<"$out")
+conf_var="SLURM_CONF_${cluster^^}"
+echo "$ scontrol show job $id   (on $cluster: the job as translated for it)"
+SLURM_CONF=${!conf_var} scontrol show job "$id" | grep -E "JobName|Partition=|TresPerNode|Comment|NumNodes" | sed 's/^ */  /'
+for _ in $(seq 300); do
+  state=$(SLURM_CONF=${!conf_var} squeue -h -t all -j "$id" -o %T 2>/dev/null || true)
+  case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
+  sleep 0.2
+done
+say "its output, read on $cluster's login node: SKYPILOT_* beside SLURM_*"
+echo "$ ssh $cluster cat slurm-$id.out"
+for _ in $(seq 50); do
+  ssh -F "$SKYSLURM_TESTBED_DIR/slurm-config" -o BatchMode=yes "$cluster" test -s "slurm-$id.out" && break
+  sleep 0.1
+done
+ssh -F "$SKYSLURM_TESTBED_DIR/slurm-config" -o BatchMode=yes "$cluster" cat "slurm-$id.out"
+
+say "without skyslurm: the same job sent to $cluster as written is refused"
+echo "$ SLURM_CONF=\$$conf_var sbatch train.sh"
+(cd "$work" && SLURM_CONF=${!conf_var} sbatch train.sh) || true
 say "done: source $SKYSLURM_TESTBED_DIR/env to use the clusters by hand (docs/testbed.md)"
