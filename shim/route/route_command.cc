@@ -183,6 +183,14 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   const bool quiet = request->EffectiveByName("quiet") != nullptr;
   cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
 
+  if (request->sky.managed && !quiet) {
+    // Tracking and failover are skyslurmd's; until it runs, say what the
+    // user gets instead of pretending.
+    std::fprintf(stderr,
+                 "%s: skyslurm: warning: --sky-managed: skyslurmd is not running, so the job is "
+                 "placed once like --sky-any-cluster and not tracked or restarted\n",
+                 tool.c_str());
+  }
   if (jtool != job::Tool::kSbatch) {
     // salloc/srun: interactive. Home: the real command with the translated
     // options. A peer: the same through the user's ssh.
