@@ -2,7 +2,8 @@
 // command was run with a --sky-* option (the shim was not on PATH), hand the
 // invocation to skyslurm's shim, which routes it. Never inside an
 // allocation for srun (a routed job's steps see their options again), never
-// twice (SKYSLURM_PLUGIN_REEXEC), and only when the script can be read again
+// twice (SKYSLURM_PLUGIN_REEXEC), never when skyslurm itself ran the real
+// command (SKYSLURM_REAL_COMMAND_PID), and only when the script can be read again
 // (a script read from stdin is gone: say so and stop).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -54,6 +55,12 @@ int HandToShim(spank_t sp) {
   PluginState& state = State();
   if (!state.sky_option_seen || !state.args.reexec) return 0;
   if (std::getenv("SKYSLURM_PLUGIN_REEXEC") != nullptr) return 0;
+  // skyslurm itself ran this real command (its fallback, or a job it placed
+  // here): routing is done.
+  if (const char* pid = std::getenv("SKYSLURM_REAL_COMMAND_PID");
+      pid != nullptr && std::to_string(getpid()) == pid) {
+    return 0;
+  }
   const spank_context_t ctx = spank_context();
   if (ctx == S_CTX_LOCAL && std::getenv("SLURM_JOB_ID") != nullptr) return 0;
   (void)sp;

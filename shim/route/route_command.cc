@@ -56,17 +56,30 @@ std::string RealCommandPath(const std::string& tool, const config::Settings& set
   return found ? *found : "";
 }
 
-// Runs the real command in place of this process: the fallback home.
-[[noreturn]] void ExecReal(const std::string& real, const std::string& tool,
+// The real command is about to replace this process (same PID): its
+// plugin must not hand the invocation back to the shim, even when the
+// script still says #SBATCH --sky-any-cluster. Keyed to this PID, the mark
+// means nothing to any other process that inherits it (the job's own).
+void MarkRealCommand() {
+  setenv("SKYSLURM_REAL_COMMAND_PID", std::to_string(getpid()).c_str(), 1);
+  unsetenv("SKYSLURM_ANY_CLUSTER");
+}
+
+// Runs the real command in place of this process: the fallback home. The
+// --sky-* options go (the plugin may be missing there); the script's own
+// words after it stay, whatever they look like.
+[[noreturn]] void ExecReal(const std::string& real, const std::string& tool, job::Tool jtool,
                            const std::vector<std::string>& args) {
   std::vector<std::string> argv = {tool};
-  for (const auto& a : args) {
-    if (!a.starts_with("--sky-")) argv.push_back(a);  // the plugin may be missing
-  }
+  const std::vector<std::string> kept = job::RemoveOptions(
+      job::OptionTable(jtool), args,
+      {job::Opt::kSkyAnyCluster, job::Opt::kSkyInfra, job::Opt::kSkyExplain,
+       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure});
+  argv.insert(argv.end(), kept.begin(), kept.end());
   std::vector<char*> c;
   for (auto& a : argv) c.push_back(a.data());
   c.push_back(nullptr);
-  unsetenv("SKYSLURM_ANY_CLUSTER");
+  MarkRealCommand();
   execv(real.c_str(), c.data());
   std::fprintf(stderr, "%s: error: skyslurm: cannot run %s: %s\n", tool.c_str(), real.c_str(),
                std::strerror(errno));
@@ -109,11 +122,11 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     progress.Clear();
     std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
                  tool.c_str(), loaded.status().message().c_str());
-    ExecReal(real, tool, args);
+    ExecReal(real, tool, jtool, args);
   }
   if (!loaded->settings.routing) {
     progress.Clear();
-    ExecReal(real, tool, args);  // the site turned routing off
+    ExecReal(real, tool, jtool, args);  // the site turned routing off
   }
   const bool home_on_error = loaded->settings.on_broker_error == config::OnBrokerError::kHome;
 
@@ -144,7 +157,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     progress.Clear();
     std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
                  tool.c_str(), ws.status().message().c_str());
-    ExecReal(real, tool, args);
+    ExecReal(real, tool, jtool, args);
   }
   place::PlanOptions options;
   options.only = request->sky.clusters;
@@ -202,7 +215,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       std::vector<char*> c;
       for (auto& a : argv) c.push_back(a.data());
       c.push_back(nullptr);
-      unsetenv("SKYSLURM_ANY_CLUSTER");
+      MarkRealCommand();
       setenv("SKYPILOT_TASK_ID", sky_id.c_str(), 1);
       setenv("SKYSLURM_CLUSTER", target.name.c_str(), 1);
       execv(real.c_str(), c.data());

@@ -156,6 +156,28 @@ TEST_F(RouteTest, TheRealSbatchHandsTheJobToTheShimThroughThePlugin) {
   EXPECT_EQ(Submitted(out).first, "gamma");
 }
 
+// skyslurm cannot decide (here: a broken configuration): the job goes to the
+// home cluster as written, with a warning, through the real sbatch, and the
+// real sbatch's plugin does not hand it back although the script still says
+// --sky-any-cluster (that once looped). Words after the script stay.
+TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
+  std::ofstream(home_ + "/.config/skyslurm/skyslurm.yaml", std::ios::app) << "colour: blue\n";
+  const std::string job = Script(
+      "home.sh", "#!/bin/bash\n#SBATCH --sky-any-cluster\n#SBATCH -t 5\necho \"args=$*\"\n");
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra", "beta", "-o", tmp_.File("home.out"), job, "--sky-x", "y"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.err, HasSubstr("sbatch: skyslurm: warning: "));
+  EXPECT_THAT(out.err, HasSubstr("unknown key 'colour'"));
+  EXPECT_THAT(out.err, HasSubstr("submitting on this cluster instead"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+)\n"))) << out.out;
+  const std::string id = m[1];
+  cleanup_.emplace_back("alpha", id);
+  EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "COMPLETED");
+  EXPECT_EQ(ReadFileWhenReady(tmp_.File("home.out")), "args=--sky-x y\n");
+}
+
 TEST_F(RouteTest, SkyInfraPinsACluster) {
   CommandOutput out = Typed({"sbatch", "--sky-infra=beta", Script("job.sh", kH100Job)});
   EXPECT_EQ(Submitted(out).first, "beta") << out.err;
