@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "broker/job/values.h"
+#include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
 
 namespace skyslurm::cluster {
@@ -50,23 +51,17 @@ std::vector<std::string> SqueueActiveArgs() {
 std::int64_t ArrayTaskCount(std::string_view expression) {
   expression = expression.substr(0, expression.find('%'));  // "%N": a throttle, not a count
   std::int64_t count = 0;
-  std::size_t start = 0;
-  while (start < expression.size()) {
-    auto end = expression.find(',', start);
-    if (end == std::string_view::npos) end = expression.size();
-    const std::string_view item = expression.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& item : SplitList(expression)) {
     const auto dash = item.find('-');
-    if (dash == std::string_view::npos) {
+    if (dash == std::string::npos) {
       ++count;
       continue;
     }
-    std::string_view range = item;
-    std::int64_t step = 1;
-    if (const auto colon = range.find(':'); colon != std::string_view::npos) {
-      step = std::max<std::int64_t>(1, ToInt(range.substr(colon + 1)));
-      range = range.substr(0, colon);
-    }
+    // "lo-hi" or "lo-hi:step"
+    const auto colon = item.find(':');
+    const std::int64_t step =
+        colon == std::string::npos ? 1 : std::max<std::int64_t>(1, ToInt(std::string_view(item).substr(colon + 1)));
+    const std::string_view range = std::string_view(item).substr(0, colon);
     const std::int64_t lo = ToInt(range.substr(0, dash)), hi = ToInt(range.substr(dash + 1));
     count += hi >= lo ? (hi - lo) / step + 1 : 1;
   }

@@ -62,21 +62,22 @@ spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   *out = it->second;
   return Err(ESPANK_SUCCESS);
 }
-void slurm_error(const char* fmt, ...) {
+static void Log(std::vector<std::string>* to, const char* fmt, va_list ap) {
   char buf[2048];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  to->emplace_back(buf);
+}
+void slurm_error(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  Log(&fake.errors, fmt, ap);
   va_end(ap);
-  fake.errors.emplace_back(buf);
 }
 void slurm_info(const char* fmt, ...) {
-  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  Log(&fake.infos, fmt, ap);
   va_end(ap);
-  fake.infos.emplace_back(buf);
 }
 }
 
