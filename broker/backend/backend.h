@@ -44,6 +44,14 @@ struct SubmitSpec {
   std::string user_comment;            // the job's own --comment, kept before the tag
   std::string workdir;                 // where it runs there ("" = the default)
   std::vector<std::pair<std::string, std::string>> export_env;  // extra environment for the job
+  // The job's own --export (from any origin), when it has one: merged with
+  // export_env into the one --export the job is submitted with (sbatch keeps
+  // only the last). Without it: ALL.
+  std::optional<std::string> user_export;
+  // Values of the variables user_export names without a value, as they are
+  // where the user submits: given to sbatch's environment there, so that a
+  // peer's job gets the submitter's values, not the login node's.
+  std::vector<std::pair<std::string, std::string>> export_values;
   // The sky id was made for this very call, so no earlier attempt can have
   // left a job carrying it: the lookup that makes a retry idempotent is
   // skipped. Every retry (and anything resumed from saved state) leaves it false.

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/job/argv_parser.h"
+#include "broker/job/option_table.h"
 #include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
 
@@ -240,15 +242,21 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
   }
 
   std::vector<std::string> options = {"--parsable"};
-  options.insert(options.end(), spec.job.args.begin(), spec.job.args.end());
+  // One --export, made below: the job's own (merged) would otherwise be
+  // overridden by ours, the last one given.
+  const std::vector<std::string> args =
+      spec.user_export || !spec.export_env.empty()
+          ? job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), spec.job.args, {job::Opt::kExport})
+          : spec.job.args;
+  options.insert(options.end(), args.begin(), args.end());
   // The command line wins over the script's --comment: carry the user's
   // comment first, then the tag.
   options.push_back("--comment=" + (spec.user_comment.empty() ? "" : spec.user_comment + " ") +
                     SkyTag(spec.sky_id));
   if (!spec.default_job_name.empty()) options.push_back("--job-name=" + spec.default_job_name);
   if (!spec.workdir.empty()) options.push_back("--chdir=" + spec.workdir);
-  if (!spec.export_env.empty()) {
-    std::string exports = "ALL";
+  if (spec.user_export || !spec.export_env.empty()) {
+    std::string exports = spec.user_export.value_or("ALL");
     for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;
     options.push_back("--export=" + exports);
   }
@@ -259,6 +267,7 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     c.argv = {"sbatch"};
     c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.stdin_data = spec.job.script;
+    c.env_set = spec.export_values;
     SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left()));
   } else {
     // Script arguments need a script file: stage it there, submit, remove.
@@ -274,6 +283,7 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.argv.push_back(path);
     c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
+    c.env_set = spec.export_values;
     auto submitted = RunChecked(c, left());
     (void)RunChecked({.argv = {"rm", "-f", path}}, left());
     SKY_ASSIGN_OR_RETURN(out, std::move(submitted));

@@ -269,6 +269,16 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   }
   if (request->comment) spec.user_comment = *request->comment;
   spec.export_env = {{"SKYPILOT_TASK_ID", sky_id}, {"SKYSLURM_CLUSTER", target.name}};
+  if (request->export_env) {
+    spec.user_export = *request->export_env;
+    // Names without a value take it from here, wherever the job runs.
+    for (const std::string& item : SplitList(*request->export_env)) {
+      if (item == "ALL" || item == "NONE" || item.find('=') != std::string::npos) continue;
+      if (const char* value = std::getenv(item.c_str()); value != nullptr) {
+        spec.export_values.emplace_back(item, value);
+      }
+    }
+  }
   if (!target.home) {
     std::string workdir = target.settings.workdir;
     if (request->chdir && !request->chdir->starts_with("/")) {

@@ -178,6 +178,28 @@ TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
   EXPECT_EQ(ReadFileWhenReady(tmp_.File("home.out")), "args=--sky-x y\n");
 }
 
+// The job's own --export is kept, merged with skyslurm's variables, and a
+// name without a value takes it from where the user submits, on a peer too
+// (before, skyslurm's --export=ALL,... replaced the user's).
+TEST_F(RouteTest, TheJobsExportIsKeptAndItsValuesTravel) {
+  const std::string job = Script(
+      "export.sh", "#!/bin/bash\n#SBATCH -t 5\necho \"BAR=$BAR BAZ=$BAZ QUX=$QUX task=${SKYPILOT_TASK_ID:+set}\"\n");
+  for (const char* cluster : {"beta", "alpha"}) {
+    SCOPED_TRACE(cluster);
+    const std::string out_file = std::string(cluster) == "alpha" ? tmp_.File("export.out") : "export.out";
+    CommandOutput out = Typed({"sbatch", std::string("--sky-infra=") + cluster, "--export=BAR,BAZ=1",
+                               "-o", out_file, job},
+                              {{"BAR", "a b,c"}, {"QUX", "not exported"}});
+    auto [where, id] = Submitted(out);
+    ASSERT_EQ(where, cluster) << out.err;
+    EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
+    const std::string path =
+        std::string(cluster) == "alpha" ? out_file : "/home/skyuser1/" + out_file;
+    EXPECT_EQ(ReadFileWhenReady(path), "BAR=a b,c BAZ=1 QUX= task=set\n");
+    std::remove(path.c_str());
+  }
+}
+
 TEST_F(RouteTest, SkyInfraPinsACluster) {
   CommandOutput out = Typed({"sbatch", "--sky-infra=beta", Script("job.sh", kH100Job)});
   EXPECT_EQ(Submitted(out).first, "beta") << out.err;
