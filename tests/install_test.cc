@@ -19,12 +19,11 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class InstallTest : public ::testing::Test {
+class InstallTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
     CommandOutput out = Exec({.argv = {SKYSLURM_CMAKE_COMMAND, "--install", SKYSLURM_BINARY_DIR},
                               .env_set = {{"DESTDIR", tmp_.File("root")}}});
     ASSERT_TRUE(out.success()) << out.out << out.err;
@@ -32,7 +31,6 @@ class InstallTest : public ::testing::Test {
   }
   std::string At(const std::string& relative) const { return prefix_ + "/" + relative; }
 
-  Testbed tb_;
   TempDir tmp_;
   std::string prefix_;
 };

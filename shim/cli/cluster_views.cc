@@ -19,10 +19,15 @@ std::map<std::string, std::string>& GlobalSettingFlags() {
 }
 
 Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
-                                const std::string& slurm_bin_dir) {
+                                const std::string& slurm_bin_dir,
+                                std::optional<config::LoadedConfig> loaded) {
   Workspace ws;
   ws.env = config::Environment::FromProcess();
-  SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, GlobalSettingFlags()));
+  if (loaded) {
+    ws.config = std::move(*loaded);
+  } else {
+    SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, GlobalSettingFlags()));
+  }
   SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
 
   if (!description_files.empty()) {

@@ -35,9 +35,11 @@ struct Workspace {
 // or its description file. With `description_files`, only those clusters,
 // offline (the first is home unless the settings name one).
 // `slurm_bin_dir`: where the local cluster's real Slurm commands are (the
-// router passes it so that it never runs a shim); "" = PATH.
+// router passes it so that it never runs a shim); "" = PATH. `loaded`: the
+// configuration when the caller has loaded it already.
 Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
-                                const std::string& slurm_bin_dir = "");
+                                const std::string& slurm_bin_dir = "",
+                                std::optional<config::LoadedConfig> loaded = std::nullopt);
 
 // The settings flags every skyslurm command takes, filled by main().
 std::map<std::string, std::string>& GlobalSettingFlags();

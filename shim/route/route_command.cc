@@ -151,7 +151,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
 
   const std::string real_dir = fs::path(real).parent_path().string();
   progress.Say("asking the clusters");
-  auto ws = cli::OpenWorkspace({}, real_dir);
+  auto ws = cli::OpenWorkspace({}, real_dir, *loaded);  // the configuration read above
   if (!ws.ok()) {
     if (!home_on_error) return Fail(tool, "skyslurm: " + ws.status().message());
     progress.Clear();

@@ -21,14 +21,8 @@ using ::testing::MatchesRegex;
 
 const std::string kShimBin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
 
-class PassthroughTest : public ::testing::Test {
+class PassthroughTest : public TestbedTest {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-
   // Runs `argv` on alpha as a user types it, once with the shim's folder
   // first on PATH and once without.
   std::pair<CommandOutput, CommandOutput> Both(const std::vector<std::string>& argv,
@@ -48,7 +42,6 @@ class PassthroughTest : public ::testing::Test {
     return {run(true), run(false)};
   }
 
-  Testbed tb_;
   TempDir tmp_;
 };
 

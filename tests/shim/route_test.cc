@@ -19,12 +19,11 @@ using ::testing::MatchesRegex;
 
 const std::string kShimBin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
 
-class RouteTest : public ::testing::Test {
+class RouteTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
     home_ = tmp_.File("home");
     // A fresh copy of the ready user's home (its own decision log and cache).
     Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
@@ -84,7 +83,6 @@ class RouteTest : public ::testing::Test {
     return ReadFileWhenReady(dir + "/slurm-" + id + ".out");
   }
 
-  Testbed tb_;
   TempDir tmp_;
   std::string home_;
   std::vector<std::pair<std::string, std::string>> cleanup_;

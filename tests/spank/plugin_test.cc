@@ -14,12 +14,11 @@ using ::testing::HasSubstr;
 
 const std::string kPlugin = std::string(SKYSLURM_BINARY_DIR) + "/spank/skyslurm.so";
 
-class PluginTest : public ::testing::Test {
+class PluginTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
     for (const char* cluster : kClusters) {
       ASSERT_THAT(ReadFile(tb_.Path(std::string("clusters/") + cluster + "/etc/plugstack.conf")),
                   HasSubstr("optional " + kPlugin))
@@ -27,7 +26,6 @@ class PluginTest : public ::testing::Test {
              "building";
     }
   }
-  Testbed tb_;
   TempDir tmp_;
 };
 

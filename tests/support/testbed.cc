@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "broker/config/ssh_config.h"
+
 namespace skyslurm::testing {
 namespace fs = std::filesystem;
 
@@ -124,6 +126,15 @@ std::string ReadFile(const std::string& path) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
+}
+
+std::map<std::string, ssh::SshTarget> LoginTargets(const Testbed& tb) {
+  std::map<std::string, ssh::SshTarget> targets;
+  auto hosts = config::ReadSshConfig(tb.Path("slurm-config"), {"/root", "root"});
+  EXPECT_TRUE(hosts.ok()) << hosts.status().message();
+  if (!hosts.ok()) return targets;
+  for (const auto& h : *hosts) targets[h.name] = ssh::TargetFromConfig(h);
+  return targets;
 }
 
 void WriteFile(const std::string& path, std::string_view text) {

@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "broker/ssh/session_pool.h"
 #include "broker/util/command.h"
 #include "broker/util/status.h"
 
@@ -31,6 +34,10 @@ Result<Testbed> LoadTestbed();
 
 // The path of a script in the source tree's scripts/testbed/.
 std::string TestbedScript(std::string_view name);
+
+// The login nodes as the testbed's slurm-config describes them (skyuser1),
+// by cluster name; fails the test when it cannot be read.
+std::map<std::string, ssh::SshTarget> LoginTargets(const Testbed& tb);
 
 // Runs argv with SLURM_CONF set to the cluster's.
 CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std::string> argv,
@@ -72,6 +79,22 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// A fixture for tests against the running testbed: tb_ is loaded in SetUp,
+// which fails the test, saying how to bring the testbed up, when it is not.
+// Fixtures with more to set up call WithTestbed::SetUp() first and return on
+// HasFatalFailure().
+template <typename Base>
+class WithTestbed : public Base {
+ protected:
+  void SetUp() override {
+    auto tb = LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    tb_ = *tb;
+  }
+  Testbed tb_;
+};
+using TestbedTest = WithTestbed<::testing::Test>;
 
 // PIDs of running (not zombie) processes whose environment carries the
 // testbed's daemon marker SKYSLURM_TESTBED_DAEMON=<dir>.

@@ -17,14 +17,8 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::Not;
 
-class ClustersTest : public ::testing::Test {
+class ClustersTest : public TestbedTest {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-  Testbed tb_;
   TempDir tmp_;
 };
 

@@ -18,14 +18,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-class LifecycleTest : public ::testing::Test {
+class LifecycleTest : public TestbedTest {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-
   CommandOutput Script(const std::string& name, std::vector<std::string> args = {}) {
     Command c;
     c.argv = {TestbedScript(name)};
@@ -49,8 +43,6 @@ class LifecycleTest : public ::testing::Test {
                           "ConnectTimeout=10", cluster, "true"},
                  .timeout = std::chrono::seconds(30)});
   }
-
-  Testbed tb_;
 };
 
 TEST_F(LifecycleTest, UpOnARunningTestbedChangesNothing) {

@@ -18,14 +18,8 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 
-class LoginTest : public ::testing::Test {
+class LoginTest : public TestbedTest {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-
   // OpenSSH with the testbed's slurm-config (as the user keeps it).
   CommandOutput Ssh(const std::string& host, const std::string& remote_command,
                     std::vector<std::string> extra = {}, const std::string& config = "slurm-config",
@@ -70,7 +64,6 @@ class LoginTest : public ::testing::Test {
     return s;
   }
 
-  Testbed tb_;
   TempDir tmp_;
 };
 

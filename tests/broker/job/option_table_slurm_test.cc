@@ -24,14 +24,8 @@ using job::Opt;
 using job::OptionTable;
 using job::Tool;
 
-class RealOptionsTest : public ::testing::TestWithParam<Tool> {
+class RealOptionsTest : public WithTestbed<::testing::TestWithParam<Tool>> {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-
   CommandOutput Real(std::vector<std::string> args) {
     args.insert(args.begin(), std::string(job::ToolName(GetParam())));
     return RunOn(tb_, "alpha", args, std::chrono::seconds(20));
@@ -61,8 +55,6 @@ class RealOptionsTest : public ::testing::TestWithParam<Tool> {
     }
     return help;
   }
-
-  Testbed tb_;
 };
 
 TEST_P(RealOptionsTest, EveryListedOptionIsInTheTable) {

@@ -20,15 +20,13 @@ namespace {
 using ::testing::HasSubstr;
 using Kind = place::Verdict::Kind;
 
-class PlannerTestbedTest : public ::testing::Test {
+class PlannerTestbedTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-    auto hosts = config::ReadSshConfig(tb_.Path("slurm-config"), {"/root", "root"});
-    ASSERT_TRUE(hosts.ok()) << hosts.status().message();
-    for (const auto& h : *hosts) targets_[h.name] = ssh::TargetFromConfig(h);
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    targets_ = LoginTargets(tb_);
+    ASSERT_EQ(targets_.size(), 3u);
   }
 
   void TearDown() override {
@@ -97,7 +95,6 @@ class PlannerTestbedTest : public ::testing::Test {
     return none;
   }
 
-  Testbed tb_;
   std::map<std::string, ssh::SshTarget> targets_;
   std::vector<std::unique_ptr<backend::Backend>> backends_;
   catalog::AcceleratorCatalog catalog_;

@@ -19,15 +19,12 @@ using ::testing::HasSubstr;
 using ssh::SessionPool;
 using ssh::SshTarget;
 
-class SessionPoolTest : public ::testing::Test {
+class SessionPoolTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-    auto hosts = config::ReadSshConfig(tb_.Path("slurm-config"), {"/root", "root"});
-    ASSERT_TRUE(hosts.ok()) << hosts.status().message();
-    for (const auto& h : *hosts) targets_[h.name] = ssh::TargetFromConfig(h);
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    targets_ = LoginTargets(tb_);
     ASSERT_EQ(targets_.size(), 3u);
   }
 
@@ -45,7 +42,6 @@ class SessionPoolTest : public ::testing::Test {
     return Exec(c);
   }
 
-  Testbed tb_;
   TempDir tmp_;
   std::map<std::string, SshTarget> targets_;
 };

@@ -20,14 +20,8 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::Not;
 
-class TranslateTestbedTest : public ::testing::Test {
+class TranslateTestbedTest : public TestbedTest {
  protected:
-  void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
-  }
-
   cluster::Description Live(const std::string& name) {
     LocalCommandRunner runner;
     auto d = cluster::Describe({name, &runner,
@@ -65,7 +59,6 @@ class TranslateTestbedTest : public ::testing::Test {
     return ReadFileWhenReady(out);
   }
 
-  Testbed tb_;
   TempDir tmp_;
 };
 

@@ -15,12 +15,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-class ClusterCommandsTest : public ::testing::Test {
+class ClusterCommandsTest : public TestbedTest {
  protected:
   void SetUp() override {
-    auto tb = LoadTestbed();
-    ASSERT_TRUE(tb.ok()) << tb.status().message();
-    tb_ = *tb;
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
     std::ofstream(tmp_.File("skyslurm.yaml"))
         << "home: alpha\nclusters:\n  alpha:\n    modulepath: " << tb_.dir
         << "/modules/alpha\n  gamma:\n    modules: {cuda: CUDA}\n";
@@ -42,7 +41,6 @@ class ClusterCommandsTest : public ::testing::Test {
     return Exec(c);
   }
 
-  Testbed tb_;
   TempDir tmp_;
 };
 
