@@ -46,21 +46,32 @@ bool SplitLine(std::string_view line, std::string* key, std::vector<std::string>
 
 bool IsPattern(std::string_view host) { return host.find_first_of("*?!") != std::string_view::npos; }
 
-// ssh's glob: '*' any run, '?' one character; "!pat" negates.
+// ssh's glob: '*' any run, '?' one character, case-insensitive; "!pat"
+// negates. Iterative with one backtrack point (the last '*'), so a pattern of
+// many stars costs O(pattern x text) instead of exponential time: a config
+// line is user input and must never hang the shim.
 bool Glob(std::string_view pattern, std::string_view text) {
-  if (pattern.empty()) return text.empty();
-  if (pattern[0] == '*') {
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-      if (Glob(pattern.substr(1), text.substr(i))) return true;
+  auto same = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  };
+  std::size_t p = 0, t = 0;
+  std::size_t star = std::string_view::npos, star_text = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_text = t;
+    } else if (p < pattern.size() && (pattern[p] == '?' || same(pattern[p], text[t]))) {
+      ++p;
+      ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++star_text;
+    } else {
+      return false;
     }
-    return false;
   }
-  if (text.empty()) return false;
-  if (pattern[0] == '?' || std::tolower(static_cast<unsigned char>(pattern[0])) ==
-                               std::tolower(static_cast<unsigned char>(text[0]))) {
-    return Glob(pattern.substr(1), text.substr(1));
-  }
-  return false;
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 bool HostMatches(const std::vector<std::string>& patterns, std::string_view host) {

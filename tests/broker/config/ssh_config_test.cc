@@ -104,5 +104,31 @@ TEST(SshConfigTest, MissingFileIsEmpty) {
   EXPECT_TRUE(hosts->empty());
 }
 
+TEST(SshConfigTest, GlobsMatchAsSshDoes) {
+  auto hosts = ParseSshConfig(
+      "Host gam?a\n  Port 1\nHost *ta\n  Port 2\nHost b*t*a\n  User y\nHost a*x\n  User z\n"
+      "Host alpha\nHost beta\nHost gamma\n",
+      "config", kCtx);
+  ASSERT_TRUE(hosts.ok()) << hosts.status().message();
+  ASSERT_EQ(hosts->size(), 3u);
+  EXPECT_EQ((*hosts)[0].port, 22);  // alpha matches neither gam?a nor *ta
+  EXPECT_EQ((*hosts)[0].user, "alice");  // a*x needs a trailing x
+  EXPECT_EQ((*hosts)[1].port, 2);  // beta: *ta
+  EXPECT_EQ((*hosts)[1].user, "y");  // beta: b*t*a
+  EXPECT_EQ((*hosts)[2].port, 1);  // gamma: gam?a, '?' is one character
+}
+
+// Regression (found by the config fuzzer): a Host line of many stars that
+// never matches took exponential time and hung the shim.
+TEST(SshConfigTest, ManyStarsThatNeverMatchAreQuick) {
+  const std::string stars(60, '*');
+  const std::string text = "Host " + stars + "x" + stars + "y" + stars + "z\n  Port 5\nHost " +
+                           std::string(200, 'a') + "\n";
+  auto hosts = ParseSshConfig(text, "config", kCtx);
+  ASSERT_TRUE(hosts.ok()) << hosts.status().message();
+  ASSERT_EQ(hosts->size(), 1u);
+  EXPECT_EQ((*hosts)[0].port, 22);
+}
+
 }  // namespace
 }  // namespace skyslurm::config
