@@ -7,9 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "broker/backend/caching_backend.h"
-#include "broker/backend/slurm_local.h"
-#include "broker/backend/slurm_ssh.h"
 
 namespace skyslurm::cli {
 
@@ -21,79 +18,12 @@ std::map<std::string, std::string>& GlobalSettingFlags() {
 Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_files,
                                 const std::string& slurm_bin_dir,
                                 std::optional<config::LoadedConfig> loaded) {
-  Workspace ws;
-  ws.env = config::Environment::FromProcess();
-  if (loaded) {
-    ws.config = std::move(*loaded);
-  } else {
-    SKY_ASSIGN_OR_RETURN(ws.config, config::LoadConfig(ws.env, GlobalSettingFlags()));
+  auto env = config::Environment::FromProcess();
+  if (!loaded) {
+    SKY_ASSIGN_OR_RETURN(loaded, config::LoadConfig(env, GlobalSettingFlags()));
   }
-  SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
-
-  if (!description_files.empty()) {
-    // Offline: the clusters are exactly the files given.
-    config::LoadedConfig only = ws.config;
-    only.ssh_hosts.clear();
-    only.settings.clusters.clear();
-    std::vector<cluster::Description> offline;
-    for (const auto& file : description_files) {
-      SKY_ASSIGN_OR_RETURN(cluster::Description d, cluster::ReadDescriptionFile(file));
-      config::ClusterSettings cs = ws.config.settings.For(d.name);
-      cs.description = file;
-      only.settings.clusters[d.name] = cs;
-      if (only.settings.home.empty()) only.settings.home = d.name;
-    }
-    SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(only, ws.env));
-  } else {
-    SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(ws.config, ws.env));
-  }
-  for (const auto& entry : ws.registry.clusters()) {
-    place::ClusterHandle h;
-    h.name = entry.name;
-    h.home = entry.home;
-    h.settings = ws.config.settings.For(entry.name);
-    if (!ws.config.settings.Allowed(entry.name)) {
-      h.excluded = "excluded by clusters_allowed/clusters_denied";
-    }
-    switch (entry.access) {
-      case cluster::ClusterEntry::Access::kDescriptionFile: {
-        auto d = cluster::ReadDescriptionFile(entry.description_file);
-        if (d.ok()) {
-          h.offline = std::move(*d);
-        } else {
-          h.unavailable = d.status().message();
-        }
-        break;
-      }
-      case cluster::ClusterEntry::Access::kLocal:
-        ws.backends.push_back(std::make_unique<backend::SlurmLocalBackend>(
-            entry.name, entry.slurm_conf, entry.modulepath, slurm_bin_dir));
-        break;
-      case cluster::ClusterEntry::Access::kSsh:
-        if (entry.ssh) {
-          ws.backends.push_back(std::make_unique<backend::SlurmSshBackend>(
-              entry.name, ssh::TargetFromConfig(*entry.ssh)));
-        } else {
-          h.unavailable = fmt::format(
-              "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",
-              entry.name, ws.config.paths.clusters_file);
-        }
-        break;
-    }
-    const bool live =
-        entry.access != cluster::ClusterEntry::Access::kDescriptionFile && h.unavailable.empty();
-    if (live) {
-      auto* slurm = static_cast<backend::SlurmBackend*>(ws.backends.back().get());
-      slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
-      ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm));
-      h.backend = ws.backends.back().get();
-      ws.slurm.push_back(slurm);
-    } else {
-      ws.slurm.push_back(nullptr);
-    }
-    ws.handles.push_back(std::move(h));
-  }
-  return ws;
+  return place::OpenWorkspace(std::move(env), std::move(*loaded), description_files,
+                              slurm_bin_dir);
 }
 
 void AppendAudit(const Workspace& ws, const std::string& line) {

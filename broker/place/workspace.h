@@ -1,0 +1,43 @@
+// The clusters a command or skyslurmd works with: the configuration, and a
+// backend for each live cluster (its controller directly, or its login node
+// over SSH) or its description file, gathered once.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/backend/backend.h"
+#include "broker/backend/slurm_backend.h"
+#include "broker/catalog/accelerators.h"
+#include "broker/cluster/registry.h"
+#include "broker/config/settings.h"
+#include "broker/place/planner.h"
+
+namespace skyslurm::place {
+
+struct Workspace {
+  config::Environment env;
+  config::LoadedConfig config;
+  cluster::ClusterRegistry registry;
+  catalog::AcceleratorCatalog catalog;
+  std::vector<std::unique_ptr<backend::Backend>> backends;
+  // One per cluster, in registry order (home first); their backends are
+  // caching, rate-limited wrappers (caching_backend.h) of `slurm`'s.
+  std::vector<ClusterHandle> handles;
+  std::vector<backend::SlurmBackend*> slurm;  // per handle, null when offline
+  std::string home() const { return registry.home(); }
+  // The handle of `cluster`, or null.
+  ClusterHandle* Find(const std::string& cluster);
+};
+
+// Sets up every configured cluster of `config`. With `description_files`,
+// only those clusters, offline (the first is home unless the settings name
+// one). `slurm_bin_dir`: where the local cluster's real Slurm commands are
+// (the router passes it so that it never runs a shim); "" = PATH.
+Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
+                                const std::vector<std::string>& description_files = {},
+                                const std::string& slurm_bin_dir = "");
+
+}  // namespace skyslurm::place
