@@ -97,6 +97,54 @@ Result<OnBrokerError> ParseOnBrokerError(std::string_view value) {
                                           value));
 }
 
+// The failover keys: a name and where its value lives.
+struct FailoverKey {
+  std::string_view key;
+  int FailoverSettings::*field;
+  bool duration;  // seconds, or a count
+};
+const std::vector<FailoverKey>& FailoverKeys() {
+  static const std::vector<FailoverKey> keys = {
+      {"poll_interval", &FailoverSettings::poll_interval, true},
+      {"migrate_after", &FailoverSettings::migrate_after, true},
+      {"migrate_gain", &FailoverSettings::migrate_gain, true},
+      {"max_moves", &FailoverSettings::max_moves, false},
+      {"moves_per_cluster", &FailoverSettings::moves_per_cluster, false},
+      {"cluster_dead_after", &FailoverSettings::cluster_dead_after, true},
+      {"max_restarts", &FailoverSettings::max_restarts, false},
+      {"idle_exit", &FailoverSettings::idle_exit, true},
+  };
+  return keys;
+}
+const FailoverKey* FindFailoverKey(std::string_view key) {
+  for (const auto& k : FailoverKeys()) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+// "90", "90s", "2m", "1h" as seconds; a count is a plain whole number.
+Status SetFailover(const FailoverKey& k, std::string_view value, FailoverSettings* f) {
+  std::string v = Trim(value);
+  int unit = 1;
+  if (k.duration && !v.empty() && std::string_view("smh").find(v.back()) != std::string_view::npos) {
+    unit = v.back() == 's' ? 1 : v.back() == 'm' ? 60 : 3600;
+    v.pop_back();
+  }
+  const bool digits = !v.empty() && v.size() <= 7 &&
+                      std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) {
+    return InvalidArgumentError(
+        k.duration ? fmt::format("'{}' must be a duration (90, 90s, 2m, 1h), not '{}'", k.key, value)
+                   : fmt::format("'{}' must be a whole number, not '{}'", k.key, value));
+  }
+  f->*k.field = std::stoi(v) * unit;
+  if (k.key == "poll_interval" && f->poll_interval < 1) {
+    return InvalidArgumentError("'poll_interval' must be at least 1s");
+  }
+  return OkStatus();
+}
+
 // Policy: a user may narrow what the site allows, never widen it.
 void Restrict(std::vector<std::string>* allowed, const std::vector<std::string>& more) {
   if (allowed->empty()) {
@@ -183,6 +231,23 @@ const std::vector<SettingKey>& SettingKeys() {
        "only these clusters receive jobs (comma-separated in the environment)"},
       {"clusters_denied", "SKYSLURM_CLUSTERS_DENIED", "--clusters-denied",
        "these clusters never receive jobs"},
+      {"poll_interval", "SKYSLURM_POLL_INTERVAL", "--poll-interval",
+       "skyslurmd: how often every cluster's queue is read (default 5s)"},
+      {"migrate_after", "SKYSLURM_MIGRATE_AFTER", "--migrate-after",
+       "skyslurmd: a job pends this long (and past its estimate) before a move is weighed "
+       "(default 120s)"},
+      {"migrate_gain", "SKYSLURM_MIGRATE_GAIN", "--migrate-gain",
+       "skyslurmd: another cluster must start the job at least this much sooner (default 300s)"},
+      {"max_moves", "SKYSLURM_MAX_MOVES", "--max-moves", "skyslurmd: moves per job (default 3)"},
+      {"moves_per_cluster", "SKYSLURM_MOVES_PER_CLUSTER", "--moves-per-cluster",
+       "skyslurmd: moves into one cluster per minute (default 10)"},
+      {"cluster_dead_after", "SKYSLURM_CLUSTER_DEAD_AFTER", "--cluster-dead-after",
+       "skyslurmd: a cluster unreachable this long has its pending jobs re-placed (default 20s)"},
+      {"max_restarts", "SKYSLURM_MAX_RESTARTS", "--max-restarts",
+       "skyslurmd: restarts of a managed job after node failure or preemption (default 3)"},
+      {"idle_exit", "SKYSLURM_IDLE_EXIT", "--idle-exit",
+       "skyslurmd: started on demand, it exits after this long with nothing to watch "
+       "(default 600s; 0 = never)"},
       {"accelerators", "", "", "extra spellings of canonical accelerator names"},
       {"clusters", "", "", "per-cluster settings (see the next table)"},
   };
@@ -271,6 +336,11 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
       } else if (key == "clusters_denied") {
         SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
         for (auto& c : list) s->clusters_denied.push_back(c);
+      } else if (const FailoverKey* fk = FindFailoverKey(key)) {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) {
+          return Bad(file, v, st.message());
+        }
       } else if (key == "accelerators") {
         if (!v.IsMap()) return Bad(file, v, "'accelerators' must map a canonical name to spellings");
         catalog::AcceleratorCatalog check;
@@ -324,6 +394,8 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
       s->on_broker_error = *parsed;
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
+    } else if (const FailoverKey* fk = FindFailoverKey(key)) {
+      if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) return error(st.message());
     } else if (key == "clusters_allowed" || key == "clusters_denied") {
       const std::vector<std::string> list = SplitList(value);
       if (key == "clusters_allowed") {

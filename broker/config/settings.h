@@ -42,6 +42,18 @@ struct ClusterSettings {
 
 enum class OnBrokerError { kHome, kFail };
 
+// skyslurmd's failover policy (docs/configuration.md). Durations in seconds.
+struct FailoverSettings {
+  int poll_interval = 5;       // between two looks at every cluster's queue
+  int migrate_after = 120;     // a job pends this long before a move is weighed
+  int migrate_gain = 300;      // another cluster must start it at least this much sooner
+  int max_moves = 3;           // moves per job
+  int moves_per_cluster = 10;  // moves into one cluster per minute (back-pressure)
+  int cluster_dead_after = 20;  // unreachable this long: its pending jobs are re-placed
+  int max_restarts = 3;        // restarts of a managed job after node failure/preemption
+  int idle_exit = 600;         // a started-on-demand daemon with nothing to watch exits
+};
+
 struct Settings {
   std::string home;                    // the home cluster
   bool routing = true;                 // false: the shim always passes through
@@ -51,6 +63,7 @@ struct Settings {
   std::vector<std::string> clusters_denied;
   std::map<std::string, std::vector<std::string>> accelerators;  // canonical -> extra spellings
   std::map<std::string, ClusterSettings> clusters;
+  FailoverSettings failover;
 
   // The cluster's settings (defaults when it has none).
   ClusterSettings For(const std::string& cluster) const;

@@ -111,6 +111,28 @@ TEST(SettingsTest, EnvironmentAndFlags) {
             "environment: routing: must be on or off, not 'sometimes'");
 }
 
+TEST(SettingsTest, FailoverDurationsAndCounts) {
+  Settings s;
+  ASSERT_TRUE(MergeSettingsYaml("migrate_after: 2m\nmigrate_gain: 90\nmax_moves: 5\n"
+                                "cluster_dead_after: 15s\nidle_exit: 1h\n",
+                                "f.yaml", false, &s)
+                  .ok());
+  EXPECT_EQ(s.failover.migrate_after, 120);
+  EXPECT_EQ(s.failover.migrate_gain, 90);
+  EXPECT_EQ(s.failover.max_moves, 5);
+  EXPECT_EQ(s.failover.cluster_dead_after, 15);
+  EXPECT_EQ(s.failover.idle_exit, 3600);
+  ASSERT_TRUE(ApplyOverrides({{"poll_interval", "1s"}}, "environment", &s).ok());
+  EXPECT_EQ(s.failover.poll_interval, 1);
+  EXPECT_EQ(MergeSettingsYaml("max_moves: 2m\n", "f.yaml", false, &s).message(),
+            "f.yaml:1: 'max_moves' must be a whole number, not '2m'");
+  EXPECT_EQ(ApplyOverrides({{"migrate_after", "soon"}}, "environment", &s).message(),
+            "environment: migrate_after: 'migrate_after' must be a duration (90, 90s, 2m, 1h), "
+            "not 'soon'");
+  EXPECT_EQ(ApplyOverrides({{"poll_interval", "0"}}, "environment", &s).message(),
+            "environment: poll_interval: 'poll_interval' must be at least 1s");
+}
+
 TEST(SettingsTest, KeyTableNamesEnvironmentVariables) {
   for (const auto& key : SettingKeys()) {
     if (!key.env.empty()) {
