@@ -1,0 +1,391 @@
+#include "broker/store/job_store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <set>
+
+namespace skyslurm::store {
+namespace {
+
+// Each schema version is the SQL that takes the previous one to it.
+const char* const kMigrations[] = {
+    // 1: the first schema.
+    R"sql(
+CREATE TABLE jobs (
+  sky_id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  cluster TEXT NOT NULL DEFAULT '',
+  slurm_id TEXT NOT NULL DEFAULT '',
+  input_json TEXT NOT NULL,
+  managed INTEGER NOT NULL DEFAULT 0,
+  retry_on_failure INTEGER NOT NULL DEFAULT 0,
+  restarts INTEGER NOT NULL DEFAULT 0,
+  moves INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL,
+  updated INTEGER NOT NULL,
+  submitted INTEGER NOT NULL DEFAULT 0,
+  expected_start INTEGER NOT NULL DEFAULT 0,
+  started INTEGER NOT NULL DEFAULT 0,
+  ended INTEGER NOT NULL DEFAULT 0,
+  exit_code INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_state ON jobs(state);
+CREATE TABLE copies (
+  sky_id TEXT NOT NULL REFERENCES jobs(sky_id),
+  cluster TEXT NOT NULL,
+  slurm_id TEXT NOT NULL,
+  partition TEXT NOT NULL DEFAULT '',
+  args TEXT NOT NULL DEFAULT '',
+  script TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT '',
+  submitted INTEGER NOT NULL,
+  PRIMARY KEY (cluster, slurm_id)
+);
+CREATE INDEX copies_sky ON copies(sky_id);
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  sky_id TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  cluster TEXT NOT NULL DEFAULT '',
+  slurm_id TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX events_sky ON events(sky_id);
+CREATE TABLE intents (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  sky_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  cluster TEXT NOT NULL DEFAULT '',
+  slurm_id TEXT NOT NULL DEFAULT '',
+  created INTEGER NOT NULL,
+  done INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX intents_open ON intents(done);
+)sql",
+};
+
+// One prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& Bind(const std::string& v) {
+    if (ok()) rc_ = sqlite3_bind_text(stmt_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(std::int64_t v) {
+    if (ok()) rc_ = sqlite3_bind_int64(stmt_, ++n_, v);
+    return *this;
+  }
+  // SQLITE_ROW: a row is there; SQLITE_DONE: no more.
+  int Step() {
+    if (!ok()) return rc_;
+    return rc_ = sqlite3_step(stmt_);
+  }
+  std::string Text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p == nullptr ? std::string()
+                        : std::string(reinterpret_cast<const char*>(p),
+                                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool ok() const { return rc_ == SQLITE_OK || rc_ == SQLITE_ROW || rc_ == SQLITE_DONE; }
+  Status Error(std::string_view what) const {
+    return InternalError(fmt::format("state database: {}: {}", what, sqlite3_errmsg(db_)));
+  }
+  // Runs a statement that returns no rows.
+  Status Run(std::string_view what) {
+    return Step() == SQLITE_DONE ? OkStatus() : Error(what);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+  int n_ = 0;
+};
+
+constexpr const char* kJobColumns =
+    "sky_id, owner, state, reason, cluster, slurm_id, input_json, managed, retry_on_failure, "
+    "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code";
+
+SkyJob JobFromRow(const Stmt& s) {
+  SkyJob j;
+  int c = 0;
+  j.sky_id = s.Text(c++);
+  j.owner = s.Text(c++);
+  j.state = s.Text(c++);
+  j.reason = s.Text(c++);
+  j.cluster = s.Text(c++);
+  j.slurm_id = s.Text(c++);
+  j.input_json = s.Text(c++);
+  j.managed = s.Int(c++) != 0;
+  j.retry_on_failure = static_cast<int>(s.Int(c++));
+  j.restarts = static_cast<int>(s.Int(c++));
+  j.moves = static_cast<int>(s.Int(c++));
+  j.created = s.Int(c++);
+  j.updated = s.Int(c++);
+  j.submitted = s.Int(c++);
+  j.expected_start = s.Int(c++);
+  j.started = s.Int(c++);
+  j.ended = s.Int(c++);
+  j.exit_code = static_cast<int>(s.Int(c++));
+  return j;
+}
+
+void BindJob(Stmt& s, const SkyJob& j) {
+  s.Bind(j.sky_id).Bind(j.owner).Bind(j.state).Bind(j.reason).Bind(j.cluster).Bind(j.slurm_id)
+      .Bind(j.input_json).Bind(std::int64_t{j.managed}).Bind(std::int64_t{j.retry_on_failure})
+      .Bind(std::int64_t{j.restarts}).Bind(std::int64_t{j.moves}).Bind(j.created).Bind(j.updated)
+      .Bind(j.submitted).Bind(j.expected_start).Bind(j.started).Bind(j.ended)
+      .Bind(std::int64_t{j.exit_code});
+}
+
+}  // namespace
+
+bool IsFinalState(const std::string& state) {
+  static const std::set<std::string> live = {"SUBMITTING", "PENDING",    "RUNNING",
+                                             "MIGRATING",  "RECOVERING", "UNKNOWN"};
+  return !live.contains(state);
+}
+
+Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty()) {
+    fs::create_directories(dir, ec);
+    ::chmod(dir.c_str(), 0700);
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string why = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return UnavailableError(fmt::format("cannot open the state database {}: {}", path, why));
+  }
+  ::chmod(path.c_str(), 0600);
+  std::unique_ptr<JobStore> store(new JobStore(db));
+  sqlite3_busy_timeout(db, 5000);
+  // WAL: readers never block the writer; NORMAL: a commit is durable against
+  // a crash of the daemon (the case that matters here), and the WAL is synced
+  // at checkpoints.
+  SKY_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+  SKY_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=NORMAL"));
+  SKY_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
+  SKY_RETURN_IF_ERROR(store->Migrate().WithContext(path));
+  return store;
+}
+
+JobStore::~JobStore() { sqlite3_close(db_); }
+
+Status JobStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string why = err != nullptr ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    return InternalError(fmt::format("state database: {}", why));
+  }
+  return OkStatus();
+}
+
+Status JobStore::Migrate() {
+  std::lock_guard lock(mu_);
+  int version = 0;
+  {
+    Stmt s(db_, "PRAGMA user_version");
+    if (s.Step() != SQLITE_ROW) return s.Error("reading the schema version");
+    version = static_cast<int>(s.Int(0));
+  }
+  if (version > kSchemaVersion) {
+    return FailedPreconditionError(fmt::format(
+        "the state database has schema version {}, newer than this skyslurmd's {}; run the newer "
+        "skyslurmd",
+        version, kSchemaVersion));
+  }
+  for (int v = version; v < kSchemaVersion; ++v) {
+    Status migrated = Apply([&] {
+      SKY_RETURN_IF_ERROR(Exec(kMigrations[v]));
+      return Exec(fmt::format("PRAGMA user_version={}", v + 1).c_str());
+    });
+    if (!migrated.ok()) return migrated;
+  }
+  schema_version_ = kSchemaVersion;
+  return OkStatus();
+}
+
+Status JobStore::Apply(const std::function<Status()>& body) {
+  std::lock_guard lock(mu_);
+  if (depth_ > 0) {  // already inside a transaction: part of it
+    return body();
+  }
+  SKY_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  ++depth_;
+  Status st = body();
+  --depth_;
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  if (Status c = Exec("COMMIT"); !c.ok()) {
+    (void)Exec("ROLLBACK");
+    return c;
+  }
+  return OkStatus();
+}
+
+Status JobStore::Insert(const SkyJob& job) {
+  return Apply([&] {
+    Stmt s(db_, fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            kJobColumns)
+                    .c_str());
+    BindJob(s, job);
+    if (s.Step() == SQLITE_CONSTRAINT) {
+      return AlreadyExistsError(fmt::format("sky job {} exists", job.sky_id));
+    }
+    return s.ok() ? OkStatus() : s.Error("adding a job");
+  });
+}
+
+Status JobStore::Update(const SkyJob& job) {
+  return Apply([&] {
+    Stmt s(db_,
+           "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, slurm_id=?, "
+           "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
+           "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=? "
+           "WHERE sky_id=?");
+    BindJob(s, job);
+    s.Bind(job.sky_id);
+    SKY_RETURN_IF_ERROR(s.Run("updating a job"));
+    if (sqlite3_changes(db_) == 0) return NotFoundError(fmt::format("no sky job {}", job.sky_id));
+    return OkStatus();
+  });
+}
+
+Result<SkyJob> JobStore::Get(const std::string& sky_id) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, fmt::format("SELECT {} FROM jobs WHERE sky_id=?", kJobColumns).c_str());
+  s.Bind(sky_id);
+  const int rc = s.Step();
+  if (rc == SQLITE_ROW) return JobFromRow(s);
+  if (rc == SQLITE_DONE) return NotFoundError(fmt::format("no sky job {}", sky_id));
+  return s.Error("reading a job");
+}
+
+Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC", kJobColumns,
+                          live_only ? " WHERE state IN ('SUBMITTING','PENDING','RUNNING',"
+                                      "'MIGRATING','RECOVERING','UNKNOWN')"
+                                    : "")
+                  .c_str());
+  std::vector<SkyJob> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(JobFromRow(s));
+  if (rc != SQLITE_DONE) return s.Error("listing jobs");
+  return out;
+}
+
+Status JobStore::AddCopy(const Copy& c) {
+  return Apply([&] {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO copies (sky_id, cluster, slurm_id, partition, args, script, "
+           "state, submitted) VALUES (?,?,?,?,?,?,?,?)");
+    s.Bind(c.sky_id).Bind(c.cluster).Bind(c.slurm_id).Bind(c.partition).Bind(c.args).Bind(c.script)
+        .Bind(c.state).Bind(c.submitted);
+    return s.Run("adding a copy");
+  });
+}
+
+Status JobStore::SetCopyState(const std::string& cluster, const std::string& slurm_id,
+                              const std::string& state) {
+  return Apply([&] {
+    Stmt s(db_, "UPDATE copies SET state=? WHERE cluster=? AND slurm_id=?");
+    s.Bind(state).Bind(cluster).Bind(slurm_id);
+    return s.Run("updating a copy");
+  });
+}
+
+Result<std::vector<Copy>> JobStore::Copies(const std::string& sky_id) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT sky_id, cluster, slurm_id, partition, args, script, state, submitted FROM copies "
+         "WHERE sky_id=? ORDER BY submitted, rowid");
+  s.Bind(sky_id);
+  std::vector<Copy> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6),
+                   s.Int(7)});
+  }
+  if (rc != SQLITE_DONE) return s.Error("listing copies");
+  return out;
+}
+
+Status JobStore::AddEvent(const Event& e) {
+  return Apply([&] {
+    Stmt s(db_,
+           "INSERT INTO events (sky_id, time, kind, cluster, slurm_id, detail) VALUES (?,?,?,?,?,?)");
+    s.Bind(e.sky_id).Bind(e.time).Bind(e.kind).Bind(e.cluster).Bind(e.slurm_id).Bind(e.detail);
+    return s.Run("adding an event");
+  });
+}
+
+Result<std::vector<Event>> JobStore::Events(const std::string& sky_id) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT seq, sky_id, time, kind, cluster, slurm_id, detail FROM events WHERE sky_id=? "
+         "ORDER BY seq");
+  s.Bind(sky_id);
+  std::vector<Event> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Int(0), s.Text(1), s.Int(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6)});
+  }
+  if (rc != SQLITE_DONE) return s.Error("listing events");
+  return out;
+}
+
+Result<std::int64_t> JobStore::BeginIntent(const Intent& i) {
+  std::lock_guard lock(mu_);
+  SKY_RETURN_IF_ERROR(Apply([&] {
+    Stmt s(db_, "INSERT INTO intents (sky_id, action, cluster, slurm_id, created) VALUES (?,?,?,?,?)");
+    s.Bind(i.sky_id).Bind(i.action).Bind(i.cluster).Bind(i.slurm_id).Bind(i.created);
+    return s.Run("writing an intent");
+  }));
+  return sqlite3_last_insert_rowid(db_);
+}
+
+Status JobStore::EndIntent(std::int64_t id) {
+  return Apply([&] {
+    Stmt s(db_, "UPDATE intents SET done=1 WHERE id=?");
+    s.Bind(id);
+    return s.Run("ending an intent");
+  });
+}
+
+Result<std::vector<Intent>> JobStore::OpenIntents() {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT id, sky_id, action, cluster, slurm_id, created FROM intents WHERE done=0 ORDER BY id");
+  std::vector<Intent> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Int(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Int(5)});
+  }
+  if (rc != SQLITE_DONE) return s.Error("listing intents");
+  return out;
+}
+
+}  // namespace skyslurm::store

@@ -1,0 +1,137 @@
+// skyslurmd's durable state: every sky job, every Slurm job made for it
+// (its copies, with the script as translated for that cluster), the history
+// of its placement with reasons, and the intents written before every
+// remote action. SQLite in WAL mode, one file under the user's state dir;
+// the schema is versioned (PRAGMA user_version) and migrated forward on open.
+//
+// Thread-safe: one connection behind a mutex. Every method is one
+// transaction; Apply() groups several changes into one.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/util/status.h"
+
+struct sqlite3;
+
+namespace skyslurm::store {
+
+// The schema version this build writes; older files are migrated on open,
+// newer ones refused.
+inline constexpr int kSchemaVersion = 1;
+
+struct SkyJob {
+  std::string sky_id;
+  std::string owner;
+  // SUBMITTING (recorded, not yet on a cluster), PENDING, RUNNING, MIGRATING,
+  // RECOVERING (a managed job being restarted), UNKNOWN (its cluster does not
+  // answer), then a final one: COMPLETED, FAILED, CANCELLED, TIMEOUT,
+  // NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, REFUSED (no
+  // cluster could run it), GONE (left its cluster's queue unseen).
+  std::string state = "SUBMITTING";
+  std::string reason;
+  std::string cluster;   // where its live copy is ("" before the first)
+  std::string slurm_id;  // that copy's Slurm job id
+  std::string input_json;  // the job as the user gave it (daemon/job_input.h)
+  bool managed = false;
+  int retry_on_failure = 0;  // user-code failures to retry (--sky-retry-on-failure)
+  int restarts = 0;          // managed restarts and retries so far
+  int moves = 0;             // pending migrations and re-placements so far
+  std::time_t created = 0;
+  std::time_t updated = 0;
+  std::time_t submitted = 0;       // when the live copy was submitted
+  std::time_t expected_start = 0;  // the estimate it was placed with
+  std::time_t started = 0;
+  std::time_t ended = 0;
+  int exit_code = 0;  // Slurm's wait status of the last copy
+};
+
+// Whether a sky job's state is final.
+bool IsFinalState(const std::string& state);
+
+// A Slurm job made for a sky job.
+struct Copy {
+  std::string sky_id;
+  std::string cluster;
+  std::string slurm_id;
+  std::string partition;
+  std::string args;    // the translated options, one per line
+  std::string script;  // the script as submitted there
+  std::string state;   // as last seen: PENDING, RUNNING, ..., STALE (cluster lost), CANCELLED
+  std::time_t submitted = 0;
+};
+
+// One line of a sky job's history: placed, submitted, moved, restarted,
+// cancelled, stale copy cancelled..., with the reason.
+struct Event {
+  std::int64_t seq = 0;
+  std::string sky_id;
+  std::time_t time = 0;
+  std::string kind;
+  std::string cluster;
+  std::string slurm_id;
+  std::string detail;
+};
+
+// Written before a remote action, ended after its result is recorded: after
+// a crash, an open intent says what may or may not have happened remotely.
+struct Intent {
+  std::int64_t id = 0;
+  std::string sky_id;
+  std::string action;  // "submit", "cancel"
+  std::string cluster;
+  std::string slurm_id;  // cancel: the copy
+  std::time_t created = 0;
+};
+
+class JobStore {
+ public:
+  // Opens (creating it and its folder, mode 0700) the database at `path`.
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  int schema_version() const { return schema_version_; }
+
+  // Adds a new sky job; AlreadyExists when the id is taken.
+  Status Insert(const SkyJob& job);
+  Status Update(const SkyJob& job);
+  Result<SkyJob> Get(const std::string& sky_id);
+  // All sky jobs, newest first; only the live (not final) ones on request.
+  Result<std::vector<SkyJob>> List(bool live_only);
+
+  Status AddCopy(const Copy& copy);
+  Status SetCopyState(const std::string& cluster, const std::string& slurm_id,
+                      const std::string& state);
+  Result<std::vector<Copy>> Copies(const std::string& sky_id);
+
+  Status AddEvent(const Event& event);
+  Result<std::vector<Event>> Events(const std::string& sky_id);
+
+  Result<std::int64_t> BeginIntent(const Intent& intent);
+  Status EndIntent(std::int64_t id);
+  Result<std::vector<Intent>> OpenIntents();
+
+  // Runs `body` in one transaction: all of its changes land, or none.
+  Status Apply(const std::function<Status()>& body);
+
+ private:
+  explicit JobStore(sqlite3* db) : db_(db) {}
+  Status Migrate();
+  Status Exec(const char* sql);
+
+  sqlite3* db_;
+  int schema_version_ = 0;
+  std::recursive_mutex mu_;
+  int depth_ = 0;  // nested Apply()
+};
+
+}  // namespace skyslurm::store

@@ -1,0 +1,146 @@
+#include "broker/store/job_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace skyslurm::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class JobStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("skyslurm-store-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    path_ = (dir_ / "state" / "skyslurmd.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static SkyJob Job(const std::string& id, std::time_t created) {
+    SkyJob j;
+    j.sky_id = id;
+    j.owner = "alice";
+    j.input_json = R"({"tool":"sbatch"})";
+    j.created = j.updated = created;
+    return j;
+  }
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(JobStoreTest, CreatesAPrivateWalDatabaseAtTheCurrentSchema) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ((*store)->schema_version(), kSchemaVersion);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "state").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077, 0u);
+  EXPECT_TRUE(fs::exists(path_ + "-wal"));
+}
+
+TEST_F(JobStoreTest, JobsSurviveReopening) {
+  {
+    auto store = JobStore::Open(path_);
+    ASSERT_TRUE(store.ok());
+    SkyJob j = Job("sky-1", 100);
+    j.managed = true;
+    ASSERT_TRUE((*store)->Insert(j).ok());
+    EXPECT_EQ((*store)->Insert(j).code(), StatusCode::kAlreadyExists);
+    j.state = "PENDING";
+    j.cluster = "beta";
+    j.slurm_id = "42";
+    j.restarts = 2;
+    ASSERT_TRUE((*store)->Update(j).ok());
+    ASSERT_TRUE((*store)->Insert(Job("sky-2", 200)).ok());
+  }
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  auto j = (*store)->Get("sky-1");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->state, "PENDING");
+  EXPECT_EQ(j->cluster, "beta");
+  EXPECT_EQ(j->slurm_id, "42");
+  EXPECT_TRUE(j->managed);
+  EXPECT_EQ(j->restarts, 2);
+  EXPECT_EQ((*store)->Get("sky-3").status().code(), StatusCode::kNotFound);
+  auto all = (*store)->List(false);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].sky_id, "sky-2");  // newest first
+  auto live = (*store)->List(true);
+  ASSERT_EQ(live->size(), 2u);  // SUBMITTING and PENDING are live
+  SkyJob done = *j;
+  done.state = "COMPLETED";
+  ASSERT_TRUE((*store)->Update(done).ok());
+  EXPECT_EQ((*store)->List(true)->size(), 1u);
+}
+
+TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  auto a = (*store)->BeginIntent({0, "sky-1", "submit", "beta", "", 5});
+  auto b = (*store)->BeginIntent({0, "sky-1", "cancel", "alpha", "7", 6});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*store)->EndIntent(*a).ok());
+  auto open = (*store)->OpenIntents();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 1u);
+  EXPECT_EQ((*open)[0].action, "cancel");
+  EXPECT_EQ((*open)[0].slurm_id, "7");
+}
+
+TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  Status st = (*store)->Apply([&] {
+    SKY_RETURN_IF_ERROR((*store)->AddEvent({0, "sky-1", 2, "placed", "beta", "", "earliest"}));
+    SKY_RETURN_IF_ERROR((*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}));
+    return (*store)->Insert(Job("sky-1", 1));  // fails: the whole change goes
+  });
+  EXPECT_EQ(st.code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE((*store)->Events("sky-1")->empty());
+  EXPECT_TRUE((*store)->Copies("sky-1")->empty());
+  ASSERT_TRUE((*store)->AddEvent({0, "sky-1", 2, "placed", "beta", "", "earliest"}).ok());
+  ASSERT_TRUE((*store)->AddEvent({0, "sky-1", 3, "submitted", "beta", "42", ""}).ok());
+  ASSERT_TRUE((*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}).ok());
+  ASSERT_TRUE((*store)->SetCopyState("beta", "42", "CANCELLED").ok());
+  std::vector<std::string> kinds;
+  auto events = (*store)->Events("sky-1");
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) kinds.push_back(e.kind);
+  EXPECT_THAT(kinds, ElementsAre("placed", "submitted"));
+  EXPECT_EQ((*(*store)->Copies("sky-1"))[0].state, "CANCELLED");
+}
+
+TEST_F(JobStoreTest, RefusesANewerSchema) {
+  { ASSERT_TRUE(JobStore::Open(path_).ok()); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = JobStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 99, newer than this skyslurmd's 1"));
+}
+
+TEST(StatesTest, FinalOrLive) {
+  EXPECT_FALSE(IsFinalState("PENDING"));
+  EXPECT_FALSE(IsFinalState("UNKNOWN"));
+  EXPECT_TRUE(IsFinalState("COMPLETED"));
+  EXPECT_TRUE(IsFinalState("PREEMPTED"));
+}
+
+}  // namespace
+}  // namespace skyslurm::store
