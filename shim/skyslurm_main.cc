@@ -9,6 +9,7 @@
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
+#include "shim/cli/jobs_commands.h"
 #include "shim/route/route_command.h"
 #include "skyslurm/version.h"
 
@@ -51,6 +52,23 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand(
       "check", "Whether each cluster answers, and if not why and how to fix it");
 
+  CLI::App* queue = app.add_subcommand("queue", "Your jobs on every cluster, in one table");
+  bool queue_json = false;
+  queue->add_flag("--json", queue_json, "Print JSON");
+  CLI::App* cancel = app.add_subcommand("cancel", "Cancel jobs: a sky id or cluster:jobid");
+  std::vector<std::string> cancel_ids;
+  cancel->add_option("ids", cancel_ids, "sky-... or cluster:jobid")->required();
+  CLI::App* logs = app.add_subcommand("logs", "A job's output, from whichever cluster it runs on");
+  std::string logs_id;
+  bool logs_follow = false;
+  logs->add_option("id", logs_id, "sky-... or cluster:jobid")->required();
+  logs->add_flag("-f,--follow", logs_follow, "Keep printing until the job ends");
+  CLI::App* status = app.add_subcommand("status", "A job's state, placement history and reasons");
+  std::string status_id;
+  bool status_json = false;
+  status->add_option("id", status_id, "sky-... or cluster:jobid")->required();
+  status->add_flag("--json", status_json, "Print JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -69,6 +87,10 @@ int main(int argc, char** argv) {
   if (describe->parsed()) return skyslurm::cli::RunDescribe(describe_clusters);
   if (gpus->parsed()) return skyslurm::cli::RunGpus(gpus_json);
   if (check->parsed()) return skyslurm::cli::RunCheck();
+  if (queue->parsed()) return skyslurm::cli::RunQueue(queue_json);
+  if (cancel->parsed()) return skyslurm::cli::RunCancel(cancel_ids);
+  if (logs->parsed()) return skyslurm::cli::RunLogs(logs_id, logs_follow);
+  if (status->parsed()) return skyslurm::cli::RunStatus(status_id, status_json);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

@@ -6,6 +6,12 @@
 
 namespace skyslurm::backend {
 
+Result<std::vector<JobInfo>> Backend::Jobs(std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Queue(timeout));
+  std::erase_if(all, [](const JobInfo& j) { return j.sky_id.empty(); });
+  return all;
+}
+
 std::string SkyTag(const std::string& sky_id) { return "skyslurm:" + sky_id; }
 
 std::optional<std::string> SkyIdInComment(std::string_view comment) {

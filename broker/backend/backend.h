@@ -88,8 +88,12 @@ class Backend {
   // unless spec.first_attempt says no earlier attempt exists.
   virtual Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) = 0;
 
-  // The jobs carrying a sky id, or those named.
-  virtual Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout) = 0;
+  // Every job in the cluster's queue (running, pending, and those ended a
+  // short while ago), sky id or not.
+  virtual Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) = 0;
+
+  // The jobs carrying a sky id.
+  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout);
 
   // Cancels a job; with only_if_pending a job that has started is left
   // running (scancel --state=PENDING) and the answer says so.

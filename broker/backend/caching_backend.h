@@ -37,8 +37,8 @@ class CachingBackend final : public Backend {
     Invalidate();  // the queue changed
     return inner_.Submit(spec, timeout);
   }
-  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout) override {
-    return inner_.Jobs(timeout);
+  Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override {
+    return inner_.Queue(timeout);
   }
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override {

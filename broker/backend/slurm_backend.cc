@@ -202,18 +202,16 @@ Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
   return all;
 }
 
-Result<std::vector<JobInfo>> SlurmBackend::Jobs(std::chrono::milliseconds timeout) {
+Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeout) {
   // squeue --json ignores -u/-j/--me in 22.05: filter here.
   SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, timeout));
   auto jobs = cluster::ParseSqueueJson(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   std::vector<JobInfo> out;
   for (const auto& q : *jobs) {
-    auto sky = SkyIdInComment(q.comment);
-    if (!sky) continue;
     JobInfo info;
     info.key = {name_, q.job_id};
-    info.sky_id = *sky;
+    info.sky_id = SkyIdInComment(q.comment).value_or("");
     info.state = q.state;
     info.reason = q.reason;
     info.partition = q.partition;

@@ -1,27 +1,127 @@
 // skyslurmd: the per-user daemon that tracks routed jobs and fails them over
-// (docs/architecture.md). This entry point parses its command line; the
-// daemon's service loop arrives with its own issue.
+// (docs/architecture.md, docs/api.md). It runs in the foreground (systemd
+// --user, or started on demand by `skyslurm`/the shim, which detach it and
+// send its output to <state dir>/skyslurmd.log).
 #include <CLI/CLI.hpp>
-#include <cstdio>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "broker/config/settings.h"
+#include "broker/daemon/api_server.h"
+#include "broker/daemon/daemon_paths.h"
+#include "broker/daemon/job_manager.h"
+#include "broker/place/workspace.h"
+#include "broker/store/job_store.h"
 #include "skyslurm/version.h"
 
+namespace {
+
+std::mutex g_mu;
+std::condition_variable g_wake;
+std::atomic<bool> g_stop{false};
+
+void Log(const std::string& line) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
+  std::fprintf(stderr, "%s skyslurmd[%d]: %s\n", stamp, ::getpid(), line.c_str());
+  std::fflush(stderr);
+}
+
+int Fail(const std::string& message) {
+  Log("error: " + message);
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  using namespace skyslurm;
   CLI::App app{"skyslurmd: tracks skyslurm's routed jobs across Slurm clusters", "skyslurmd"};
-  bool version = false;
+  bool version = false, on_demand = false;
+  std::string slurm_bin_dir;
   app.add_flag("-V,--version", version, "Print the version and exit");
+  app.add_flag("--on-demand", on_demand,
+               "Started by a client: exit after idle_exit seconds with nothing to watch");
+  app.add_option("--slurm-bin-dir", slurm_bin_dir,
+                 "The folder of the home cluster's real Slurm commands (default: PATH)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (version) {
-    std::printf("skyslurmd %s (built against Slurm %s)\n", skyslurm::kVersion,
-                skyslurm::kSlurmBuildVersion);
+    std::printf("skyslurmd %s (built against Slurm %s)\n", kVersion, kSlurmBuildVersion);
     return 0;
   }
-  std::fprintf(stderr,
-               "skyslurmd: the job-tracking service is not part of this release yet "
-               "(see skyslurmd --help)\n");
-  return 1;
+  std::signal(SIGPIPE, SIG_IGN);
+  // Its own sbatch calls are never to be routed again.
+  ::unsetenv("SKYSLURM_ANY_CLUSTER");
+
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const daemon::DaemonPaths paths = daemon::ResolveDaemonPaths(env, loaded->paths);
+  if (Status st = daemon::EnsurePrivateDir(paths.run_dir); !st.ok()) return Fail(st.message());
+
+  // One daemon per user: the second one started (two clients at once) leaves quietly.
+  const int lock_fd = ::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    Log("another skyslurmd serves " + paths.socket);
+    return 0;
+  }
+  auto store = store::JobStore::Open(paths.database);
+  if (!store.ok()) return Fail(store.status().message());
+  const int poll = loaded->settings.failover.poll_interval;
+  const int idle_exit = loaded->settings.failover.idle_exit;
+  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir);
+  if (!ws.ok()) return Fail(ws.status().message());
+
+  daemon::JobManager manager(**store, *ws);
+  // Settle what a crash left half done before taking anything new.
+  manager.Tick();
+  daemon::ApiServer server(manager);
+  server.OnShutdown([] {
+    g_stop = true;
+    g_wake.notify_all();
+  });
+  if (Status st = server.Bind(paths.socket); !st.ok()) return Fail(st.message());
+  Log("serving " + paths.socket + " (state " + paths.database + ")");
+
+  std::signal(SIGTERM, [](int) { g_stop = true; });
+  std::signal(SIGINT, [](int) { g_stop = true; });
+  std::thread http([&] { server.Serve(); });
+  std::time_t idle_since = std::time(nullptr);
+  while (!g_stop) {
+    {
+      std::unique_lock lock(g_mu);
+      // Short waits so that a signal (which cannot notify) is seen soon.
+      for (int i = 0; i < poll * 4 && !g_stop; ++i) {
+        g_wake.wait_for(lock, std::chrono::milliseconds(250));
+      }
+    }
+    if (g_stop) break;
+    manager.Tick();
+    const std::time_t now = std::time(nullptr);
+    if (manager.LiveJobs() > 0 || server.last_request() > idle_since) idle_since = now;
+    if (on_demand && idle_exit > 0 && now - std::max(idle_since, server.last_request()) >= idle_exit) {
+      Log("nothing to watch for " + std::to_string(idle_exit) + " s: exiting");
+      break;
+    }
+  }
+  server.Stop();
+  http.join();
+  ::unlink(paths.socket.c_str());
+  Log("stopped");
+  return 0;
 }

@@ -15,8 +15,12 @@
 #include "broker/backend/backend.h"
 #include "broker/job/request.h"
 #include "broker/place/planner.h"
+#include "broker/place/submission.h"
 #include "broker/util/strings.h"
+#include "broker/daemon/job_input.h"
+#include "broker/store/job_store.h"
 #include "shim/cli/cluster_views.h"
+#include "shim/cli/daemon_client.h"
 #include "shim/cli/explain_view.h"
 #include "shim/real_command.h"
 
@@ -97,6 +101,58 @@ bool IsFinal(const std::string& state) {
          state != "RESIZING" && state != "SIGNALING" && state != "STAGE_OUT";
 }
 
+// Slurm's wait status as sbatch --wait exits: the exit code, or 128+signal.
+int WaitStatusExit(const std::string& state, int wait_status) {
+  if (state == "COMPLETED") return 0;
+  const int code = (wait_status >> 8) & 0xff, signal = wait_status & 0x7f;
+  return signal != 0 ? 128 + signal : (code != 0 ? code : 1);
+}
+
+// sbatch --sky-managed: the job goes to skyslurmd, which answers with where
+// it went. A lost connection is retried with the same sky id: the daemon
+// answers with the job it has, never a second one.
+int SubmitManaged(const std::string& tool, const job::Request& request, cli::DaemonClient& client,
+                  const daemon::JobInput& input, Progress& progress) {
+  Json::Value body(Json::objectValue);
+  body["sky_id"] = backend::NewSkyId(std::time(nullptr));
+  body["input"] = daemon::ToJson(input);
+  body["managed"] = true;
+  const bool quiet = request.EffectiveByName("quiet") != nullptr;
+  Result<Json::Value> answer = UnavailableError("not sent");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    answer = client.Post("/v1/jobs", body);
+    if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) break;
+    if (!client.EnsureRunning().ok()) break;
+  }
+  progress.Clear();
+  if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
+  const Json::Value& job = (*answer)["job"];
+  const std::string sky_id = job["sky_id"].asString(), cluster = job["cluster"].asString(),
+                    slurm_id = job["slurm_id"].asString();
+  if (request.parsable) {
+    std::printf("%s;%s\n", slurm_id.c_str(), cluster.c_str());
+  } else if (!quiet) {
+    std::printf("Submitted batch job %s on cluster %s\n", slurm_id.c_str(), cluster.c_str());
+  }
+  std::fflush(stdout);
+  if (!quiet && !request.parsable) {
+    std::fprintf(stderr,
+                 "%s: skyslurm: managed as %s (%s); skyslurm status %s shows its history\n",
+                 tool.c_str(), sky_id.c_str(), (*answer)["summary"].asCString(), sky_id.c_str());
+  }
+  if (!request.wait) return 0;
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto now = client.Get("/v1/jobs/" + sky_id);
+    if (!now.ok()) {
+      if (now.status().code() == StatusCode::kUnavailable) (void)client.EnsureRunning();
+      continue;
+    }
+    const std::string state = (*now)["job"]["state"].asString();
+    if (store::IsFinalState(state)) return WaitStatusExit(state, (*now)["job"]["exit_code"].asInt());
+  }
+}
+
 }  // namespace
 
 int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
@@ -150,6 +206,21 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   if (!request.ok()) return Fail(tool, request.status().message());
 
   const std::string real_dir = fs::path(real).parent_path().string();
+  if (request->sky.managed && jtool == job::Tool::kSbatch && !request->sky.explain) {
+    // Managed: skyslurmd places, submits, watches and fails the job over.
+    cli::DaemonClient client(env, *loaded, real_dir);
+    progress.Say("handing the job to skyslurmd");
+    if (Status st = client.EnsureRunning(); !st.ok()) {
+      progress.Clear();
+      if (!home_on_error) return Fail(tool, "skyslurm: " + st.message());
+      std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
+                   tool.c_str(), st.message().c_str());
+      ExecReal(real, tool, jtool, args);
+    }
+    daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
+                               .env = env.vars(), .cwd = fs::current_path().string()};
+    return SubmitManaged(tool, *request, client, job_input, progress);
+  }
   progress.Say("asking the clusters");
   auto ws = cli::OpenWorkspace({}, real_dir, *loaded);  // the configuration read above
   if (!ws.ok()) {
@@ -196,14 +267,6 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   const bool quiet = request->EffectiveByName("quiet") != nullptr;
   cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
 
-  if (request->sky.managed && !quiet) {
-    // Tracking and failover are skyslurmd's; until it runs, say what the
-    // user gets instead of pretending.
-    std::fprintf(stderr,
-                 "%s: skyslurm: warning: --sky-managed: skyslurmd is not running, so the job is "
-                 "placed once like --sky-any-cluster and not tracked or restarted\n",
-                 tool.c_str());
-  }
   if (jtool != job::Tool::kSbatch) {
     // salloc/srun: interactive. Home: the real command with the translated
     // options. A peer: the same through the user's ssh.
@@ -258,33 +321,12 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   // sbatch: submit there. --wait is ours to do (wherever the job runs), and
   // so are --quiet and --parsable: the cluster's sbatch returns at once,
   // saying the job id.
-  backend::SubmitSpec spec;
-  spec.sky_id = sky_id;
+  const auto environment = env.vars();
+  backend::SubmitSpec spec =
+      place::SpecFor(*request, job, target, {.sky_id = sky_id, .env = &environment});
   spec.first_attempt = true;  // made just above; Submit is not retried here
-  spec.job = job;
-  spec.job.args = job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), job.args,
-                                     {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable});
-  if (!request->job_name && request->script_name != "(stdin)" && request->script_name != "(wrap)") {
-    spec.default_job_name = fs::path(request->script_name).filename().string();
-  }
-  if (request->comment) spec.user_comment = *request->comment;
-  spec.export_env = {{"SKYPILOT_TASK_ID", sky_id}, {"SKYSLURM_CLUSTER", target.name}};
-  if (request->export_env) {
-    spec.user_export = *request->export_env;
-    // Names without a value take it from here, wherever the job runs.
-    for (const std::string& item : SplitList(*request->export_env)) {
-      if (item == "ALL" || item == "NONE" || item.find('=') != std::string::npos) continue;
-      if (const char* value = std::getenv(item.c_str()); value != nullptr) {
-        spec.export_values.emplace_back(item, value);
-      }
-    }
-  }
   if (!target.home) {
-    std::string workdir = target.settings.workdir;
-    if (request->chdir && !request->chdir->starts_with("/")) {
-      workdir = (workdir.empty() ? "" : workdir + "/") + *request->chdir;
-    }
-    spec.workdir = workdir;
+    const std::string& workdir = spec.workdir;
     if (!request->parsable && !request->test_only && !quiet) {
       std::fprintf(stderr,
                    "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
@@ -313,9 +355,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     for (const auto& j : *jobs) {
       if (j.key.job_id != key->job_id || !IsFinal(j.state)) continue;
       // Slurm keeps a wait status: the exit code above 8 bits, a signal below.
-      if (j.state == "COMPLETED") return 0;
-      const int code = (j.exit_code >> 8) & 0xff, signal = j.exit_code & 0x7f;
-      return signal != 0 ? 128 + signal : (code != 0 ? code : 1);
+      return WaitStatusExit(j.state, j.exit_code);
     }
   }
 }

@@ -28,7 +28,7 @@ class CountingBackend final : public Backend {
   Result<JobKey> Submit(const SubmitSpec&, std::chrono::milliseconds) override {
     return JobKey{name_, "7"};
   }
-  Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds) override { return std::vector<JobInfo>{}; }
+  Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds) override { return std::vector<JobInfo>{}; }
   Status Cancel(const std::string&, bool, std::chrono::milliseconds) override { return OkStatus(); }
   Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
     return std::string();

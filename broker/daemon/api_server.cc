@@ -1,0 +1,214 @@
+#include "broker/daemon/api_server.h"
+
+#include <httplib.h>
+#include <json/json.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "broker/daemon/job_input.h"
+#include "skyslurm/version.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+Json::Value JobJson(const store::SkyJob& j) {
+  Json::Value v(Json::objectValue);
+  v["sky_id"] = j.sky_id;
+  v["owner"] = j.owner;
+  v["state"] = j.state;
+  v["reason"] = j.reason;
+  v["cluster"] = j.cluster;
+  v["slurm_id"] = j.slurm_id;
+  v["managed"] = j.managed;
+  v["retry_on_failure"] = j.retry_on_failure;
+  v["restarts"] = j.restarts;
+  v["moves"] = j.moves;
+  v["created"] = Json::Int64{j.created};
+  v["updated"] = Json::Int64{j.updated};
+  v["submitted"] = Json::Int64{j.submitted};
+  v["expected_start"] = Json::Int64{j.expected_start};
+  v["started"] = Json::Int64{j.started};
+  v["ended"] = Json::Int64{j.ended};
+  v["exit_code"] = j.exit_code;
+  return v;
+}
+
+int HttpStatus(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void Reply(httplib::Response& res, int status, const Json::Value& body) {
+  res.status = status;
+  res.set_content(WriteJson(body) + "\n", "application/json");
+}
+
+void ReplyError(httplib::Response& res, const Status& s) {
+  Json::Value v(Json::objectValue);
+  v["error"] = s.message();
+  Reply(res, HttpStatus(s), v);
+}
+
+}  // namespace
+
+ApiServer::ApiServer(JobManager& manager)
+    : manager_(manager), server_(std::make_unique<httplib::Server>()),
+      last_request_(std::time(nullptr)) {
+  auto& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+    last_request_ = std::time(nullptr);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
+    Json::Value v(Json::objectValue);
+    v["version"] = kVersion;
+    v["pid"] = static_cast<Json::Int64>(::getpid());
+    v["live_jobs"] = static_cast<Json::UInt64>(manager_.LiveJobs());
+    Reply(res, 200, v);
+  });
+  s.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+    auto body = ParseJson(req.body);
+    if (!body.ok()) return ReplyError(res, body.status());
+    if (!body->isObject() || !(*body)["sky_id"].isString()) {
+      return ReplyError(res, InvalidArgumentError("'sky_id' must be a string"));
+    }
+    auto input = JobInputFromJson((*body)["input"]);
+    if (!input.ok()) return ReplyError(res, input.status());
+    SubmitRequest r{(*body)["sky_id"].asString(), std::move(*input),
+                    (*body).get("managed", false).asBool()};
+    auto answer = manager_.Submit(r);
+    if (!answer.ok()) return ReplyError(res, answer.status());
+    Json::Value v(Json::objectValue);
+    v["job"] = JobJson(answer->job);
+    v["summary"] = answer->summary;
+    v["workdir"] = answer->workdir;
+    Reply(res, 201, v);
+  });
+  s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
+    Json::Value v(Json::objectValue);
+    v["jobs"] = Json::Value(Json::arrayValue);
+    for (const auto& j : manager_.List()) v["jobs"].append(JobJson(j));
+    Reply(res, 200, v);
+  });
+  s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    auto job = manager_.Find(req.matches[1]);
+    if (!job.ok()) return ReplyError(res, job.status());
+    Json::Value v(Json::objectValue);
+    v["job"] = JobJson(*job);
+    v["events"] = Json::Value(Json::arrayValue);
+    for (const auto& e : manager_.History(job->sky_id)) {
+      Json::Value ev(Json::objectValue);
+      ev["time"] = Json::Int64{e.time};
+      ev["kind"] = e.kind;
+      ev["cluster"] = e.cluster;
+      ev["slurm_id"] = e.slurm_id;
+      ev["detail"] = e.detail;
+      v["events"].append(ev);
+    }
+    v["copies"] = Json::Value(Json::arrayValue);
+    for (const auto& c : manager_.CopiesOf(job->sky_id)) {
+      Json::Value cv(Json::objectValue);
+      cv["cluster"] = c.cluster;
+      cv["slurm_id"] = c.slurm_id;
+      cv["partition"] = c.partition;
+      cv["state"] = c.state;
+      cv["submitted"] = Json::Int64{c.submitted};
+      cv["args"] = c.args;
+      cv["script"] = c.script;
+      v["copies"].append(cv);
+    }
+    Reply(res, 200, v);
+  });
+  s.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+    Status st = manager_.Cancel(req.matches[1]);
+    if (!st.ok()) return ReplyError(res, st);
+    Json::Value v(Json::objectValue);
+    v["cancelled"] = std::string(req.matches[1]);
+    Reply(res, 200, v);
+  });
+  s.Get(R"(/v1/jobs/([^/]+)/output)", [this](const httplib::Request& req, httplib::Response& res) {
+    auto out = manager_.Output(req.matches[1]);
+    if (!out.ok()) return ReplyError(res, out.status());
+    Json::Value v(Json::objectValue);
+    v["output"] = *out;
+    auto job = manager_.Find(req.matches[1]);
+    v["state"] = job.ok() ? job->state : "";
+    v["final"] = job.ok() && store::IsFinalState(job->state);
+    Reply(res, 200, v);
+  });
+  s.Get("/v1/queue", [this](const httplib::Request&, httplib::Response& res) {
+    Json::Value v(Json::objectValue);
+    v["jobs"] = Json::Value(Json::arrayValue);
+    for (const auto& r : manager_.Queue()) {
+      Json::Value row(Json::objectValue);
+      row["sky_id"] = r.sky_id;
+      row["cluster"] = r.cluster;
+      row["slurm_id"] = r.slurm_id;
+      row["user"] = r.user;
+      row["state"] = r.state;
+      row["reason"] = r.reason;
+      row["name"] = r.name;
+      row["since"] = Json::Int64{r.since};
+      v["jobs"].append(row);
+    }
+    v["clusters"] = Json::Value(Json::arrayValue);
+    for (const auto& c : manager_.ClusterStates()) {
+      Json::Value cv(Json::objectValue);
+      cv["name"] = c.name;
+      cv["answered"] = Json::Int64{c.answered};
+      cv["error"] = c.error;
+      v["clusters"].append(cv);
+    }
+    Reply(res, 200, v);
+  });
+  s.Post("/v1/shutdown", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, Json::Value(Json::objectValue));
+    if (on_shutdown_) on_shutdown_();
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    ReplyError(res, InternalError(what));
+  });
+}
+
+ApiServer::~ApiServer() = default;
+
+Status ApiServer::Bind(const std::string& socket_path) {
+  ::unlink(socket_path.c_str());
+  server_->set_address_family(AF_UNIX);
+  // The folder (0700) is the gate; the socket itself is private too.
+  const mode_t old = ::umask(077);
+  const bool ok = server_->bind_to_port(socket_path, 80);
+  ::umask(old);
+  if (!ok) return UnavailableError("cannot listen on " + socket_path);
+  return OkStatus();
+}
+
+void ApiServer::Serve() { server_->listen_after_bind(); }
+
+void ApiServer::Stop() { server_->stop(); }
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,43 @@
+// skyslurmd's HTTP/JSON API (docs/api.md) on its UNIX socket: a thin layer
+// over JobManager. Versioned under /v1; every error is {"error": message}
+// with a status code that says whose fault it is.
+#pragma once
+
+#include <atomic>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "broker/daemon/job_manager.h"
+#include "broker/util/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace skyslurm::daemon {
+
+class ApiServer {
+ public:
+  explicit ApiServer(JobManager& manager);
+  ~ApiServer();
+
+  // Binds `socket_path` (an old socket file there is replaced; mode 0600).
+  Status Bind(const std::string& socket_path);
+  // Serves until Stop(); blocks.
+  void Serve();
+  void Stop();
+  // When the last request arrived (for the idle exit).
+  std::time_t last_request() const { return last_request_.load(); }
+  // POST /v1/shutdown asks the daemon's main loop to end.
+  void OnShutdown(std::function<void()> f) { on_shutdown_ = std::move(f); }
+
+ private:
+  JobManager& manager_;
+  std::unique_ptr<httplib::Server> server_;
+  std::atomic<std::time_t> last_request_;
+  std::function<void()> on_shutdown_;
+};
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,55 @@
+#include "broker/daemon/daemon_paths.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace skyslurm::daemon {
+
+DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Paths& paths) {
+  DaemonPaths d;
+  auto runtime = env.Get("XDG_RUNTIME_DIR");
+  std::error_code ec;
+  if (runtime && !runtime->empty() && std::filesystem::is_directory(*runtime, ec)) {
+    d.run_dir = *runtime + "/skyslurm";
+  } else {
+    d.run_dir = paths.state_dir + "/run";
+  }
+  d.socket = d.run_dir + "/skyslurmd.sock";
+  d.lock = d.run_dir + "/skyslurmd.lock";
+  d.database = paths.state_dir + "/skyslurmd.db";
+  d.log = paths.state_dir + "/skyslurmd.log";
+  return d;
+}
+
+Status EnsurePrivateDir(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return UnavailableError(fmt::format("cannot create {}: {}", dir, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return UnavailableError(fmt::format("cannot read {}: {}", dir, std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) return FailedPreconditionError(fmt::format("{} is not a folder", dir));
+  if (st.st_uid != ::geteuid()) {
+    return PermissionDeniedError(
+        fmt::format("{} belongs to uid {}, not to this user (uid {}); refusing to use it", dir,
+                    st.st_uid, ::geteuid()));
+  }
+  if ((st.st_mode & 077) != 0) {
+    return PermissionDeniedError(fmt::format(
+        "{} can be entered by others (mode {:04o}); refusing to use it: make it private "
+        "(chmod 700 {}) or remove it",
+        dir, st.st_mode & 07777, dir));
+  }
+  return OkStatus();
+}
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,29 @@
+// Where a user's skyslurmd listens and keeps its state. The socket sits in a
+// folder only that user can enter (0700): $XDG_RUNTIME_DIR/skyslurm when the
+// session has one, else <state dir>/run. The state database is
+// <state dir>/skyslurmd.db, the daemon's log <state dir>/skyslurmd.log.
+#pragma once
+
+#include <string>
+
+#include "broker/config/environment.h"
+#include "broker/config/paths.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::daemon {
+
+struct DaemonPaths {
+  std::string run_dir;
+  std::string socket;    // run_dir/skyslurmd.sock
+  std::string lock;      // run_dir/skyslurmd.lock
+  std::string database;  // state_dir/skyslurmd.db
+  std::string log;       // state_dir/skyslurmd.log
+};
+
+DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Paths& paths);
+
+// Creates `dir` (mode 0700) when missing; an existing folder must belong to
+// this user and be closed to everyone else, or the answer says why not.
+Status EnsurePrivateDir(const std::string& dir);
+
+}  // namespace skyslurm::daemon

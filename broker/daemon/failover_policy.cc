@@ -1,0 +1,90 @@
+#include "broker/daemon/failover_policy.h"
+
+#include <fmt/format.h>
+
+namespace skyslurm::daemon {
+namespace {
+
+bool IsSlurmRunning(const std::string& s) {
+  return s == "RUNNING" || s == "CONFIGURING" || s == "COMPLETING" || s == "SUSPENDED" ||
+         s == "RESIZING" || s == "SIGNALING" || s == "STAGE_OUT";
+}
+
+bool IsSlurmPending(const std::string& s) { return s == "PENDING" || s == "REQUEUED"; }
+
+}  // namespace
+
+bool IsInfrastructureFailure(const std::string& s) {
+  return s == "NODE_FAIL" || s == "BOOT_FAIL" || s == "PREEMPTED";
+}
+
+bool MovePays(std::time_t here, std::time_t there, int gain) {
+  return there + gain <= here;
+}
+
+Decision Decide(const store::SkyJob& job, const Observation& seen,
+                const config::FailoverSettings& policy) {
+  if (store::IsFinalState(job.state) || job.cluster.empty()) return {};
+  if (!seen.answered_now) {
+    const std::time_t since = seen.cluster_answered;
+    const long silent = since == 0 ? 0 : static_cast<long>(seen.now - since);
+    if (since == 0 || silent < policy.cluster_dead_after) return {};
+    const std::string why =
+        fmt::format("cluster {} has not answered for {} s (cluster_dead_after {} s)", job.cluster,
+                    silent, policy.cluster_dead_after);
+    if (job.state == "PENDING" || job.state == "SUBMITTING") {
+      return {Action::kReplace, "MIGRATING", why};
+    }
+    if (job.state != "UNKNOWN") {
+      return {Action::kRecord, "UNKNOWN", why + "; whether the job still runs there is unknown"};
+    }
+    return {};
+  }
+  if (!seen.copy) {
+    // Not in a queue read well after the copy was submitted: it ended and
+    // left the queue between two looks (MinJobAge), or was purged.
+    if (seen.queue_read < job.submitted + 5) return {};
+    return {Action::kFinish, "GONE",
+            fmt::format("{}:{} left the queue unseen; its result is unknown", job.cluster,
+                        job.slurm_id)};
+  }
+  const backend::JobInfo& c = *seen.copy;
+  if (IsSlurmPending(c.state)) {
+    if (job.state != "PENDING") return {Action::kRecord, "PENDING", c.reason};
+    const long pending = static_cast<long>(seen.now - job.submitted);
+    if (pending >= policy.migrate_after && job.moves < policy.max_moves) {
+      return {Action::kWeighMove, "PENDING",
+              fmt::format("pending {} s on {} (migrate_after {} s)", pending, job.cluster,
+                          policy.migrate_after)};
+    }
+    if (job.reason != c.reason) return {Action::kRecord, "PENDING", c.reason};
+    return {};
+  }
+  if (IsSlurmRunning(c.state)) {
+    if (job.state != "RUNNING") {
+      return {Action::kRecord, "RUNNING", fmt::format("running on {}:{}", job.cluster, job.slurm_id)};
+    }
+    return {};
+  }
+  // A final state.
+  const std::string where = fmt::format("{}:{}", job.cluster, job.slurm_id);
+  if (job.managed && IsInfrastructureFailure(c.state)) {
+    if (job.restarts < policy.max_restarts) {
+      return {Action::kRestart, "RECOVERING",
+              fmt::format("{} on {}: restart {} of at most {}", c.state, where, job.restarts + 1,
+                          policy.max_restarts)};
+    }
+    return {Action::kFinish, c.state,
+            fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
+  }
+  if (job.managed && c.state != "COMPLETED" && c.state != "CANCELLED" &&
+      job.restarts < job.retry_on_failure) {
+    return {Action::kRestart, "RECOVERING",
+            fmt::format("{} on {} (exit status {}): retry {} of {} (--sky-retry-on-failure)",
+                        c.state, where, (c.exit_code >> 8) & 0xff, job.restarts + 1,
+                        job.retry_on_failure)};
+  }
+  return {Action::kFinish, c.state, fmt::format("{} on {}", c.state, where)};
+}
+
+}  // namespace skyslurm::daemon

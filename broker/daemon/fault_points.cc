@@ -1,0 +1,42 @@
+#include "broker/daemon/fault_points.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+namespace skyslurm::daemon {
+
+const std::vector<std::string_view>& FaultPointNames() {
+  static const std::vector<std::string_view> names = {
+      "submit.recorded",   // the job is in the store, nothing sent
+      "submit.intent",     // the intent to submit is written
+      "submit.sent",       // sbatch answered, the answer not recorded
+      "submit.done",       // recorded, not yet answered to the client
+      "move.intent",       // the intent to cancel the pending copy is written
+      "move.cancelled",    // scancel --state=PENDING answered
+      "move.released",     // the old copy is recorded cancelled, the move not made
+      "move.sent",         // the new copy is submitted, not recorded
+      "restart.recorded",  // the restart is recorded, nothing sent
+      "restart.sent",      // the new copy is submitted, not recorded
+      "cancel.intent",     // the intent to cancel is written
+      "cancel.sent",       // scancel answered, not recorded
+  };
+  return names;
+}
+
+void FaultPoint([[maybe_unused]] std::string_view name) {
+#ifdef SKYSLURM_FAULT_INJECTION
+  static const char* wanted = std::getenv("SKYSLURM_FAULT_POINT");
+  if (wanted == nullptr || name != wanted) return;
+  static std::atomic<long> skip = [] {
+    const char* after = std::getenv("SKYSLURM_FAULT_AFTER");
+    return after != nullptr ? std::atol(after) : 0L;
+  }();
+  if (skip.fetch_sub(1) > 0) return;
+  std::raise(SIGKILL);
+#endif
+}
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,19 @@
+// Fault injection for the crash tests: at a named point between two steps
+// of submit, migrate, restart or cancel, a test build kills its own process
+// with SIGKILL when SKYSLURM_FAULT_POINT names that point (and, with
+// SKYSLURM_FAULT_AFTER=N, only on its N+1th visit). Compiled in only with
+// -DSKYSLURM_FAULT_INJECTION=ON (the default for development builds; the
+// packages turn it off); otherwise a no-op.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace skyslurm::daemon {
+
+void FaultPoint(std::string_view name);
+
+// Every point, for the tests that visit each one.
+const std::vector<std::string_view>& FaultPointNames();
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,688 @@
+#include "broker/daemon/job_manager.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <future>
+#include <set>
+
+#include "broker/daemon/failover_policy.h"
+#include "broker/daemon/fault_points.h"
+#include "broker/place/planner.h"
+#include "broker/place/submission.h"
+#include "broker/util/strings.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+bool IsLiveSlurmState(const std::string& s) {
+  return s == "PENDING" || s == "REQUEUED" || s == "RUNNING" || s == "CONFIGURING" ||
+         s == "COMPLETING" || s == "SUSPENDED" || s == "RESIZING" || s == "SIGNALING" ||
+         s == "STAGE_OUT";
+}
+
+bool LooksLikeSkyId(std::string_view id) {
+  return id.starts_with("sky-") && id.size() <= 64 &&
+         std::all_of(id.begin(), id.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
+         });
+}
+
+}  // namespace
+
+thread_local std::string JobManager::last_answer_workdir_;
+
+JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
+    : store_(store), ws_(workspace), options_(std::move(options)),
+      policy_(workspace.config.settings.failover) {}
+
+std::time_t JobManager::Now() const { return options_.clock ? options_.clock() : std::time(nullptr); }
+
+backend::Backend* JobManager::BackendOf(const std::string& cluster) {
+  place::ClusterHandle* h = ws_.Find(cluster);
+  return h != nullptr ? h->backend : nullptr;
+}
+
+std::mutex& JobManager::LockFor(const std::string& sky_id) {
+  std::lock_guard lock(locks_mu_);
+  auto& m = locks_[sky_id];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+Status JobManager::Record(const store::SkyJob& job, const std::string& kind,
+                          const std::string& detail, const std::string& cluster,
+                          const std::string& slurm_id) {
+  return store_.Apply([&] {
+    store::SkyJob j = job;
+    j.updated = Now();
+    SKY_RETURN_IF_ERROR(store_.Update(j));
+    return store_.AddEvent({0, job.sky_id, Now(), kind, cluster, slurm_id, detail});
+  });
+}
+
+std::vector<std::string> JobManager::DeadClusters() {
+  std::lock_guard lock(view_mu_);
+  std::vector<std::string> dead;
+  const std::time_t now = Now();
+  for (const auto& [name, v] : views_) {
+    if (!v.answered_now && v.answered != 0 && now - v.answered >= policy_.cluster_dead_after) {
+      dead.push_back(name);
+    } else if (!v.answered_now && v.answered == 0 && !v.error.empty()) {
+      dead.push_back(name);  // never answered since the daemon started
+    }
+  }
+  return dead;
+}
+
+Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
+                                  const std::string& why, const std::vector<std::string>& avoid,
+                                  bool first_attempt) {
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
+  SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
+
+  std::vector<place::ClusterHandle> handles = ws_.handles;  // MakePlan may mark them
+  for (auto& h : handles) {
+    if (std::find(avoid.begin(), avoid.end(), h.name) != avoid.end() && h.unavailable.empty()) {
+      h.unavailable = "not answering (skyslurmd)";
+    }
+  }
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.only = request.sky.clusters;
+  if (request.sky.infra) options.pinned = *request.sky.infra;
+  place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+  if (!plan.decision.chosen) {
+    std::string reasons;
+    for (const auto& v : plan.decision.verdicts) {
+      reasons += fmt::format("; {}{}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
+                             v.reason);
+    }
+    const std::string msg = "no cluster can run this job now" + reasons;
+    if (kind == "submitted") {
+      job.state = "REFUSED";
+      job.reason = msg;
+      job.ended = Now();
+      SKY_RETURN_IF_ERROR(Record(job, "refused", msg));
+      return FailedPreconditionError(msg);
+    }
+    job.reason = msg;  // retried on a later tick
+    SKY_RETURN_IF_ERROR(Record(job, "waiting", msg));
+    return UnavailableError(msg);
+  }
+  const place::Candidate& chosen = plan.candidates[*plan.decision.chosen];
+  place::ClusterHandle* target = ws_.Find(chosen.cluster);
+  if (target == nullptr || target->backend == nullptr) {
+    return InternalError(fmt::format("cluster {} has no backend", chosen.cluster));
+  }
+  place::SubmissionContext context{.sky_id = job.sky_id, .env = &input.env, .submit_dir = input.cwd};
+  if (job.restarts > 0) {
+    context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
+  }
+  backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
+  if (job.managed) {
+    // skyslurm, not Slurm, owns the retry: a requeue would hide the failure.
+    spec.job.args.push_back("--no-requeue");
+  }
+  spec.first_attempt = first_attempt;
+
+  SKY_ASSIGN_OR_RETURN(std::int64_t intent,
+                       store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
+  FaultPoint(kind == "submitted" ? "submit.intent" : "");
+  auto key = target->backend->Submit(spec, options_.submit_timeout);
+  if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
+    // sbatch may have made the job before its answer was lost: the intent
+    // stays open and the next look at that cluster settles it by sky id.
+    return UnavailableError(fmt::format(
+        "{}; skyslurmd finishes the submission of {} when {} answers", key.status().message(),
+        job.sky_id, target->name));
+  }
+  if (!key.ok()) {
+    (void)store_.EndIntent(intent);
+    const std::string msg = key.status().message();
+    if (kind == "submitted") {
+      job.state = "REFUSED";
+      job.reason = msg;
+      job.ended = Now();
+      SKY_RETURN_IF_ERROR(Record(job, "refused", msg, target->name));
+    } else {
+      job.reason = msg;
+      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg, target->name));
+    }
+    return key.status();
+  }
+  FaultPoint(kind == "submitted" ? "submit.sent" : kind == "moved" ? "move.sent" : "restart.sent");
+  const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
+  Status st = store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
+                                        fmt::format("{}", fmt::join(spec.job.args, "\n")),
+                                        spec.job.script, "PENDING", Now()}));
+    job.cluster = key->cluster;
+    job.slurm_id = key->job_id;
+    job.state = "PENDING";
+    job.reason = plan.decision.summary;
+    job.submitted = Now();
+    job.expected_start = chosen.start.value_or(0);
+    if (kind == "moved" || kind == "re-placed") ++job.moves;
+    SKY_RETURN_IF_ERROR(Record(job, kind, decision, key->cluster, key->job_id));
+    return store_.EndIntent(intent);
+  });
+  {
+    std::lock_guard lock(view_mu_);
+    if (kind == "moved" || kind == "re-placed") moves_into_[key->cluster].push_back(Now());
+  }
+  last_answer_workdir_ = spec.workdir;
+  return st;
+}
+
+Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
+  if (!LooksLikeSkyId(r.sky_id)) {
+    return InvalidArgumentError(fmt::format("'{}' is not a sky id", r.sky_id));
+  }
+  std::lock_guard lock(LockFor(r.sky_id));
+  if (auto existing = store_.Get(r.sky_id); existing.ok()) {
+    // The client's retry of a request the daemon may have half done.
+    store::SkyJob job = *existing;
+    auto open = store_.OpenIntents();
+    const bool intent_open = open.ok() && std::any_of(open->begin(), open->end(), [&](auto& i) {
+                               return i.sky_id == job.sky_id;
+                             });
+    if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
+      SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), false));
+    }
+    return SubmitAnswer{job, job.reason, ""};
+  }
+  auto request = job::ParseRequest(r.input.ToRequestInput());
+  if (!request.ok()) return request.status();
+  store::SkyJob job;
+  job.sky_id = r.sky_id;
+  job.owner = ws_.config.paths.user;
+  job.input_json = JobInputText(r.input);
+  job.managed = r.managed || request->sky.managed;
+  job.retry_on_failure = request->sky.retry_on_failure;
+  job.created = job.updated = Now();
+  SKY_RETURN_IF_ERROR(store_.Insert(job));
+  FaultPoint("submit.recorded");
+  SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), true));
+  FaultPoint("submit.done");
+  return SubmitAnswer{job, job.reason, last_answer_workdir_};
+}
+
+Result<store::SkyJob> JobManager::Find(const std::string& id) {
+  if (id.find(':') == std::string::npos) return store_.Get(id);
+  const std::string cluster = id.substr(0, id.find(':'));
+  const std::string slurm_id = id.substr(id.find(':') + 1);
+  SKY_ASSIGN_OR_RETURN(std::vector<store::SkyJob> all, store_.List(false));
+  for (const auto& j : all) {
+    if (j.cluster == cluster && j.slurm_id == slurm_id) return j;
+  }
+  for (const auto& j : all) {
+    auto copies = store_.Copies(j.sky_id);
+    if (!copies.ok()) continue;
+    for (const auto& c : *copies) {
+      if (c.cluster == cluster && c.slurm_id == slurm_id) return j;
+    }
+  }
+  return NotFoundError(fmt::format("{} is not a job skyslurm tracks", id));
+}
+
+Status JobManager::Cancel(const std::string& id) {
+  auto found = Find(id);
+  if (!found.ok()) {
+    if (id.find(':') == std::string::npos) return found.status();
+    // A Slurm job skyslurm did not route: cancel it where it is.
+    const std::string cluster = id.substr(0, id.find(':'));
+    backend::Backend* b = BackendOf(cluster);
+    if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", cluster));
+    return b->Cancel(id.substr(id.find(':') + 1), false, options_.submit_timeout);
+  }
+  std::lock_guard lock(LockFor(found->sky_id));
+  SKY_ASSIGN_OR_RETURN(store::SkyJob job, store_.Get(found->sky_id));
+  if (store::IsFinalState(job.state)) {
+    return FailedPreconditionError(fmt::format("{} has ended ({})", job.sky_id, job.state));
+  }
+  // Every copy that may be live: the current one and any left on a cluster
+  // that stopped answering.
+  SKY_ASSIGN_OR_RETURN(std::vector<store::Copy> copies, store_.Copies(job.sky_id));
+  for (const auto& c : copies) {
+    if (c.state == "CANCELLED" || c.state == "ENDED") continue;
+    SKY_ASSIGN_OR_RETURN(std::int64_t intent,
+                         store_.BeginIntent({0, job.sky_id, "cancel", c.cluster, c.slurm_id, Now()}));
+    FaultPoint("cancel.intent");
+    backend::Backend* b = BackendOf(c.cluster);
+    Status st = b == nullptr ? UnavailableError("no backend for " + c.cluster)
+                             : b->Cancel(c.slurm_id, false, options_.submit_timeout);
+    if (!st.ok()) return st;  // the intent stays: settled on a later tick
+    FaultPoint("cancel.sent");
+    Status recorded = store_.Apply([&] {
+      SKY_RETURN_IF_ERROR(store_.SetCopyState(c.cluster, c.slurm_id, "CANCELLED"));
+      return store_.EndIntent(intent);
+    });
+    if (!recorded.ok()) return recorded;
+  }
+  job.state = "CANCELLED";
+  job.reason = "cancelled by the user";
+  job.ended = Now();
+  return Record(job, "cancelled", "skyslurm cancel", job.cluster, job.slurm_id);
+}
+
+Result<std::string> JobManager::Output(const std::string& id) {
+  std::string cluster, slurm_id;
+  if (auto job = Find(id); job.ok()) {
+    cluster = job->cluster;
+    slurm_id = job->slurm_id;
+    if (id.find(':') != std::string::npos) {
+      cluster = id.substr(0, id.find(':'));
+      slurm_id = id.substr(id.find(':') + 1);
+    }
+    if (cluster.empty()) {
+      return UnavailableError(fmt::format("{} is {} and has no job on a cluster yet", job->sky_id,
+                                          job->state));
+    }
+  } else if (id.find(':') != std::string::npos) {
+    cluster = id.substr(0, id.find(':'));
+    slurm_id = id.substr(id.find(':') + 1);
+  } else {
+    return job.status();
+  }
+  backend::Backend* b = BackendOf(cluster);
+  if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", cluster));
+  return b->Output(slurm_id, options_.queue_timeout);
+}
+
+std::vector<QueueRow> JobManager::Queue() {
+  std::vector<QueueRow> rows;
+  std::set<std::string> shown;
+  {
+    std::lock_guard lock(view_mu_);
+    for (const auto& h : ws_.handles) {
+      auto it = views_.find(h.name);
+      if (it == views_.end()) continue;
+      for (const auto& j : it->second.jobs) {
+        if (j.user != ws_.config.paths.user) continue;
+        if (!IsLiveSlurmState(j.state) && j.sky_id.empty()) continue;
+        QueueRow r{j.sky_id, j.key.cluster, j.key.job_id, j.user, j.state, j.reason, j.name,
+                   j.state == "PENDING" ? j.submit_time : j.start_time};
+        if (!j.sky_id.empty()) {
+          // A sky job's row is its current copy; stale copies say so.
+          auto sky = store_.Get(j.sky_id);
+          if (sky.ok() && (sky->cluster != j.key.cluster || sky->slurm_id != j.key.job_id)) {
+            if (!IsLiveSlurmState(j.state)) continue;
+            r.reason = "stale copy of " + j.sky_id;
+          } else if (sky.ok()) {
+            shown.insert(j.sky_id);
+          }
+        }
+        if (!IsLiveSlurmState(j.state) && !shown.contains(j.sky_id)) continue;
+        rows.push_back(std::move(r));
+      }
+    }
+  }
+  // Sky jobs without a copy in view: between two copies, or on a cluster
+  // that does not answer.
+  if (auto live = store_.List(true); live.ok()) {
+    for (const auto& j : *live) {
+      if (shown.contains(j.sky_id)) continue;
+      rows.push_back({j.sky_id, j.cluster, j.slurm_id, j.owner, j.state, j.reason, "",
+                      j.submitted != 0 ? j.submitted : j.created});
+    }
+  }
+  return rows;
+}
+
+std::size_t JobManager::LiveJobs() {
+  auto live = store_.List(true);
+  return live.ok() ? live->size() : 0;
+}
+
+std::vector<store::SkyJob> JobManager::List() {
+  auto all = store_.List(false);
+  return all.ok() ? *all : std::vector<store::SkyJob>{};
+}
+
+std::vector<store::Event> JobManager::History(const std::string& sky_id) {
+  auto events = store_.Events(sky_id);
+  return events.ok() ? *events : std::vector<store::Event>{};
+}
+
+std::vector<store::Copy> JobManager::CopiesOf(const std::string& sky_id) {
+  auto copies = store_.Copies(sky_id);
+  return copies.ok() ? *copies : std::vector<store::Copy>{};
+}
+
+std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
+  std::lock_guard lock(view_mu_);
+  std::vector<ClusterState> out;
+  for (const auto& h : ws_.handles) {
+    auto it = views_.find(h.name);
+    if (it == views_.end()) {
+      out.push_back({h.name, 0, h.backend == nullptr ? "not reachable from skyslurmd" : ""});
+    } else {
+      out.push_back({h.name, it->second.answered, it->second.answer_error()});
+    }
+  }
+  return out;
+}
+
+void JobManager::SettleIntent(const store::Intent& intent) {
+  std::lock_guard lock(LockFor(intent.sky_id));
+  backend::Backend* b = BackendOf(intent.cluster);
+  auto job = store_.Get(intent.sky_id);
+  if (b == nullptr || !job.ok()) {
+    (void)store_.EndIntent(intent.id);
+    return;
+  }
+  if (intent.action == "cancel" || intent.action == "move") {
+    // Cancelling again is harmless; a move cancels only a pending copy.
+    const bool move = intent.action == "move";
+    if (!b->Cancel(intent.slurm_id, move, options_.queue_timeout).ok()) return;  // later
+    auto queue = b->Jobs(options_.queue_timeout);
+    if (!queue.ok()) return;
+    std::string state = "CANCELLED";
+    for (const auto& j : *queue) {
+      if (j.key.job_id == intent.slurm_id && IsLiveSlurmState(j.state)) state = j.state;
+    }
+    (void)store_.Apply([&] {
+      if (state == "CANCELLED") {
+        SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
+        if (move && job->cluster == intent.cluster && job->slurm_id == intent.slurm_id) {
+          job->cluster.clear();
+          job->slurm_id.clear();
+          job->state = "MIGRATING";
+          SKY_RETURN_IF_ERROR(Record(*job, "recovered", "the move's cancel was settled after a restart",
+                                     intent.cluster, intent.slurm_id));
+        }
+      }
+      return store_.EndIntent(intent.id);
+    });
+    return;
+  }
+  // submit: did the job reach the cluster before the crash?
+  auto queue = b->Jobs(options_.queue_timeout);
+  if (!queue.ok()) return;  // the cluster does not answer: later
+  const backend::JobInfo* found = nullptr;
+  for (const auto& j : *queue) {
+    if (j.sky_id == intent.sky_id && IsLiveSlurmState(j.state) &&
+        !(job->cluster == j.key.cluster && job->slurm_id == j.key.job_id)) {
+      found = &j;
+    }
+  }
+  (void)store_.Apply([&] {
+    if (found != nullptr && job->cluster.empty()) {
+      SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
+                                          found->partition, "", "", found->state, Now()}));
+      job->cluster = found->key.cluster;
+      job->slurm_id = found->key.job_id;
+      job->state = "PENDING";
+      job->submitted = found->submit_time != 0 ? found->submit_time : Now();
+      SKY_RETURN_IF_ERROR(Record(*job, "recovered",
+                                 "found on the cluster after a restart of skyslurmd",
+                                 found->key.cluster, found->key.job_id));
+    }
+    return store_.EndIntent(intent.id);
+  });
+}
+
+void JobManager::Recover() {
+  auto open = store_.OpenIntents();
+  if (open.ok()) {
+    for (const auto& intent : *open) SettleIntent(intent);
+  }
+}
+
+void JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live) {
+  // More than one live Slurm job carries this sky id (a cluster came back
+  // after its pending job was placed again, or a crash between two steps):
+  // the first to start is kept; if none runs, the current one.
+  if (live.size() < 2) return;
+  const backend::JobInfo* keep = nullptr;
+  for (const auto& j : live) {
+    if (j.state == "PENDING" || j.start_time == 0) continue;
+    if (keep == nullptr || j.start_time < keep->start_time) keep = &j;
+  }
+  if (keep == nullptr) {
+    for (const auto& j : live) {
+      if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) keep = &j;
+    }
+  }
+  if (keep == nullptr) keep = &live.front();
+  for (const auto& j : live) {
+    if (&j == keep) continue;
+    backend::Backend* b = BackendOf(j.key.cluster);
+    if (b == nullptr) continue;
+    const bool pending = j.state == "PENDING";
+    if (!b->Cancel(j.key.job_id, pending, options_.queue_timeout).ok()) continue;
+    (void)store_.SetCopyState(j.key.cluster, j.key.job_id, "CANCELLED");
+    (void)store_.AddEvent({0, job.sky_id, Now(), "duplicate-cancelled", j.key.cluster, j.key.job_id,
+                           fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
+                                       j.key.ToString(), keep->key.ToString(),
+                                       keep->state == "PENDING" ? "the current copy" : "started first")});
+  }
+  if (job.cluster != keep->key.cluster || job.slurm_id != keep->key.job_id) {
+    job.cluster = keep->key.cluster;
+    job.slurm_id = keep->key.job_id;
+    job.state = keep->state == "PENDING" ? "PENDING" : "RUNNING";
+    job.started = keep->start_time;
+    (void)Record(job, "kept", "this copy started first", job.cluster, job.slurm_id);
+  }
+}
+
+void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
+  const std::time_t now = Now();
+  if (auto it = last_weighed_.find(job.sky_id);
+      it != last_weighed_.end() && now - it->second < std::max(10, policy_.poll_interval)) {
+    return;
+  }
+  last_weighed_[job.sky_id] = now;
+  auto input = JobInputFromText(job.input_json);
+  if (!input.ok()) return;
+  auto request = job::ParseRequest(input->ToRequestInput());
+  if (!request.ok()) return;
+  std::vector<place::ClusterHandle> handles = ws_.handles;
+  const std::vector<std::string> dead = DeadClusters();
+  for (auto& h : handles) {
+    if (std::find(dead.begin(), dead.end(), h.name) != dead.end()) h.unavailable = "not answering";
+  }
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.only = request->sky.clusters;
+  if (request->sky.infra) return;  // pinned: it stays
+  place::Plan plan = place::MakePlan(*request, handles, ws_.catalog, ws_.home(), options);
+  std::optional<std::time_t> here;
+  const place::Candidate* best = nullptr;
+  for (const auto& c : plan.candidates) {
+    if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty()) continue;
+    if (c.cluster == job.cluster) {
+      // This cluster's estimate counts the job itself among the work ahead:
+      // at least now, at most what it says.
+      here = std::min(here.value_or(*c.start), *c.start);
+    } else if (best == nullptr || *c.start < *best->start) {
+      best = &c;
+    }
+  }
+  if (best == nullptr) return;
+  const std::time_t own = std::max(here.value_or(now + 365 * 86400), now);
+  if (!MovePays(own, *best->start, policy_.migrate_gain)) return;
+  {
+    std::lock_guard lock(view_mu_);
+    auto& recent = moves_into_[best->cluster];
+    std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
+    if (static_cast<int>(recent.size()) >= policy_.moves_per_cluster) {
+      (void)store_.AddEvent({0, job.sky_id, now, "move-deferred", best->cluster, "",
+                             fmt::format("{} already took {} moves this minute (moves_per_cluster)",
+                                         best->cluster, recent.size())});
+      return;
+    }
+  }
+  const std::string reason =
+      fmt::format("{}; {}/{} starts it {} against {} on {}", why, best->cluster, best->partition,
+                  place::FormatWait(*best->start, now), place::FormatWait(own, now), job.cluster);
+  // Cancel the pending copy, only if it is still pending.
+  const std::string old_cluster = job.cluster, old_id = job.slurm_id;
+  auto intent = store_.BeginIntent({0, job.sky_id, "move", old_cluster, old_id, now});
+  if (!intent.ok()) return;
+  FaultPoint("move.intent");
+  backend::Backend* b = BackendOf(old_cluster);
+  if (b == nullptr || !b->Cancel(old_id, true, options_.queue_timeout).ok()) return;
+  FaultPoint("move.cancelled");
+  auto queue = b->Jobs(options_.queue_timeout);
+  if (!queue.ok()) return;  // settled on a later tick from the intent
+  for (const auto& j : *queue) {
+    if (j.key.job_id == old_id && IsLiveSlurmState(j.state)) {
+      // It started before the cancel reached it: it stays where it is.
+      (void)store_.EndIntent(*intent);
+      job.state = j.state == "PENDING" ? "PENDING" : "RUNNING";
+      (void)Record(job, "move-abandoned", "it started on " + old_cluster + " before the move",
+                   old_cluster, old_id);
+      return;
+    }
+  }
+  Status released = store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "CANCELLED"));
+    job.cluster.clear();
+    job.slurm_id.clear();
+    job.state = "MIGRATING";
+    job.reason = reason;
+    SKY_RETURN_IF_ERROR(Record(job, "move-started", reason, old_cluster, old_id));
+    return store_.EndIntent(*intent);
+  });
+  if (!released.ok()) return;
+  FaultPoint("move.released");
+  (void)PlaceAndSubmit(job, "moved", reason, dead, false);
+}
+
+void JobManager::Tick() {
+  // Settle what a crash (or an unreachable cluster) left open first.
+  Recover();
+  // Read every cluster's queue at once.
+  std::vector<std::pair<std::string, std::future<Result<std::vector<backend::JobInfo>>>>> reads;
+  for (auto& h : ws_.handles) {
+    if (h.backend == nullptr) continue;
+    backend::Backend* b = h.backend;
+    const auto timeout = options_.queue_timeout;
+    reads.emplace_back(h.name, std::async(std::launch::async, [b, timeout] { return b->Queue(timeout); }));
+  }
+  const std::time_t now = Now();
+  for (auto& [name, f] : reads) {
+    auto result = f.get();
+    std::lock_guard lock(view_mu_);
+    ClusterView& v = views_[name];
+    v.answered_now = result.ok();
+    if (result.ok()) {
+      v.answered = now;
+      v.read_at = now;
+      v.error.clear();
+      v.jobs = std::move(*result);
+    } else {
+      v.error = result.status().message();
+    }
+  }
+  auto live = store_.List(true);
+  if (!live.ok()) return;
+  for (store::SkyJob job : *live) {
+    std::unique_lock lock(LockFor(job.sky_id), std::try_to_lock);
+    if (!lock.owns_lock()) continue;  // a request is working on it
+    auto fresh = store_.Get(job.sky_id);
+    if (!fresh.ok()) continue;
+    job = *fresh;
+    if (store::IsFinalState(job.state)) continue;
+    // Between two copies (a move or restart that could not be placed yet,
+    // or a crash in between): place it now.
+    if (job.cluster.empty()) {
+      const std::string kind = job.state == "SUBMITTING"   ? "submitted"
+                               : job.state == "RECOVERING" ? "restarted"
+                                                           : "re-placed";
+      (void)PlaceAndSubmit(job, kind, "resumed", DeadClusters(), false);
+      continue;
+    }
+    Observation seen;
+    seen.now = now;
+    std::vector<backend::JobInfo> copies;
+    {
+      std::lock_guard vlock(view_mu_);
+      const ClusterView& v = views_[job.cluster];
+      seen.cluster_answered = v.answered;
+      seen.answered_now = v.answered_now;
+      seen.queue_read = v.read_at;
+      for (const auto& [name, view] : views_) {
+        if (!view.answered_now) continue;
+        for (const auto& j : view.jobs) {
+          if (j.sky_id != job.sky_id) continue;
+          if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) seen.copy = j;
+          if (IsLiveSlurmState(j.state)) copies.push_back(j);
+        }
+      }
+      if (seen.cluster_answered == 0 && !v.error.empty()) {
+        seen.cluster_answered = job.updated;  // unreachable since the daemon started
+      }
+    }
+    ResolveCopies(job, copies);
+    Decision d = Decide(job, seen, policy_);
+    switch (d.action) {
+      case Action::kNone:
+        break;
+      case Action::kRecord:
+        if (job.state != d.state || job.reason != d.reason) {
+          const bool started = d.state == "RUNNING" && job.state != "RUNNING";
+          job.state = d.state;
+          job.reason = d.reason;
+          if (started && seen.copy) job.started = seen.copy->start_time;
+          (void)Record(job, started ? "started" : "state", d.state + ": " + d.reason, job.cluster,
+                       job.slurm_id);
+          if (started) (void)store_.SetCopyState(job.cluster, job.slurm_id, "RUNNING");
+        }
+        break;
+      case Action::kWeighMove:
+        if (job.state != "PENDING") {
+          job.state = "PENDING";
+          (void)Record(job, "state", "PENDING");
+        }
+        WeighMove(job, d.reason);
+        break;
+      case Action::kReplace: {
+        const std::string old_cluster = job.cluster, old_id = job.slurm_id;
+        Status st = store_.Apply([&] {
+          SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "STALE"));
+          job.cluster.clear();
+          job.slurm_id.clear();
+          job.state = d.state;
+          job.reason = d.reason;
+          return Record(job, "cluster-lost",
+                        d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} answers again",
+                                               old_cluster, old_id, old_cluster),
+                        old_cluster, old_id);
+        });
+        if (st.ok()) (void)PlaceAndSubmit(job, "re-placed", d.reason, DeadClusters(), false);
+        break;
+      }
+      case Action::kRestart: {
+        const std::string old_cluster = job.cluster, old_id = job.slurm_id;
+        Status st = store_.Apply([&] {
+          SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "ENDED"));
+          job.cluster.clear();
+          job.slurm_id.clear();
+          job.state = d.state;
+          job.reason = d.reason;
+          ++job.restarts;
+          return Record(job, "restarting", d.reason, old_cluster, old_id);
+        });
+        FaultPoint("restart.recorded");
+        if (st.ok()) (void)PlaceAndSubmit(job, "restarted", d.reason, DeadClusters(), false);
+        break;
+      }
+      case Action::kFinish:
+        job.state = d.state;
+        job.reason = d.reason;
+        job.ended = now;
+        if (seen.copy) job.exit_code = seen.copy->exit_code;
+        (void)store_.SetCopyState(job.cluster, job.slurm_id, "ENDED");
+        (void)Record(job, "ended", d.reason, job.cluster, job.slurm_id);
+        break;
+    }
+  }
+}
+
+}  // namespace skyslurm::daemon

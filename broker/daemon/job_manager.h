@@ -1,0 +1,139 @@
+// The heart of skyslurmd: submits sky jobs (the intent written before every
+// remote action), watches every cluster's queue, and moves, re-places and
+// restarts jobs by the failover policy (failover_policy.h), recording every
+// decision with its reason. After a crash, Recover() settles every open
+// intent from the clusters' own queues (each Slurm job carries its sky id)
+// before anything new is done, so a job is never lost and never runs twice.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/backend/backend.h"
+#include "broker/config/settings.h"
+#include "broker/daemon/job_input.h"
+#include "broker/place/workspace.h"
+#include "broker/store/job_store.h"
+
+namespace skyslurm::daemon {
+
+struct ManagerOptions {
+  std::chrono::milliseconds queue_timeout{5'000};     // one cluster's queue read
+  std::chrono::milliseconds probe_timeout{5'000};
+  std::chrono::milliseconds estimate_timeout{10'000};
+  std::chrono::milliseconds submit_timeout{30'000};
+  std::function<std::time_t()> clock;  // default: time()
+};
+
+struct SubmitRequest {
+  std::string sky_id;  // made by the client, so that a retried request is the same job
+  JobInput input;
+  bool managed = false;
+};
+
+struct SubmitAnswer {
+  store::SkyJob job;
+  std::string summary;  // why this cluster
+  std::string workdir;  // where it runs there ("" = the default)
+};
+
+// One row of `skyslurm queue`.
+struct QueueRow {
+  std::string sky_id;  // "" for a job skyslurm did not route
+  std::string cluster;
+  std::string slurm_id;
+  std::string user;
+  std::string state;
+  std::string reason;
+  std::string name;
+  std::time_t since = 0;  // submitted (pending) or started (running)
+};
+
+class JobManager {
+ public:
+  JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options = {});
+
+  // Places and submits a new sky job; the same sky id again answers with the
+  // job as it is (a client's retry never makes a second job).
+  Result<SubmitAnswer> Submit(const SubmitRequest& request);
+
+  // Cancels a sky job (every live copy), or a Slurm job named cluster:id.
+  Status Cancel(const std::string& id);
+
+  // A sky job with its history; `id` may also be cluster:id of one of its copies.
+  Result<store::SkyJob> Find(const std::string& id);
+
+  // The job's output as it is now, from whichever cluster it runs on.
+  Result<std::string> Output(const std::string& id);
+
+  // Every job of the user's on every cluster, and the sky jobs between two
+  // copies; from the last look at the queues.
+  std::vector<QueueRow> Queue();
+
+  // Settles open intents and jobs left between two steps by a crash.
+  void Recover();
+
+  // One look at every cluster, then the policy's decisions acted on.
+  void Tick();
+
+  // Live sky jobs (not final).
+  std::size_t LiveJobs();
+  // Every sky job, newest first; one's history and copies.
+  std::vector<store::SkyJob> List();
+  std::vector<store::Event> History(const std::string& sky_id);
+  std::vector<store::Copy> CopiesOf(const std::string& sky_id);
+
+  struct ClusterState {
+    std::string name;
+    std::time_t answered = 0;  // last answer (0: none yet)
+    std::string error;         // why the last look failed
+  };
+  std::vector<ClusterState> ClusterStates();
+
+ private:
+  struct ClusterView {
+    std::time_t answered = 0;   // last successful read
+    std::time_t read_at = 0;    // when `jobs` was read
+    bool answered_now = false;
+    std::string error;
+    std::vector<backend::JobInfo> jobs;
+    std::string answer_error() const { return answered_now ? "" : error; }
+  };
+
+  std::time_t Now() const;
+  backend::Backend* BackendOf(const std::string& cluster);
+  std::mutex& LockFor(const std::string& sky_id);
+  Status Record(const store::SkyJob& job, const std::string& kind, const std::string& detail,
+                const std::string& cluster = "", const std::string& slurm_id = "");
+  // Places the job (clusters in `avoid` left out) and submits it; records
+  // the new copy. `kind`: "submitted", "moved", "restarted", "re-placed".
+  Status PlaceAndSubmit(store::SkyJob& job, const std::string& kind, const std::string& why,
+                        const std::vector<std::string>& avoid, bool first_attempt);
+  void WeighMove(store::SkyJob& job, const std::string& why);
+  void ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live);
+  void SettleIntent(const store::Intent& intent);
+  std::vector<std::string> DeadClusters();
+
+  store::JobStore& store_;
+  place::Workspace& ws_;
+  ManagerOptions options_;
+  config::FailoverSettings policy_;
+
+  std::mutex locks_mu_;
+  std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+  std::mutex view_mu_;
+  std::map<std::string, ClusterView> views_;
+  std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
+  std::map<std::string, std::time_t> last_weighed_;  // tick thread only
+  // The working directory of the last submission (under the job's lock).
+  thread_local static std::string last_answer_workdir_;
+};
+
+}  // namespace skyslurm::daemon

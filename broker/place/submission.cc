@@ -1,0 +1,49 @@
+#include "broker/place/submission.h"
+
+#include <filesystem>
+
+#include "broker/job/argv_parser.h"
+#include "broker/job/option_table.h"
+#include "broker/util/strings.h"
+
+namespace skyslurm::place {
+
+backend::SubmitSpec SpecFor(const job::Request& request, const translate::TranslatedJob& job,
+                            const ClusterHandle& target, const SubmissionContext& context) {
+  backend::SubmitSpec spec;
+  spec.sky_id = context.sky_id;
+  spec.job = job;
+  spec.job.args = job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), job.args,
+                                     {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable});
+  if (!request.job_name && request.script_name != "(stdin)" && request.script_name != "(wrap)") {
+    spec.default_job_name = std::filesystem::path(request.script_name).filename().string();
+  }
+  if (request.comment) spec.user_comment = *request.comment;
+  spec.export_env = {{"SKYPILOT_TASK_ID", context.sky_id}, {"SKYSLURM_CLUSTER", target.name}};
+  spec.export_env.insert(spec.export_env.end(), context.extra_env.begin(), context.extra_env.end());
+  if (request.export_env) {
+    spec.user_export = *request.export_env;
+    // Names without a value take it from the submitter, wherever the job runs.
+    for (const std::string& item : SplitList(*request.export_env)) {
+      if (item == "ALL" || item == "NONE" || item.find('=') != std::string::npos) continue;
+      if (context.env == nullptr) continue;
+      if (auto it = context.env->find(item); it != context.env->end()) {
+        spec.export_values.emplace_back(item, it->second);
+      }
+    }
+  }
+  const bool relative_chdir = request.chdir && !request.chdir->starts_with("/");
+  if (!target.home) {
+    std::string workdir = target.settings.workdir;
+    if (relative_chdir) workdir = (workdir.empty() ? "" : workdir + "/") + *request.chdir;
+    spec.workdir = workdir;
+  } else if (!context.submit_dir.empty()) {
+    // Home, submitted from elsewhere: where the user typed the command.
+    spec.workdir = !request.chdir ? context.submit_dir
+                   : relative_chdir ? context.submit_dir + "/" + *request.chdir
+                                    : *request.chdir;
+  }
+  return spec;
+}
+
+}  // namespace skyslurm::place

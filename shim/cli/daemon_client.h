@@ -1,0 +1,47 @@
+// The client side of skyslurmd's API (docs/api.md), for `skyslurm` and the
+// shim: finds the user's daemon socket, starts the daemon when it is not
+// running (detached, its output to <state dir>/skyslurmd.log), and sends
+// JSON requests.
+#pragma once
+
+#include <json/json.h>
+
+#include <chrono>
+#include <string>
+
+#include "broker/config/settings.h"
+#include "broker/daemon/daemon_paths.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::cli {
+
+class DaemonClient {
+ public:
+  // `slurm_bin_dir`: handed to a daemon this client starts ("" = PATH).
+  DaemonClient(const config::Environment& env, const config::LoadedConfig& config,
+               std::string slurm_bin_dir = "");
+
+  // Whether a daemon answers now.
+  bool Alive();
+  // Starts the daemon unless one answers; waits until it does.
+  Status EnsureRunning(std::chrono::milliseconds wait = std::chrono::seconds(30));
+
+  // A request; a non-2xx answer is an error carrying the daemon's message.
+  Result<Json::Value> Get(const std::string& path);
+  Result<Json::Value> Post(const std::string& path, const Json::Value& body);
+
+  const daemon::DaemonPaths& paths() const { return paths_; }
+
+ private:
+  Result<Json::Value> Call(const std::string& method, const std::string& path,
+                           const Json::Value* body, std::chrono::seconds timeout);
+
+  daemon::DaemonPaths paths_;
+  std::string slurm_bin_dir_;
+};
+
+// The skyslurmd program next to this one (installed: ../sbin/skyslurmd;
+// build tree: ../broker/skyslurmd), or $SKYSLURMD.
+std::string SkyslurmdPath();
+
+}  // namespace skyslurm::cli

@@ -1,0 +1,168 @@
+#include "shim/cli/jobs_commands.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <thread>
+
+#include "broker/daemon/job_input.h"
+#include "shim/cli/cluster_views.h"
+#include "shim/cli/daemon_client.h"
+
+namespace skyslurm::cli {
+namespace {
+
+// The client, with the daemon running; nullopt after printing why not.
+std::optional<DaemonClient> Connect() {
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env, GlobalSettingFlags());
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "skyslurm: %s\n", loaded.status().message().c_str());
+    return std::nullopt;
+  }
+  DaemonClient client(env, *loaded);
+  if (Status st = client.EnsureRunning(); !st.ok()) {
+    std::fprintf(stderr, "skyslurm: %s\n", st.message().c_str());
+    return std::nullopt;
+  }
+  return client;
+}
+
+int Error(const Status& st) {
+  std::fprintf(stderr, "skyslurm: %s\n", st.message().c_str());
+  return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+// "0:42", "1:02:03", "2-03:04:05" as squeue's TIME column.
+std::string Elapsed(std::time_t since, std::time_t now) {
+  if (since == 0 || now < since) return "0:00";
+  long s = static_cast<long>(now - since);
+  const long d = s / 86400, h = (s / 3600) % 24, m = (s / 60) % 60;
+  s %= 60;
+  if (d > 0) return fmt::format("{}-{:02}:{:02}:{:02}", d, h, m, s);
+  if (h > 0) return fmt::format("{}:{:02}:{:02}", h, m, s);
+  return fmt::format("{}:{:02}", m, s);
+}
+
+std::string Time(std::int64_t t) {
+  if (t == 0) return "-";
+  char buf[32];
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&tt));
+  return buf;
+}
+
+}  // namespace
+
+int RunQueue(bool json) {
+  auto client = Connect();
+  if (!client) return 1;
+  auto answer = client->Get("/v1/queue");
+  if (!answer.ok()) return Error(answer.status());
+  if (json) {
+    std::printf("%s\n", daemon::WriteJson(*answer).c_str());
+    return 0;
+  }
+  const std::time_t now = std::time(nullptr);
+  std::vector<std::vector<std::string>> rows = {
+      {"SKY_ID", "CLUSTER", "JOBID", "USER", "STATE", "TIME", "NAME", "REASON"}};
+  for (const auto& j : (*answer)["jobs"]) {
+    rows.push_back({j["sky_id"].asString().empty() ? "-" : j["sky_id"].asString(),
+                    j["cluster"].asString().empty() ? "-" : j["cluster"].asString(),
+                    j["slurm_id"].asString().empty() ? "-" : j["slurm_id"].asString(),
+                    j["user"].asString(), j["state"].asString(),
+                    Elapsed(static_cast<std::time_t>(j["since"].asInt64()), now),
+                    j["name"].asString(), j["reason"].asString()});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i + 1 < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      line += i + 1 < r.size() ? fmt::format("{:<{}}  ", r[i], width[i]) : r[i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::printf("%s\n", line.c_str());
+  }
+  for (const auto& c : (*answer)["clusters"]) {
+    if (!c["error"].asString().empty()) {
+      std::fprintf(stderr, "skyslurm: %s does not answer: %s\n", c["name"].asString().c_str(),
+                   c["error"].asString().c_str());
+    }
+  }
+  return 0;
+}
+
+int RunCancel(const std::vector<std::string>& ids) {
+  auto client = Connect();
+  if (!client) return 1;
+  int rc = 0;
+  for (const auto& id : ids) {
+    auto answer = client->Post("/v1/jobs/" + id + "/cancel", Json::Value(Json::objectValue));
+    if (!answer.ok()) {
+      rc = std::max(rc, Error(answer.status()));
+    }
+  }
+  return rc;
+}
+
+int RunLogs(const std::string& id, bool follow) {
+  auto client = Connect();
+  if (!client) return 1;
+  std::size_t shown = 0;
+  while (true) {
+    auto answer = client->Get("/v1/jobs/" + id + "/output");
+    if (!answer.ok()) {
+      // Not written yet (pending) is no error while following.
+      if (follow && answer.status().code() != StatusCode::kNotFound) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      return Error(answer.status());
+    }
+    const std::string out = (*answer)["output"].asString();
+    if (out.size() < shown) shown = 0;  // a restart's new output
+    std::fwrite(out.data() + shown, 1, out.size() - shown, stdout);
+    std::fflush(stdout);
+    shown = out.size();
+    if (!follow || (*answer)["final"].asBool()) return 0;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+int RunStatus(const std::string& id, bool json) {
+  auto client = Connect();
+  if (!client) return 1;
+  auto answer = client->Get("/v1/jobs/" + id);
+  if (!answer.ok()) return Error(answer.status());
+  if (json) {
+    std::printf("%s\n", daemon::WriteJson(*answer).c_str());
+    return 0;
+  }
+  const Json::Value& j = (*answer)["job"];
+  std::printf("%s  %s%s\n", j["sky_id"].asCString(), j["state"].asCString(),
+              j["cluster"].asString().empty()
+                  ? ""
+                  : fmt::format(" on {}:{}", j["cluster"].asString(), j["slurm_id"].asString()).c_str());
+  if (!j["reason"].asString().empty()) std::printf("  reason: %s\n", j["reason"].asCString());
+  std::printf("  managed: %s  restarts: %d  moves: %d\n", j["managed"].asBool() ? "yes" : "no",
+              j["restarts"].asInt(), j["moves"].asInt());
+  std::printf("history:\n");
+  for (const auto& e : (*answer)["events"]) {
+    const std::string where = e["cluster"].asString().empty()
+                                  ? ""
+                                  : e["cluster"].asString() +
+                                        (e["slurm_id"].asString().empty() ? "" : ":" + e["slurm_id"].asString());
+    std::printf("  %s  %-18s %-10s %s\n", Time(e["time"].asInt64()).c_str(), e["kind"].asCString(),
+                where.c_str(), e["detail"].asCString());
+  }
+  return 0;
+}
+
+}  // namespace skyslurm::cli
