@@ -198,7 +198,9 @@ Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob
 Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
                                                       std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Jobs(timeout));
-  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag; });
+  // Only a live job: an ended one (a managed job's preempted copy) must not
+  // stand in for the one being submitted now.
+  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag || !IsLiveSlurmState(j.state); });
   return all;
 }
 

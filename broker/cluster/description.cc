@@ -276,6 +276,7 @@ Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text) {
     p.allow_qos = AccessList(kv["AllowQos"]);
     p.deny_qos = AccessList(kv["DenyQos"]);
     p.state = kv.contains("State") ? kv["State"] : "UP";
+    p.hidden = kv.contains("Hidden") && kv["Hidden"] == "YES";
     partitions.push_back(std::move(p));
   }
   return partitions;
@@ -388,6 +389,8 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
               part.deny_qos = AccessList(fv.as<std::string>());
             } else if (k == "state") {
               part.state = fv.as<std::string>();
+            } else if (k == "hidden") {
+              part.hidden = fv.as<bool>();
             } else {
               return bad(f.first, fmt::format("unknown partition key '{}'", k));
             }
@@ -461,6 +464,7 @@ std::string DescriptionToYaml(const Description& d) {
     if (!p.allow_qos.empty()) out << YAML::Key << "allow_qos" << YAML::Value << join(p.allow_qos);
     if (!p.deny_qos.empty()) out << YAML::Key << "deny_qos" << YAML::Value << join(p.deny_qos);
     if (p.state != "UP") out << YAML::Key << "state" << YAML::Value << p.state;
+    if (p.hidden) out << YAML::Key << "hidden" << YAML::Value << true;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

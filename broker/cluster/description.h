@@ -52,6 +52,8 @@ struct Partition {
   std::vector<std::string> allow_qos;       // empty: ALL
   std::vector<std::string> deny_qos;
   std::string state = "UP";
+  // Hidden=YES: not offered to users; a job goes there only when it names it.
+  bool hidden = false;
 };
 
 // Nodes that look the same to a job (CPUs, memory, GRES, features, whether

@@ -49,15 +49,16 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
                         job.slurm_id)};
   }
   const backend::JobInfo& c = *seen.copy;
+  const std::string slurm_reason = c.reason == "None" || c.reason.empty() ? "waiting" : c.reason;
   if (IsSlurmPending(c.state)) {
-    if (job.state != "PENDING") return {Action::kRecord, "PENDING", c.reason};
+    if (job.state != "PENDING") return {Action::kRecord, "PENDING", slurm_reason};
     const long pending = static_cast<long>(seen.now - job.submitted);
     if (pending >= policy.migrate_after && job.moves < policy.max_moves) {
       return {Action::kWeighMove, "PENDING",
               fmt::format("pending {} s on {} (migrate_after {} s)", pending, job.cluster,
                           policy.migrate_after)};
     }
-    if (job.reason != c.reason) return {Action::kRecord, "PENDING", c.reason};
+    if (job.reason != slurm_reason) return {Action::kRecord, "PENDING", slurm_reason};
     return {};
   }
   if (IsSlurmRunning(c.state)) {

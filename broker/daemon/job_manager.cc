@@ -16,11 +16,7 @@
 namespace skyslurm::daemon {
 namespace {
 
-bool IsLiveSlurmState(const std::string& s) {
-  return s == "PENDING" || s == "REQUEUED" || s == "RUNNING" || s == "CONFIGURING" ||
-         s == "COMPLETING" || s == "SUSPENDED" || s == "RESIZING" || s == "SIGNALING" ||
-         s == "STAGE_OUT";
-}
+using backend::IsLiveSlurmState;
 
 bool LooksLikeSkyId(std::string_view id) {
   return id.starts_with("sky-") && id.size() <= 64 &&
@@ -300,22 +296,25 @@ std::vector<QueueRow> JobManager::Queue() {
     for (const auto& h : ws_.handles) {
       auto it = views_.find(h.name);
       if (it == views_.end()) continue;
+      // Over SSH, the jobs are the login user's there.
+      const cluster::ClusterEntry* entry = ws_.registry.Find(h.name);
+      const std::string user = entry != nullptr && entry->ssh && !entry->ssh->user.empty()
+                                   ? entry->ssh->user
+                                   : ws_.config.paths.user;
       for (const auto& j : it->second.jobs) {
-        if (j.user != ws_.config.paths.user) continue;
-        if (!IsLiveSlurmState(j.state) && j.sky_id.empty()) continue;
+        if (j.user != user) continue;
+        if (!IsLiveSlurmState(j.state)) continue;  // as squeue: what has not ended
         QueueRow r{j.sky_id, j.key.cluster, j.key.job_id, j.user, j.state, j.reason, j.name,
                    j.state == "PENDING" ? j.submit_time : j.start_time};
         if (!j.sky_id.empty()) {
           // A sky job's row is its current copy; stale copies say so.
           auto sky = store_.Get(j.sky_id);
           if (sky.ok() && (sky->cluster != j.key.cluster || sky->slurm_id != j.key.job_id)) {
-            if (!IsLiveSlurmState(j.state)) continue;
             r.reason = "stale copy of " + j.sky_id;
           } else if (sky.ok()) {
             shown.insert(j.sky_id);
           }
         }
-        if (!IsLiveSlurmState(j.state) && !shown.contains(j.sky_id)) continue;
         rows.push_back(std::move(r));
       }
     }

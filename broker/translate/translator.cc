@@ -301,12 +301,19 @@ class Translator {
       }
       return nullptr;
     };
+    // A hidden partition is the site's own (a preemptor, an admin queue):
+    // only a job that names it goes there.
+    auto offered = [&](const PartitionFit& f) {
+      return f.fits() && (!f.partition->hidden ||
+                          std::find(r_.partitions.begin(), r_.partitions.end(),
+                                    f.partition->name) != r_.partitions.end());
+    };
     auto first_fitting = [&]() -> const PartitionFit* {
       if (const cluster::Partition* d = target_.DefaultPartition()) {
-        if (const PartitionFit* f = fit_of(d->name); f != nullptr && f->fits()) return f;
+        if (const PartitionFit* f = fit_of(d->name); f != nullptr && offered(*f)) return f;
       }
       for (const auto& f : fits) {
-        if (f.fits()) return &f;
+        if (offered(f)) return &f;
       }
       return nullptr;
     };
@@ -318,7 +325,7 @@ class Translator {
                                      Join(why, "; ")));
     };
     for (const auto& f : fits) {
-      if (f.fits()) job_.fitting_partitions.push_back(f.partition->name);
+      if (offered(f)) job_.fitting_partitions.push_back(f.partition->name);
     }
     const Setting* asked = r_.Effective(Opt::kPartition);
     if (!ctx_.partition.empty()) {

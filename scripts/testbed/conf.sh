@@ -132,7 +132,13 @@ EOF
       for i in 1 2 3; do
         echo "NodeName=gamma-n$i NodeAddr=127.0.0.1 Port=$(tb_slurmd_port gamma $i)"
       done
-      echo "PartitionName=batch Nodes=gamma-n[1-3] Default=YES DefaultTime=00:10:00 MaxTime=1-00:00:00 State=UP"
+      echo "PartitionName=batch Nodes=gamma-n[1-3] Default=YES DefaultTime=00:10:00 MaxTime=1-00:00:00 PriorityTier=1 State=UP"
+      # Preemption for real (skyslurmd's managed restarts): a job in the
+      # hidden high-tier partition 'urgent' cancels batch jobs in its way,
+      # which end PREEMPTED.
+      echo "PartitionName=urgent Nodes=gamma-n[1-3] DefaultTime=00:10:00 MaxTime=1-00:00:00 PriorityTier=10 Hidden=YES State=UP"
+      echo "PreemptType=preempt/partition_prio"
+      echo "PreemptMode=CANCEL"
       ;;
   esac
 }

@@ -161,6 +161,30 @@ TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
   EXPECT_FALSE(To("alpha", Parse({"-N", "3", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
 }
 
+TEST_F(TranslatorTest, HiddenPartitionsOnlyWhenNamed) {
+  // gamma's 'urgent' (Hidden=YES, a preemptor over batch's nodes) is never
+  // chosen for a job that does not name it, even when batch cannot run it.
+  cluster::Description gamma = Cluster("gamma");
+  cluster::Partition urgent = gamma.partitions.front();
+  urgent.name = "urgent";
+  urgent.is_default = false;
+  urgent.hidden = true;
+  urgent.max_time_minutes.reset();
+  gamma.partitions.push_back(urgent);
+  gamma.BuildIndex();
+  config::ClusterSettings settings;
+  auto any = Translate(Parse({"job.sh"}, "#!/bin/sh\ntrue\n"), gamma, {"alpha", &catalog_, &settings});
+  ASSERT_TRUE(any.ok());
+  EXPECT_THAT(any.job->fitting_partitions, ElementsAre("batch"));
+  auto long_job = Translate(Parse({"-t", "2-00:00:00", "job.sh"}, "#!/bin/sh\ntrue\n"), gamma,
+                            {"alpha", &catalog_, &settings});
+  EXPECT_FALSE(long_job.ok());  // only urgent has no MaxTime, and it is hidden
+  auto named = Translate(Parse({"-p", "urgent", "job.sh"}, "#!/bin/sh\ntrue\n"), gamma,
+                         {"alpha", &catalog_, &settings});
+  ASSERT_TRUE(named.ok()) << testing::PrintToString(named.reasons);
+  EXPECT_THAT(named.job->fitting_partitions, ElementsAre("urgent"));
+}
+
 TEST_F(TranslatorTest, PartitionMapFromTheConfiguration) {
   config::ClusterSettings beta;
   beta.partitions["gpu"] = "debug";
