@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace skyslurm::daemon {
 
 const std::vector<std::string_view>& FaultPointNames() {
@@ -35,6 +38,13 @@ void FaultPoint([[maybe_unused]] std::string_view name) {
     return after != nullptr ? std::atol(after) : 0L;
   }();
   if (skip.fetch_sub(1) > 0) return;
+  // With SKYSLURM_FAULT_MARK=<file>: once only (the file says it happened),
+  // so that the daemon started again after the crash runs on.
+  if (const char* mark = std::getenv("SKYSLURM_FAULT_MARK"); mark != nullptr) {
+    const int fd = ::open(mark, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return;
+    ::close(fd);
+  }
   std::raise(SIGKILL);
 #endif
 }

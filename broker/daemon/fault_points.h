@@ -1,7 +1,9 @@
 // Fault injection for the crash tests: at a named point between two steps
 // of submit, migrate, restart or cancel, a test build kills its own process
 // with SIGKILL when SKYSLURM_FAULT_POINT names that point (and, with
-// SKYSLURM_FAULT_AFTER=N, only on its N+1th visit). Compiled in only with
+// SKYSLURM_FAULT_AFTER=N, only on its N+1th visit; with
+// SKYSLURM_FAULT_MARK=<file>, only while that file does not exist, which the
+// crash creates: a daemon restarted with the same environment runs on). Compiled in only with
 // -DSKYSLURM_FAULT_INJECTION=ON (the default for development builds; the
 // packages turn it off); otherwise a no-op.
 #pragma once

@@ -126,7 +126,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
 
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
-  FaultPoint(kind == "submitted" ? "submit.intent" : "");
+  if (kind == "submitted") FaultPoint("submit.intent");
   auto key = target->backend->Submit(spec, options_.submit_timeout);
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
     // sbatch may have made the job before its answer was lost: the intent

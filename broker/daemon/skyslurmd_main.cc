@@ -80,6 +80,11 @@ int main(int argc, char** argv) {
     Log("another skyslurmd serves " + paths.socket);
     return 0;
   }
+  // The lock file says which process holds it.
+  if (::ftruncate(lock_fd, 0) == 0) {
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    (void)!::write(lock_fd, pid.data(), pid.size());
+  }
   auto store = store::JobStore::Open(paths.database);
   if (!store.ok()) return Fail(store.status().message());
   const int poll = loaded->settings.failover.poll_interval;

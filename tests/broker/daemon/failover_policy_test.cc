@@ -1,0 +1,114 @@
+#include "broker/daemon/failover_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace skyslurm::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::time_t kNow = 1'000'000;
+
+store::SkyJob Job(const std::string& state, std::time_t submitted = kNow - 10) {
+  store::SkyJob j;
+  j.sky_id = "sky-1";
+  j.state = state;
+  j.cluster = "alpha";
+  j.slurm_id = "42";
+  j.submitted = submitted;
+  return j;
+}
+
+Observation Seen(std::optional<std::string> slurm_state, std::time_t answered = kNow) {
+  Observation o;
+  o.now = kNow;
+  o.cluster_answered = answered;
+  o.answered_now = answered == kNow;
+  o.queue_read = kNow;
+  if (slurm_state) {
+    backend::JobInfo j;
+    j.key = {"alpha", "42"};
+    j.state = *slurm_state;
+    j.reason = "Resources";
+    o.copy = j;
+  }
+  return o;
+}
+
+config::FailoverSettings Policy() {
+  config::FailoverSettings p;
+  p.migrate_after = 60;
+  p.cluster_dead_after = 20;
+  p.max_restarts = 2;
+  p.max_moves = 3;
+  return p;
+}
+
+TEST(FailoverPolicyTest, PendingIsRecordedThenWeighedAfterMigrateAfter) {
+  Decision d = Decide(Job("SUBMITTING"), Seen("PENDING"), Policy());
+  EXPECT_EQ(d.action, Action::kRecord);
+  EXPECT_EQ(d.state, "PENDING");
+  EXPECT_EQ(Decide(Job("PENDING"), Seen("PENDING"), Policy()).action, Action::kRecord);  // reason
+  store::SkyJob young = Job("PENDING");
+  young.reason = "Resources";
+  EXPECT_EQ(Decide(young, Seen("PENDING"), Policy()).action, Action::kNone);
+  store::SkyJob old = Job("PENDING", kNow - 61);
+  d = Decide(old, Seen("PENDING"), Policy());
+  EXPECT_EQ(d.action, Action::kWeighMove);
+  EXPECT_THAT(d.reason, HasSubstr("pending 61 s on alpha"));
+  old.moves = 3;  // max_moves used up
+  old.reason = "Resources";
+  EXPECT_EQ(Decide(old, Seen("PENDING"), Policy()).action, Action::kNone);
+}
+
+TEST(FailoverPolicyTest, ADeadClusterReplacesPendingJobsAndMarksRunningOnesUnknown) {
+  EXPECT_EQ(Decide(Job("PENDING"), Seen(std::nullopt, kNow - 19), Policy()).action, Action::kNone);
+  Decision d = Decide(Job("PENDING"), Seen(std::nullopt, kNow - 20), Policy());
+  EXPECT_EQ(d.action, Action::kReplace);
+  EXPECT_THAT(d.reason, HasSubstr("cluster alpha has not answered for 20 s"));
+  d = Decide(Job("RUNNING"), Seen(std::nullopt, kNow - 30), Policy());
+  EXPECT_EQ(d.action, Action::kRecord);
+  EXPECT_EQ(d.state, "UNKNOWN");
+  EXPECT_EQ(Decide(Job("UNKNOWN"), Seen(std::nullopt, kNow - 30), Policy()).action, Action::kNone);
+  // Back: the running job is seen again.
+  EXPECT_EQ(Decide(Job("UNKNOWN"), Seen("RUNNING"), Policy()).state, "RUNNING");
+}
+
+TEST(FailoverPolicyTest, ManagedJobsRestartOnInfrastructureFailuresOnly) {
+  store::SkyJob job = Job("RUNNING");
+  job.managed = true;
+  for (const char* state : {"NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}) {
+    Decision d = Decide(job, Seen(state), Policy());
+    EXPECT_EQ(d.action, Action::kRestart) << state;
+    EXPECT_THAT(d.reason, HasSubstr("restart 1 of at most 2"));
+  }
+  Decision failed = Decide(job, Seen("FAILED"), Policy());
+  EXPECT_EQ(failed.action, Action::kFinish);
+  EXPECT_EQ(failed.state, "FAILED");
+  job.retry_on_failure = 1;
+  EXPECT_EQ(Decide(job, Seen("FAILED"), Policy()).action, Action::kRestart);
+  EXPECT_EQ(Decide(job, Seen("CANCELLED"), Policy()).action, Action::kFinish);
+  job.restarts = 2;
+  Decision used_up = Decide(job, Seen("NODE_FAIL"), Policy());
+  EXPECT_EQ(used_up.action, Action::kFinish);
+  EXPECT_THAT(used_up.reason, HasSubstr("max_restarts (2) used up"));
+  store::SkyJob plain = Job("RUNNING");
+  EXPECT_EQ(Decide(plain, Seen("NODE_FAIL"), Policy()).action, Action::kFinish);
+}
+
+TEST(FailoverPolicyTest, AJobMissingFromAFreshQueueIsGoneButNotRightAfterSubmission) {
+  EXPECT_EQ(Decide(Job("PENDING", kNow - 2), Seen(std::nullopt), Policy()).action, Action::kNone);
+  Decision d = Decide(Job("RUNNING", kNow - 100), Seen(std::nullopt), Policy());
+  EXPECT_EQ(d.action, Action::kFinish);
+  EXPECT_EQ(d.state, "GONE");
+}
+
+TEST(FailoverPolicyTest, MovePaysOnlyWithTheGain) {
+  EXPECT_TRUE(MovePays(kNow + 600, kNow, 300));
+  EXPECT_TRUE(MovePays(kNow + 300, kNow, 300));
+  EXPECT_FALSE(MovePays(kNow + 299, kNow, 300));
+}
+
+}  // namespace
+}  // namespace skyslurm::daemon
