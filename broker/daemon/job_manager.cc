@@ -250,6 +250,15 @@ Status JobManager::Cancel(const std::string& id) {
     backend::Backend* b = BackendOf(c.cluster);
     Status st = b == nullptr ? UnavailableError("no backend for " + c.cluster)
                              : b->Cancel(c.slurm_id, false, options_.submit_timeout);
+    if (!st.ok() && b != nullptr) {
+      // scancel refuses a job that has already ended: that is done too.
+      auto queue = b->Jobs(options_.queue_timeout);
+      if (queue.ok() && std::none_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
+            return j.key.job_id == c.slurm_id && IsLiveSlurmState(j.state) && j.state != "COMPLETING";
+          })) {
+        st = OkStatus();
+      }
+    }
     if (!st.ok()) return st;  // the intent stays: settled on a later tick
     FaultPoint("cancel.sent");
     Status recorded = store_.Apply([&] {
@@ -374,25 +383,52 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     return;
   }
   if (intent.action == "cancel" || intent.action == "move") {
-    // Cancelling again is harmless; a move cancels only a pending copy.
+    // Where the copy is now decides; cancelling again is harmless (a move
+    // cancels only a pending copy). A cancel that finds the job already
+    // ended is no failure: scancel says so with an error, the queue does not.
     const bool move = intent.action == "move";
-    if (!b->Cancel(intent.slurm_id, move, options_.queue_timeout).ok()) return;  // later
-    auto queue = b->Jobs(options_.queue_timeout);
-    if (!queue.ok()) return;
-    std::string state = "CANCELLED";
-    for (const auto& j : *queue) {
-      if (j.key.job_id == intent.slurm_id && IsLiveSlurmState(j.state)) state = j.state;
+    auto state_of_copy = [&]() -> std::optional<std::string> {
+      auto queue = b->Jobs(options_.queue_timeout);
+      if (!queue.ok()) return std::nullopt;
+      for (const auto& j : *queue) {
+        if (j.key.job_id == intent.slurm_id && IsLiveSlurmState(j.state)) return j.state;
+      }
+      return std::string("CANCELLED");
+    };
+    auto state = state_of_copy();
+    if (!state) return;  // the cluster does not answer: later
+    if (IsLiveSlurmState(*state) && (!move || *state == "PENDING")) {
+      (void)b->Cancel(intent.slurm_id, move, options_.queue_timeout);
+      state = state_of_copy();
+      if (!state) return;
     }
+    const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
     (void)store_.Apply([&] {
-      if (state == "CANCELLED") {
-        SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
-        if (move && job->cluster == intent.cluster && job->slurm_id == intent.slurm_id) {
-          job->cluster.clear();
-          job->slurm_id.clear();
-          job->state = "MIGRATING";
-          SKY_RETURN_IF_ERROR(Record(*job, "recovered", "the move's cancel was settled after a restart",
+      if (IsLiveSlurmState(*state)) {
+        // A move whose job started first: it stays where it runs.
+        if (move && current) {
+          job->state = "RUNNING";
+          SKY_RETURN_IF_ERROR(Record(*job, "move-abandoned",
+                                     "it started on " + intent.cluster + " before the move",
                                      intent.cluster, intent.slurm_id));
         }
+        return store_.EndIntent(intent.id);
+      }
+      SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
+      if (move && current) {
+        job->cluster.clear();
+        job->slurm_id.clear();
+        job->state = "MIGRATING";
+        SKY_RETURN_IF_ERROR(Record(*job, "recovered",
+                                   "the move's cancel was settled after a restart of skyslurmd",
+                                   intent.cluster, intent.slurm_id));
+      } else if (!move && !store::IsFinalState(job->state)) {
+        job->state = "CANCELLED";
+        job->reason = "cancelled by the user";
+        job->ended = Now();
+        SKY_RETURN_IF_ERROR(Record(*job, "cancelled",
+                                   "skyslurm cancel, settled after a restart of skyslurmd",
+                                   intent.cluster, intent.slurm_id));
       }
       return store_.EndIntent(intent.id);
     });
@@ -424,11 +460,16 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   });
 }
 
-void JobManager::Recover() {
+std::set<std::string> JobManager::Recover() {
+  std::set<std::string> unsettled;
   auto open = store_.OpenIntents();
-  if (open.ok()) {
-    for (const auto& intent : *open) SettleIntent(intent);
+  if (!open.ok()) return unsettled;
+  for (const auto& intent : *open) SettleIntent(intent);
+  auto left = store_.OpenIntents();
+  if (left.ok()) {
+    for (const auto& intent : *left) unsettled.insert(intent.sky_id);
   }
+  return unsettled;
 }
 
 void JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live) {
@@ -470,10 +511,14 @@ void JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
 
 void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   const std::time_t now = Now();
+  // Each weighing asks every cluster (sbatch --test-only uses up job ids
+  // there): once per job every 5 s at most, and a bounded number per tick.
   if (auto it = last_weighed_.find(job.sky_id);
-      it != last_weighed_.end() && now - it->second < std::max(10, policy_.poll_interval)) {
+      it != last_weighed_.end() && now - it->second < std::max(5, policy_.poll_interval)) {
     return;
   }
+  if (weighed_this_tick_ >= kWeighsPerTick) return;
+  ++weighed_this_tick_;
   last_weighed_[job.sky_id] = now;
   auto input = JobInputFromText(job.input_json);
   if (!input.ok()) return;
@@ -554,8 +599,10 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
 }
 
 void JobManager::Tick() {
-  // Settle what a crash (or an unreachable cluster) left open first.
-  Recover();
+  weighed_this_tick_ = 0;
+  // Settle what a crash (or an unreachable cluster) left open first; a job
+  // whose intent cannot be settled yet is left alone until it is.
+  const std::set<std::string> unsettled = Recover();
   // Read every cluster's queue at once.
   std::vector<std::pair<std::string, std::future<Result<std::vector<backend::JobInfo>>>>> reads;
   for (auto& h : ws_.handles) {
@@ -582,6 +629,7 @@ void JobManager::Tick() {
   auto live = store_.List(true);
   if (!live.ok()) return;
   for (store::SkyJob job : *live) {
+    if (unsettled.contains(job.sky_id)) continue;
     std::unique_lock lock(LockFor(job.sky_id), std::try_to_lock);
     if (!lock.owns_lock()) continue;  // a request is working on it
     auto fresh = store_.Get(job.sky_id);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,8 +78,9 @@ class JobManager {
   // copies; from the last look at the queues.
   std::vector<QueueRow> Queue();
 
-  // Settles open intents and jobs left between two steps by a crash.
-  void Recover();
+  // Settles open intents left by a crash (or by a cluster that stopped
+  // answering); answers the sky jobs whose intents remain open.
+  std::set<std::string> Recover();
 
   // One look at every cluster, then the policy's decisions acted on.
   void Tick();
@@ -132,6 +134,8 @@ class JobManager {
   std::map<std::string, ClusterView> views_;
   std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
   std::map<std::string, std::time_t> last_weighed_;  // tick thread only
+  static constexpr int kWeighsPerTick = 20;
+  int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;
 };

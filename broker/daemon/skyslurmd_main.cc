@@ -7,6 +7,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -89,7 +90,11 @@ int main(int argc, char** argv) {
   if (!store.ok()) return Fail(store.status().message());
   const int poll = loaded->settings.failover.poll_interval;
   const int idle_exit = loaded->settings.failover.idle_exit;
-  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir);
+  // Probes are reused for at most one poll (5 s at least): a cluster that
+  // frees up is seen by the next decision.
+  backend::CacheOptions cache;
+  cache.probe_ttl = std::chrono::seconds(std::max(5, poll));
+  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache);
   if (!ws.ok()) return Fail(ws.status().message());
 
   daemon::JobManager manager(**store, *ws);

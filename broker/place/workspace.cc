@@ -17,7 +17,7 @@ ClusterHandle* Workspace::Find(const std::string& cluster) {
 
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files,
-                                const std::string& slurm_bin_dir) {
+                                const std::string& slurm_bin_dir, backend::CacheOptions cache) {
   Workspace ws;
   ws.env = std::move(env);
   ws.config = std::move(config);
@@ -78,7 +78,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     if (live) {
       auto* slurm = static_cast<backend::SlurmBackend*>(ws.backends.back().get());
       slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
-      ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm));
+      ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm, cache));
       h.backend = ws.backends.back().get();
       ws.slurm.push_back(slurm);
     } else {

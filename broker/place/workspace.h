@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "broker/backend/backend.h"
+#include "broker/backend/caching_backend.h"
 #include "broker/backend/slurm_backend.h"
 #include "broker/catalog/accelerators.h"
 #include "broker/cluster/registry.h"
@@ -36,8 +37,11 @@ struct Workspace {
 // only those clusters, offline (the first is home unless the settings name
 // one). `slurm_bin_dir`: where the local cluster's real Slurm commands are
 // (the router passes it so that it never runs a shim); "" = PATH.
+// `cache`: how long probes are reused (a command: the default 30 s, one
+// decision; skyslurmd, which reads every queue each poll: a few seconds).
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files = {},
-                                const std::string& slurm_bin_dir = "");
+                                const std::string& slurm_bin_dir = "",
+                                backend::CacheOptions cache = {});
 
 }  // namespace skyslurm::place

@@ -129,6 +129,13 @@ int SubmitManaged(const std::string& tool, const job::Request& request, cli::Dae
   const Json::Value& job = (*answer)["job"];
   const std::string sky_id = job["sky_id"].asString(), cluster = job["cluster"].asString(),
                     slurm_id = job["slurm_id"].asString();
+  if (slurm_id.empty()) {
+    // Kept, not yet on a cluster (one stopped answering mid-submission):
+    // the daemon finishes it. Never a "Submitted" line without a job.
+    std::fprintf(stderr, "%s: skyslurm: %s is accepted (%s); skyslurmd submits it: skyslurm status %s\n",
+                 tool.c_str(), sky_id.c_str(), job["reason"].asCString(), sky_id.c_str());
+    return 0;
+  }
   if (request.parsable) {
     std::printf("%s;%s\n", slurm_id.c_str(), cluster.c_str());
   } else if (!quiet) {

@@ -1,0 +1,493 @@
+// skyslurmd against the real testbed, typed as the ready user types
+// (HOME = a copy of $TB/home, the shim first on PATH): managed jobs, the
+// queue over every cluster, pending migration, a dead controller, a downed
+// node, real preemption on gamma, the private socket, and SIGKILL at every
+// fault point. The daemon is started on demand with a fast policy
+// (poll 1 s, migrate after 3 s, dead after 5 s) and stopped after each test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <json/json.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "broker/daemon/fault_points.h"
+#include "broker/util/strings.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kBuild = SKYSLURM_BINARY_DIR;
+const std::string kSkyslurm = kBuild + "/shim/skyslurm";
+const std::string kSkyslurmd = kBuild + "/broker/skyslurmd";
+
+Json::Value ParseJsonText(const std::string& text) {
+  Json::Value v;
+  Json::CharReaderBuilder b;
+  std::string errors;
+  std::istringstream in(text);
+  if (!Json::parseFromStream(b, in, &v, &errors)) ADD_FAILURE() << "not JSON: " << text;
+  return v;
+}
+
+const char kSleeper[] =
+    "#!/bin/bash\n"
+    "#SBATCH --gres=gpu:h100:4\n"
+    "#SBATCH -t 5\n"
+    "echo \"task=$SKYPILOT_TASK_ID cluster=$SKYSLURM_CLUSTER restart=${SKYSLURM_RESTART_COUNT:-0}\"\n"
+    "sleep 120\n";
+
+class DaemonTest : public TestbedTest {
+ protected:
+  void SetUp() override {
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    home_ = tmp_.File("home");
+    Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
+    state_ = home_ + "/.local/state/skyslurm";
+  }
+  void TearDown() override {
+    if (tb_.dir.empty()) return;
+    for (const auto& id : sky_ids_) Sky({"cancel", id});
+    for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    StopDaemon();
+  }
+
+  std::vector<std::pair<std::string, std::string>> Env() const {
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"HOME", home_},
+        {"SLURM_CONF", tb_.SlurmConf("alpha")},
+        {"PATH", kBuild + "/shim/bin:" + std::string(std::getenv("PATH"))},
+        {"SKYSLURM_POLL_INTERVAL", "1"},
+        {"SKYSLURM_MIGRATE_AFTER", "3"},
+        {"SKYSLURM_MIGRATE_GAIN", "60"},
+        {"SKYSLURM_CLUSTER_DEAD_AFTER", "5"},
+        {"SKYSLURM_IDLE_EXIT", "300"}};
+    env.insert(env.end(), extra_env_.begin(), extra_env_.end());
+    return env;
+  }
+
+  CommandOutput Typed(std::vector<std::string> argv) {
+    Command c;
+    c.argv = std::move(argv);
+    c.env_set = Env();
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+    c.cwd = tmp_.path();
+    c.timeout = std::chrono::seconds(120);
+    return Exec(c);
+  }
+  CommandOutput Sky(std::vector<std::string> args) {
+    args.insert(args.begin(), kSkyslurm);
+    return Typed(args);
+  }
+
+  std::string Script(const std::string& name, const std::string& text) {
+    std::ofstream(tmp_.File(name)) << text;
+    return name;
+  }
+
+  // sbatch --sky-managed ...: the sky id it printed on stderr.
+  std::string SubmitManaged(std::vector<std::string> args) {
+    args.insert(args.begin(), {"sbatch", "--sky-managed"});
+    CommandOutput out = Typed(args);
+    EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+    EXPECT_THAT(out.out, ::testing::MatchesRegex("Submitted batch job [0-9]+ on cluster [a-z]+\n"))
+        << out.err;
+    std::smatch m;
+    const std::regex re("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})");
+    if (!std::regex_search(out.err, m, re)) {
+      ADD_FAILURE() << "no sky id in: " << out.err;
+      return "";
+    }
+    sky_ids_.push_back(m[1]);
+    return m[1];
+  }
+
+  Json::Value Status(const std::string& sky_id) {
+    CommandOutput out = Sky({"status", "--json", sky_id});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    return ParseJsonText(out.out);
+  }
+
+  // Polls the sky job until `done` holds (or the timeout); the last status.
+  Json::Value WaitFor(const std::string& sky_id, const std::function<bool(const Json::Value&)>& done,
+                      std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    Json::Value s;
+    while (std::chrono::steady_clock::now() < until) {
+      s = Status(sky_id);
+      if (done(s)) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ADD_FAILURE() << "timed out waiting on " << sky_id << ": " << s.toStyledString();
+    return s;
+  }
+  static bool Is(const Json::Value& s, const std::string& state) {
+    return s["job"]["state"].asString() == state;
+  }
+  static std::string Where(const Json::Value& s) {
+    return s["job"]["cluster"].asString() + ":" + s["job"]["slurm_id"].asString();
+  }
+  static bool HasEvent(const Json::Value& s, const std::string& kind) {
+    for (const auto& e : s["events"]) {
+      if (e["kind"].asString() == kind) return true;
+    }
+    return false;
+  }
+
+  // Every Slurm job on any cluster that carries the sky id and is not ending
+  // (pending, configuring, running, suspended).
+  std::vector<std::string> LiveCopies(const std::string& sky_id) {
+    std::vector<std::string> live;
+    for (const char* c : kClusters) {
+      CommandOutput q = RunOn(tb_, c, {"squeue", "-h", "-t", "PD,R,CF,S", "-o", "%i|%k"});
+      std::istringstream lines(q.out);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("skyslurm:" + sky_id) != std::string::npos) {
+          live.push_back(std::string(c) + ":" + line.substr(0, line.find('|')));
+        }
+      }
+    }
+    return live;
+  }
+
+  int DaemonPid() {
+    std::ifstream in(state_ + "/run/skyslurmd.lock");
+    int pid = 0;
+    in >> pid;
+    return pid;
+  }
+  static bool Alive(int pid) {
+    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string skip, state;
+    stat >> skip >> skip >> state;
+    return state != "Z";
+  }
+  void WaitGone(int pid) {
+    for (int i = 0; i < 100 && Alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  void StopDaemon() {
+    const int pid = DaemonPid();
+    if (!Alive(pid)) return;
+    ::kill(pid, SIGTERM);
+    WaitGone(pid);
+  }
+
+  // Both of a cluster's nodes busy with a GPU job of `minutes`.
+  void Fill(const std::string& cluster, const std::string& gres, int minutes) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string id = Submit(tb_, cluster, {"-N1", "--gres=" + gres, "-t", std::to_string(minutes),
+                                                   "-o", "/dev/null", "--wrap", "sleep 900"});
+      ASSERT_FALSE(id.empty());
+      cleanup_.emplace_back(cluster, id);
+      fillers_[cluster].push_back(id);
+      for (int k = 0; k < 150 && JobState(tb_, cluster, id) != "RUNNING"; ++k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+  void Free(const std::string& cluster) {
+    for (const auto& id : fillers_[cluster]) RunOn(tb_, cluster, {"scancel", id});
+    fillers_[cluster].clear();
+  }
+  CommandOutput TestbedScriptRun(const std::string& name, const std::string& arg) {
+    return Exec({.argv = {TestbedScript(name), arg}, .env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}}});
+  }
+
+  TempDir tmp_;
+  std::string home_, state_;
+  std::vector<std::pair<std::string, std::string>> extra_env_;
+  std::vector<std::string> sky_ids_;
+  std::vector<std::pair<std::string, std::string>> cleanup_;
+  std::map<std::string, std::vector<std::string>> fillers_;
+};
+
+TEST_F(DaemonTest, AManagedJobIsTrackedQueuedLoggedAndCancelled) {
+  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+  // Started on demand, in a folder only this user can enter.
+  struct stat st {};
+  ASSERT_EQ(::stat((state_ + "/run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat((state_ + "/run/skyslurmd.sock").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+  EXPECT_EQ(s["job"]["cluster"].asString(), "alpha");
+  EXPECT_TRUE(s["job"]["managed"].asBool());
+  EXPECT_TRUE(HasEvent(s, "submitted"));
+  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
+  // --no-requeue: skyslurm, not Slurm, retries a managed job.
+  EXPECT_THAT(s["copies"][0]["args"].asString(), HasSubstr("--no-requeue"));
+
+  CommandOutput queue = Sky({"queue"});
+  EXPECT_EQ(queue.exit_code, 0) << queue.err;
+  EXPECT_THAT(queue.out, ::testing::StartsWith("SKY_ID"));
+  EXPECT_THAT(queue.out, ::testing::ContainsRegex(id + " +alpha +" + s["job"]["slurm_id"].asString() +
+                                                  " +root +RUNNING"));
+  Json::Value qj = ParseJsonText(Sky({"queue", "--json"}).out);
+  EXPECT_GE(qj["jobs"].size(), 1u);
+
+  std::string log;
+  for (int i = 0; i < 40 && log.empty(); ++i) {
+    log = Sky({"logs", id}).out;
+    if (log.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(log, "task=" + id + " cluster=alpha restart=0\n");
+
+  CommandOutput cancel = Sky({"cancel", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_TRUE(Is(Status(id), "CANCELLED"));
+  EXPECT_TRUE(LiveCopies(id).empty());
+  EXPECT_EQ(Sky({"status", "sky-20000101-000000-000000"}).exit_code, 1);
+}
+
+TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
+  Fill("alpha", "gpu:h100:8", 20);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
+  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["cluster"].asString(), "alpha") << s.toStyledString();
+  const auto freed = std::chrono::steady_clock::now();
+  Free("beta");
+  s = WaitFor(id, [](const Json::Value& v) { return v["job"]["cluster"].asString() == "beta"; });
+  const auto took = std::chrono::steady_clock::now() - freed;
+  std::printf("pending migration: moved %lld ms after beta freed up\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  EXPECT_TRUE(HasEvent(s, "moved"));
+  std::string why;
+  for (const auto& e : s["events"]) {
+    if (e["kind"].asString() == "moved") why = e["detail"].asString();
+  }
+  EXPECT_THAT(why, HasSubstr("starts it now against in"));
+  EXPECT_EQ(s["job"]["moves"].asInt(), 1);
+  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
+  CommandOutput status = Sky({"status", id});
+  EXPECT_THAT(status.out, HasSubstr("move-started"));
+  EXPECT_THAT(status.out, HasSubstr("moved"));
+}
+
+TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
+  Fill("alpha", "gpu:h100:8", 30);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
+  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
+  const std::string stale = Where(s);
+  ASSERT_TRUE(TestbedScriptRun("stop-cluster", "beta").success());
+  const auto died = std::chrono::steady_clock::now();
+  s = WaitFor(id, [](const Json::Value& v) {
+    return v["job"]["cluster"].asString() == "alpha" && !v["job"]["slurm_id"].asString().empty();
+  });
+  const auto took = std::chrono::steady_clock::now() - died;
+  std::printf("dead cluster: re-placed %lld ms after beta's slurmctld stopped\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  EXPECT_TRUE(HasEvent(s, "cluster-lost"));
+  EXPECT_TRUE(HasEvent(s, "re-placed"));
+  ASSERT_TRUE(TestbedScriptRun("start-cluster", "beta").success());
+  s = WaitFor(id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
+              std::chrono::seconds(90));
+  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
+  EXPECT_NE(Where(s), stale);
+}
+
+const char kRestartable[] =
+    "#!/bin/bash\n"
+    "echo \"task=$SKYPILOT_TASK_ID restart=${SKYSLURM_RESTART_COUNT:-0} node=$SLURMD_NODENAME\"\n"
+    "[ -n \"$SKYSLURM_RESTART_COUNT\" ] || sleep 120\n";
+
+TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
+  const std::string id =
+      SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t", "5",
+                     Script("job.sh", kRestartable)});
+  Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+  const std::string first = s["job"]["slurm_id"].asString();
+  const std::string node = Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", first, "-o", "%N"}).out);
+  ASSERT_FALSE(node.empty());
+  // The testbed's ReturnToService=2 brings a DOWN node back the moment its
+  // slurmd answers (here, at once): drained first, it stays out of use
+  // after the DOWN that kills the job with NODE_FAIL.
+  ASSERT_TRUE(RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=drain",
+                                   "reason=skyslurmd_test"})
+                  .success());
+  ASSERT_TRUE(RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=down",
+                                   "reason=skyslurmd_test"})
+                  .success());
+  s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
+  RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=resume"});
+  EXPECT_EQ(s["job"]["restarts"].asInt(), 1);
+  EXPECT_NE(s["job"]["slurm_id"].asString(), first);
+  EXPECT_TRUE(HasEvent(s, "restarting"));
+  EXPECT_EQ(RunOn(tb_, "gamma", {"sacct", "-n", "-X", "-j", first, "-o", "State"}).exit_code, 0);
+  const std::string log = Sky({"logs", id}).out;
+  EXPECT_THAT(log, ::testing::MatchesRegex("task=" + id + " restart=1 node=gamma-n[0-9]\n"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("node=" + node + "\n")));
+}
+
+TEST_F(DaemonTest, AManagedJobPreemptedOnGammaRestarts) {
+  const std::string id = SubmitManaged({"--sky-infra=gamma", "-N3", "--gpus-per-node=a100:8", "-t",
+                                        "5", Script("job.sh", kRestartable)});
+  Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+  const std::string first = s["job"]["slurm_id"].asString();
+  // The hidden high-tier partition takes every node: the job is preempted.
+  const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-N3", "--gpus-per-node=8", "-t",
+                                                   "1", "-o", "/dev/null", "--wrap", "sleep 3"});
+  ASSERT_FALSE(urgent.empty());
+  cleanup_.emplace_back("gamma", urgent);
+  s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
+  std::string reason;
+  for (const auto& e : s["events"]) {
+    if (e["kind"].asString() == "restarting") reason = e["detail"].asString();
+  }
+  EXPECT_THAT(reason, HasSubstr("PREEMPTED on gamma:" + first + ": restart 1 of at most 3"));
+  EXPECT_THAT(Sky({"logs", id}).out, HasSubstr("task=" + id + " restart=1"));
+}
+
+TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
+  // A daemon of skyuser1's, started as skyuser1 would start it.
+  const std::string home = tmp_.File("skyuser1");
+  fs::create_directories(home);
+  Exec({.argv = {"chown", "skyuser1:skyuser1", home}});
+  CommandOutput started = Exec({.argv = {"runuser", "-u", "skyuser1", "--", "env", "HOME=" + home,
+                                         "SLURM_CONF=" + tb_.SlurmConf("alpha"), "SKYSLURM_IDLE_EXIT=60",
+                                         kSkyslurm, "queue"},
+                                .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
+                                .timeout = std::chrono::seconds(60)});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run = home + "/.local/state/skyslurm/run";
+  auto connect_as = [&](const std::string& user) {
+    return Exec({.argv = {"runuser", "-u", user, "--", "python3", "-c",
+                          "import socket,sys\n"
+                          "s=socket.socket(socket.AF_UNIX)\n"
+                          "try:\n s.connect(sys.argv[1]); print('connected')\n"
+                          "except OSError as e: print(e.strerror)\n",
+                          run + "/skyslurmd.sock"}});
+  };
+  EXPECT_EQ(connect_as("skyuser1").out, "connected\n");
+  EXPECT_EQ(connect_as("skyuser2").out, "Permission denied\n");
+  std::ifstream lock(run + "/skyslurmd.lock");
+  int pid = 0;
+  lock >> pid;
+  if (pid > 0) ::kill(pid, SIGTERM);
+  WaitGone(pid);
+
+  // A socket folder others can enter: the daemon refuses to start there.
+  const std::string open_home = tmp_.File("open");
+  fs::create_directories(open_home + "/.local/state/skyslurm/run");
+  ::chmod((open_home + "/.local/state/skyslurm/run").c_str(), 0755);
+  CommandOutput refused = Exec({.argv = {"env", "HOME=" + open_home, "SLURM_CONF=" + tb_.SlurmConf("alpha"),
+                                         kSkyslurmd},
+                                .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
+                                .timeout = std::chrono::seconds(20)});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("can be entered by others (mode 0755); refusing to use it"));
+  EXPECT_FALSE(fs::exists(open_home + "/.local/state/skyslurm/run/skyslurmd.sock"));
+}
+
+// SIGKILL at every fault point, the daemon started again: every sky job has
+// exactly one live Slurm job, and it is the one the state store names.
+class FaultTest : public DaemonTest {
+ protected:
+  void Arm(const std::string& point) {
+    mark_ = tmp_.File("fired-" + point);
+    extra_env_ = {{"SKYSLURM_FAULT_POINT", point}, {"SKYSLURM_FAULT_MARK", mark_}};
+  }
+  void ExpectFiredAndSettled(const std::string& point, const std::string& id) {
+    SCOPED_TRACE(point);
+    EXPECT_TRUE(fs::exists(mark_)) << point << " was never reached";
+    Json::Value s = WaitFor(id, [&](const Json::Value& v) {
+      return !v["job"]["slurm_id"].asString().empty() &&
+             LiveCopies(id) == std::vector<std::string>{Where(v)};
+    });
+    EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s))) << point;
+    ++runs_;
+  }
+  std::string mark_;
+  int runs_ = 0;
+};
+
+TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
+  std::vector<std::string> visited;
+  // Submission: the client's retry (same sky id) meets the restarted daemon.
+  for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
+    Arm(point);
+    const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+    ExpectFiredAndSettled(point, id);
+    visited.push_back(point);
+    Sky({"cancel", id});
+    StopDaemon();
+  }
+  // Cancellation: asked again after the crash, it completes.
+  for (const char* point : {"cancel.intent", "cancel.sent"}) {
+    extra_env_.clear();
+    const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+    StopDaemon();
+    Arm(point);
+    CommandOutput first = Sky({"cancel", id});
+    EXPECT_NE(first.exit_code, 0) << point << ": the daemon should have died";
+    EXPECT_TRUE(fs::exists(mark_)) << point;
+    CommandOutput again = Sky({"cancel", id});
+    Json::Value s = Status(id);
+    EXPECT_EQ(s["job"]["state"].asString(), "CANCELLED") << point << again.err;
+    EXPECT_TRUE(LiveCopies(id).empty()) << point;
+    ++runs_;
+    visited.push_back(point);
+    StopDaemon();
+  }
+  // Moves: alpha busy for 20 min, beta for 30; beta frees up after the submit.
+  Fill("alpha", "gpu:h100:8", 20);
+  for (const char* point : {"move.intent", "move.cancelled", "move.released", "move.sent"}) {
+    Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
+    Arm(point);
+    const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+    ASSERT_EQ(Status(id)["job"]["cluster"].asString(), "alpha");
+    const int pid = DaemonPid();
+    Free("beta");
+    WaitGone(pid);  // killed at the point
+    EXPECT_FALSE(Alive(pid)) << point;
+    ExpectFiredAndSettled(point, id);  // `skyslurm status` starts it again
+    EXPECT_EQ(Status(id)["job"]["cluster"].asString(), "beta") << point;
+    visited.push_back(point);
+    Sky({"cancel", id});
+    StopDaemon();
+  }
+  Free("alpha");
+  // Restarts: preempted on gamma.
+  for (const char* point : {"restart.recorded", "restart.sent"}) {
+    Arm(point);
+    const std::string id = SubmitManaged({"--sky-infra=gamma", "-N3", "--gpus-per-node=a100:8", "-t",
+                                          "5", Script("job.sh", kRestartable)});
+    WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+    const int pid = DaemonPid();
+    const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-N3", "--gpus-per-node=8", "-t",
+                                                     "1", "-o", "/dev/null", "--wrap", "sleep 2"});
+    cleanup_.emplace_back("gamma", urgent);
+    WaitGone(pid);
+    EXPECT_FALSE(Alive(pid)) << point;
+    EXPECT_TRUE(fs::exists(mark_)) << point;
+    Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); },
+                            std::chrono::seconds(90));
+    EXPECT_EQ(s["job"]["restarts"].asInt(), 1) << point;
+    EXPECT_TRUE(LiveCopies(id).empty()) << point;
+    ++runs_;
+    visited.push_back(point);
+    StopDaemon();
+  }
+  std::vector<std::string> all(daemon::FaultPointNames().begin(), daemon::FaultPointNames().end());
+  std::sort(all.begin(), all.end());
+  std::sort(visited.begin(), visited.end());
+  EXPECT_EQ(visited, all) << "every fault point is visited";
+  std::printf("fault injection: %zu points, %d runs, 0 lost, 0 duplicated\n", visited.size(), runs_);
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
