@@ -50,12 +50,18 @@ std::mutex& JobManager::LockFor(const std::string& sky_id) {
 Status JobManager::Record(const store::SkyJob& job, const std::string& kind,
                           const std::string& detail, const std::string& cluster,
                           const std::string& slurm_id) {
-  return store_.Apply([&] {
+  Status st = store_.Apply([&] {
     store::SkyJob j = job;
     j.updated = Now();
     SKY_RETURN_IF_ERROR(store_.Update(j));
     return store_.AddEvent({0, job.sky_id, Now(), kind, cluster, slurm_id, detail});
   });
+  if (options_.log) {
+    options_.log(fmt::format("{} {}{} {}", job.sky_id, kind,
+                             cluster.empty() ? "" : " " + cluster + (slurm_id.empty() ? "" : ":" + slurm_id),
+                             detail));
+  }
+  return st;
 }
 
 std::vector<std::string> JobManager::DeadClusters() {

@@ -26,11 +26,14 @@
 namespace skyslurm::daemon {
 
 struct ManagerOptions {
-  std::chrono::milliseconds queue_timeout{5'000};     // one cluster's queue read
+  // One cluster's queue read: a healthy one answers in well under a second,
+  // and a dead one holds every look at the queues up to this long.
+  std::chrono::milliseconds queue_timeout{3'000};
   std::chrono::milliseconds probe_timeout{5'000};
   std::chrono::milliseconds estimate_timeout{10'000};
   std::chrono::milliseconds submit_timeout{30'000};
   std::function<std::time_t()> clock;  // default: time()
+  std::function<void(const std::string&)> log;  // each recorded decision, one line
 };
 
 struct SubmitRequest {

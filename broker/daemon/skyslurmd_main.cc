@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
   auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache);
   if (!ws.ok()) return Fail(ws.status().message());
 
-  daemon::JobManager manager(**store, *ws);
+  daemon::ManagerOptions manager_options;
+  manager_options.log = Log;
+  daemon::JobManager manager(**store, *ws, manager_options);
   // Settle what a crash left half done before taking anything new.
   manager.Tick();
   daemon::ApiServer server(manager);

@@ -93,7 +93,8 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
   std::size_t started = 0;
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     const ClusterHandle& c = clusters[i];
-    if (!c.excluded.empty() || c.backend == nullptr) continue;
+    // Known to be unreachable (skyslurmd: a dead cluster): not asked again.
+    if (!c.excluded.empty() || !c.unavailable.empty() || c.backend == nullptr) continue;
     backend::Backend* b = c.backend;
     probes.Start(i, [b, timeout] {
       const auto t0 = Clock::now();
@@ -111,8 +112,8 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
     ClusterResult& r = results[i];
     r.name = c.name;
     if (!c.excluded.empty()) continue;
-    if (c.backend == nullptr) {
-      if (c.offline) {
+    if (c.backend == nullptr || !c.unavailable.empty()) {
+      if (c.offline && c.unavailable.empty()) {
         cluster::Inventory inv;
         inv.description = *c.offline;
         r.inventory = std::move(inv);

@@ -206,13 +206,6 @@ TEST_F(RouteTest, SkyInfraPinsACluster) {
   EXPECT_EQ(none.err, "sbatch: error: skyslurm: --sky-infra=nowhere: no such cluster\n");
 }
 
-TEST_F(RouteTest, SkyManagedSaysItIsNotTrackedYet) {
-  CommandOutput out = Typed({"sbatch", "--sky-managed", "-t", "5", "-o", "/dev/null", "--wrap", "true"});
-  EXPECT_EQ(out.exit_code, 0) << out.err;
-  Submitted(out);
-  EXPECT_THAT(out.err, HasSubstr("sbatch: skyslurm: warning: --sky-managed: skyslurmd is not running"));
-}
-
 TEST_F(RouteTest, SkyExplainSubmitsNothing) {
   const std::string before = RunOn(tb_, "alpha", {"squeue", "-h", "-t", "all", "-o", "%i"}).out;
   CommandOutput out = Typed({"sbatch", "--sky-explain", Script("job.sh", kH100Job)});

@@ -76,7 +76,12 @@ TEST_F(ClustersTest, PartitionsAsSpecified) {
   EXPECT_EQ(partitions("beta"),
             "h100-cluster*|1-00:00:00|2|gpu:nvidia_h100_80gb_hbm3:4|beta-n[1-2]\n"
             "debug|30:00|2|gpu:nvidia_h100_80gb_hbm3:4|beta-n[1-2]\n");
-  EXPECT_EQ(partitions("gamma"), "batch*|1-00:00:00|3|gpu:A100:8|gamma-n[1-3]\n");
+  // urgent: the hidden preemptor over batch's nodes (issue 6), shown to root.
+  EXPECT_EQ(partitions("gamma"),
+            "batch*|1-00:00:00|3|gpu:A100:8|gamma-n[1-3]\n"
+            "urgent|1-00:00:00|3|gpu:A100:8|gamma-n[1-3]\n");
+  EXPECT_THAT(RunOn(tb_, "gamma", {"scontrol", "show", "config"}).out,
+              ::testing::ContainsRegex("PreemptType += preempt/partition_prio"));
   // DefaultTime keeps --test-only estimates meaningful on a busy cluster.
   for (const char* cluster : kClusters) {
     EXPECT_THAT(RunOn(tb_, cluster, {"scontrol", "show", "partition"}).out,

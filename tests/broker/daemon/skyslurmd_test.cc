@@ -54,6 +54,8 @@ class DaemonTest : public TestbedTest {
     home_ = tmp_.File("home");
     Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
     state_ = home_ + "/.local/state/skyslurm";
+    fs::remove_all(state_ + "/run");  // a daemon of this test's own
+    for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm"}) fs::remove(state_ + f);
   }
   void TearDown() override {
     if (tb_.dir.empty()) return;

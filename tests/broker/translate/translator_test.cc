@@ -162,27 +162,15 @@ TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
 }
 
 TEST_F(TranslatorTest, HiddenPartitionsOnlyWhenNamed) {
-  // gamma's 'urgent' (Hidden=YES, a preemptor over batch's nodes) is never
-  // chosen for a job that does not name it, even when batch cannot run it.
-  cluster::Description gamma = Cluster("gamma");
-  cluster::Partition urgent = gamma.partitions.front();
-  urgent.name = "urgent";
-  urgent.is_default = false;
-  urgent.hidden = true;
-  urgent.max_time_minutes.reset();
-  gamma.partitions.push_back(urgent);
-  gamma.BuildIndex();
-  config::ClusterSettings settings;
-  auto any = Translate(Parse({"job.sh"}, "#!/bin/sh\ntrue\n"), gamma, {"alpha", &catalog_, &settings});
+  // gamma's 'urgent' (Hidden=YES, the preemptor over batch's nodes) is never
+  // chosen for a job that does not name it.
+  auto any = To("gamma", Parse({"job.sh"}, "#!/bin/sh\ntrue\n"));
   ASSERT_TRUE(any.ok());
   EXPECT_THAT(any.job->fitting_partitions, ElementsAre("batch"));
-  auto long_job = Translate(Parse({"-t", "2-00:00:00", "job.sh"}, "#!/bin/sh\ntrue\n"), gamma,
-                            {"alpha", &catalog_, &settings});
-  EXPECT_FALSE(long_job.ok());  // only urgent has no MaxTime, and it is hidden
-  auto named = Translate(Parse({"-p", "urgent", "job.sh"}, "#!/bin/sh\ntrue\n"), gamma,
-                         {"alpha", &catalog_, &settings});
+  auto named = To("gamma", Parse({"-p", "urgent", "job.sh"}, "#!/bin/sh\ntrue\n"));
   ASSERT_TRUE(named.ok()) << testing::PrintToString(named.reasons);
   EXPECT_THAT(named.job->fitting_partitions, ElementsAre("urgent"));
+  EXPECT_EQ(named.job->partition_note, "urgent (as asked)");
 }
 
 TEST_F(TranslatorTest, PartitionMapFromTheConfiguration) {

@@ -1,0 +1,308 @@
+// skyslurmd's figures (issue 6), on the testbed (scripts/testbed/up):
+//   1. in-memory decision rate: parse + translate + place + the failover
+//      decision for a job over the testbed's three clusters as described in
+//      tests/data/clusters (no I/O);
+//   2. routed-submission throughput into the real clusters with persistence
+//      on: N jobs through the daemon's API by C clients at once, every one
+//      parsed, placed on live estimates, written to SQLite (WAL) before and
+//      after its sbatch, submitted;
+//   3. pending-migration reaction: alpha busy for 20 min, beta for 30; a
+//      managed job pends on alpha; beta frees up: time until it is on beta;
+//   4. failover after a cluster death: the job pends on beta; beta's
+//      slurmctld stops: time until it is pending elsewhere (default
+//      cluster_dead_after, 20 s).
+// Every job it makes is cancelled at the end.
+//
+//   build/bench/daemon_bench [jobs (200)] [clients (8)] [only: decide|submit|migrate|death]
+#include <httplib.h>
+#include <json/json.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "bench/bench_support.h"
+#include "broker/backend/backend.h"
+#include "broker/daemon/failover_policy.h"
+#include "broker/daemon/job_input.h"
+#include "broker/job/request.h"
+#include "broker/place/submission.h"
+#include "broker/place/workspace.h"
+#include "broker/util/command.h"
+
+namespace {
+
+using namespace skyslurm;
+using bench::Clock;
+using bench::Ms;
+
+LocalCommandRunner runner;
+std::map<std::string, std::string> tb;
+
+const char kScript[] =
+    "#!/bin/bash\n#SBATCH --gres=gpu:h100:1\n#SBATCH -t 1\n#SBATCH -J skybench\n"
+    "module load cuda/12.1\nsleep 1\n";
+
+CommandOutput Run(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
+  auto r = runner.Run({.argv = std::move(argv), .env_set = std::move(env), .timeout = std::chrono::seconds(120)});
+  return r.ok() ? *r : CommandOutput{};
+}
+CommandOutput On(const std::string& cluster, std::vector<std::string> argv) {
+  std::string upper = cluster;
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return Run(std::move(argv), {{"SLURM_CONF", tb.at("SLURM_CONF_" + upper)}});
+}
+
+void DecisionRate() {
+  const std::string data = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/";
+  const config::Environment env(std::map<std::string, std::string>{{"HOME", "/nonexistent"}});
+  auto loaded = config::LoadConfig(env);
+  if (!loaded.ok()) return;
+  auto ws = place::OpenWorkspace(env, *loaded,
+                                 {data + "alpha.yaml", data + "beta.yaml", data + "gamma.yaml"});
+  if (!ws.ok()) {
+    std::printf("decision rate: %s\n", ws.status().message().c_str());
+    return;
+  }
+  job::RequestInput in;
+  in.args = {"--sky-managed", "job.sh"};
+  in.script_text = kScript;
+  config::FailoverSettings policy;
+  const int n = 5000;
+  const auto t0 = Clock::now();
+  int placed = 0;
+  for (int i = 0; i < n; ++i) {
+    auto request = job::ParseRequest(in);
+    if (!request.ok()) continue;
+    place::PlanOptions options;
+    options.now = 1'800'000'000 + i;
+    options.estimate = false;  // the schedulers' answers are given below
+    std::vector<place::ClusterHandle> handles = ws->handles;
+    place::Plan plan = place::MakePlan(*request, handles, ws->catalog, ws->home(), options);
+    for (std::size_t k = 0; k < plan.candidates.size(); ++k) {
+      auto& c = plan.candidates[k];
+      if (c.no_estimate != "not estimated") continue;
+      c.no_estimate.clear();
+      c.start = options.now + static_cast<std::time_t>(60 * k);
+    }
+    plan.decision = place::Place(plan.candidates, options.policy, options.now);
+    if (!plan.decision.chosen || plan.chosen_job() == nullptr) continue;
+    backend::SubmitSpec spec = place::SpecFor(*request, *plan.chosen_job(),
+                                              handles[0], {.sky_id = "sky-20260101-000000-000000"});
+    store::SkyJob job;
+    job.state = "PENDING";
+    job.cluster = "alpha";
+    job.submitted = options.now - 200;
+    daemon::Observation seen{.now = options.now, .cluster_answered = options.now, .answered_now = true,
+                             .queue_read = options.now, .copy = backend::JobInfo{.state = "PENDING"}};
+    (void)daemon::Decide(job, seen, policy);
+    placed += spec.sky_id.empty() ? 0 : 1;
+  }
+  const double s = Ms(Clock::now() - t0) / 1000;
+  std::printf("1. in-memory decisions (parse, translate for 3 clusters, place on given estimates,\n"
+              "   the submission spec, a failover decision):\n"
+              "   %d in %.2f s = %.0f decisions/s (aim >= 2,000/s)\n", placed, s, placed / s);
+}
+
+struct Daemon {
+  std::string home, socket;
+  std::vector<std::pair<std::string, std::string>> env;
+  pid_t pid = 0;
+
+  Result<Json::Value> Call(const std::string& method, const std::string& path, const std::string& body = "") {
+    httplib::Client c(socket);
+    c.set_address_family(AF_UNIX);
+    c.set_read_timeout(std::chrono::seconds(120));
+    auto r = method == "GET" ? c.Get(path) : c.Post(path, body, "application/json");
+    if (!r) return UnavailableError("no answer");
+    auto j = daemon::ParseJson(r->body);
+    if (!j.ok()) return j.status();
+    if (r->status / 100 != 2) return InternalError((*j)["error"].asString());
+    return j;
+  }
+  void Start(const std::vector<std::pair<std::string, std::string>>& policy) {
+    home = std::filesystem::temp_directory_path() / ("skyslurm-bench-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(home);
+    Run({"cp", "-a", bench::TestbedDir() + "/home", home});
+    std::filesystem::remove_all(home + "/.local/state/skyslurm");  // a fresh daemon
+    socket = home + "/.local/state/skyslurm/run/skyslurmd.sock";
+    env = {{"HOME", home}, {"SLURM_CONF", tb.at("SLURM_CONF_ALPHA")}};
+    env.insert(env.end(), policy.begin(), policy.end());
+    pid = ::fork();
+    if (pid == 0) {
+      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+      ::unsetenv("XDG_RUNTIME_DIR");
+      ::unsetenv("XDG_STATE_HOME");
+      const std::string log = home + "/skyslurmd.log";
+      std::freopen(log.c_str(), "a", stderr);
+      const std::string prog = std::string(SKYSLURM_BINARY_DIR) + "/broker/skyslurmd";
+      ::execl(prog.c_str(), prog.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 300 && !Call("GET", "/v1/health").ok(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  void Stop() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+    std::filesystem::remove_all(home);
+  }
+  Json::Value Submit(const std::string& sky_id, std::vector<std::string> args, const std::string& script) {
+    daemon::JobInput in{.tool = "sbatch", .args = std::move(args), .script = script,
+                        .env = {}, .cwd = "/tmp"};
+    Json::Value body(Json::objectValue);
+    body["sky_id"] = sky_id;
+    body["input"] = daemon::ToJson(in);
+    body["managed"] = true;
+    auto r = Call("POST", "/v1/jobs", daemon::WriteJson(body));
+    if (!r.ok()) {
+      std::printf("   submit failed: %s\n", r.status().message().c_str());
+      return Json::Value();
+    }
+    return (*r)["job"];
+  }
+  std::string Where(const std::string& sky_id) {
+    auto r = Call("GET", "/v1/jobs/" + sky_id);
+    if (!r.ok()) return "";
+    const Json::Value& j = (*r)["job"];
+    return j["slurm_id"].asString().empty() ? "" : j["cluster"].asString() + ":" + j["slurm_id"].asString();
+  }
+};
+
+std::string SkyId(int i) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "sky-20260101-000000-%06x", (static_cast<unsigned>(::getpid()) * 1000u + static_cast<unsigned>(i)) & 0xffffffu);
+  return buf;
+}
+
+void CancelBenchJobs() {
+  for (const char* c : {"alpha", "beta", "gamma"}) On(c, {"scancel", "--name=skybench"});
+}
+
+std::vector<std::string> Fill(const std::string& cluster, const std::string& gres, int minutes) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    CommandOutput o = On(cluster, {"sbatch", "--parsable", "-N1", "--gres=" + gres, "-t", std::to_string(minutes),
+                                   "-J", "skybench", "-o", "/dev/null", "--wrap", "sleep 900"});
+    ids.push_back(o.out.substr(0, o.out.find_first_of(";\n")));
+  }
+  for (int k = 0; k < 100; ++k) {
+    bool running = true;
+    for (const auto& id : ids) running = running && On(cluster, {"squeue", "-h", "-j", id, "-o", "%T"}).out == "RUNNING\n";
+    if (running) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return ids;
+}
+
+void Throughput(int jobs, int clients) {
+  Daemon d;
+  d.Start({});
+  std::atomic<int> next{0}, ok{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&] {
+      for (int i; (i = next++) < jobs;) {
+        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript).isNull()) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double s = Ms(Clock::now() - t0) / 1000;
+  std::printf("2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents), %d clients:\n"
+              "   %d of %d in %.2f s = %.1f jobs/s sustained (aim >= 12/s; %.0f jobs/day)\n",
+              clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
+  std::map<std::string, int> where;
+  for (int i = 0; i < jobs; i += std::max(1, jobs / 50)) {
+    const std::string w = d.Where(SkyId(i));
+    where[w.substr(0, w.find(':'))]++;
+  }
+  std::printf("   spread (sampled):");
+  for (const auto& [c, n] : where) std::printf(" %s=%d", c.c_str(), n);
+  std::printf("\n");
+  d.Stop();
+  CancelBenchJobs();
+}
+
+void Migration() {
+  Daemon d;
+  d.Start({{"SKYSLURM_POLL_INTERVAL", "1"}, {"SKYSLURM_MIGRATE_AFTER", "5"}, {"SKYSLURM_MIGRATE_GAIN", "60"}});
+  Fill("alpha", "gpu:h100:8", 20);
+  auto beta = Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
+  const std::string id = SkyId(900001);
+  d.Submit(id, {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null", "job.sh"},
+           "#!/bin/sh\nsleep 60\n");
+  const std::string first = d.Where(id);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // pending past migrate_after
+  for (const auto& b : beta) On("beta", {"scancel", b});
+  const auto t0 = Clock::now();
+  std::string now = first;
+  while (Ms(Clock::now() - t0) < 120'000 && now.rfind("beta:", 0) != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    now = d.Where(id);
+  }
+  std::printf("3. pending migration (poll 1 s, migrate_after 5 s): %s -> %s %.1f s after beta freed up\n",
+              first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
+  d.Stop();
+  CancelBenchJobs();
+}
+
+void ClusterDeath() {
+  Daemon d;
+  d.Start({{"SKYSLURM_POLL_INTERVAL", "1"}});  // cluster_dead_after: the default 20 s
+  Fill("alpha", "gpu:h100:8", 30);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
+  const std::string id = SkyId(900002);
+  d.Submit(id, {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null", "job.sh"},
+           "#!/bin/sh\nsleep 60\n");
+  const std::string first = d.Where(id);
+  const std::string script = std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/";
+  Run({script + "stop-cluster", "beta"});
+  const auto t0 = Clock::now();
+  std::string now = first;
+  while (Ms(Clock::now() - t0) < 120'000 && (now.empty() || now == first)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    now = d.Where(id);
+  }
+  std::printf("4. failover after a cluster death (cluster_dead_after 20 s): %s -> %s %.1f s after beta's "
+              "slurmctld stopped (aim <= 30 s)\n",
+              first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
+  Run({script + "start-cluster", "beta"});
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  std::ifstream log(d.home + "/skyslurmd.log");
+  for (std::string line; std::getline(log, line);) {
+    if (line.find(id) != std::string::npos) std::printf("   %s\n", line.c_str());
+  }
+  d.Stop();
+  CancelBenchJobs();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int jobs = argc > 1 ? std::atoi(argv[1]) : 200;
+  const int clients = argc > 2 ? std::atoi(argv[2]) : 8;
+  const std::string only = argc > 3 ? argv[3] : "";
+  auto want = [&](const char* part) { return only.empty() || only == part; };
+  tb = bench::ReadTestbedEnv(bench::TestbedDir());
+  if (want("decide")) DecisionRate();
+  if (tb.empty()) {
+    std::printf("(no testbed: scripts/testbed/up for the rest)\n");
+    return 0;
+  }
+  if (want("submit")) Throughput(jobs, clients);
+  if (want("migrate")) Migration();
+  if (want("death")) ClusterDeath();
+  return 0;
+}
