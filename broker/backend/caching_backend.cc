@@ -13,24 +13,58 @@ CachingBackend::CachingBackend(Backend& inner, CacheOptions options,
 void CachingBackend::Invalidate() {
   std::lock_guard<std::mutex> lock(mu_);
   cached_.reset();
+  ++invalidations_;
 }
 
 Result<cluster::Inventory> CachingBackend::Probe(std::chrono::milliseconds timeout) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
     if (cached_ && now_() - cached_at_ < options_.probe_ttl) return *cached_;
+    if (!probing_) break;
+    if (probed_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      return DeadlineExceededError(
+          fmt::format("{}: no answer within {} s", inner_.name(), timeout.count() / 1000));
+    }
   }
+  probing_ = true;
+  const std::uint64_t generation = invalidations_;
+  lock.unlock();
   auto fresh = inner_.Probe(timeout);
-  if (fresh.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+  lock.lock();
+  probing_ = false;
+  if (fresh.ok() && generation == invalidations_) {
     cached_ = *fresh;
     cached_at_ = now_();
   }
+  probed_.notify_all();
   return fresh;
 }
 
 Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJob& job,
                                                     std::chrono::milliseconds timeout) {
+  std::string key_text = job.script;
+  for (const auto& a : job.args) key_text += '\x1f' + a;
+  const std::size_t key = std::hash<std::string>{}(key_text);
+  if (options_.estimate_ttl.count() > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = estimates_.find(key);
+    if (it != estimates_.end() && now_() - it->second.at < options_.estimate_ttl) {
+      return it->second.estimate;
+    }
+  }
+  auto answer = RateLimitedEstimate(job, timeout);
+  if (answer.ok() && options_.estimate_ttl.count() > 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = now_();
+    std::erase_if(estimates_, [&](const auto& e) { return now - e.second.at >= options_.estimate_ttl; });
+    estimates_[key] = {now, *answer};
+  }
+  return answer;
+}
+
+Result<StartEstimate> CachingBackend::RateLimitedEstimate(const translate::TranslatedJob& job,
+                                                          std::chrono::milliseconds timeout) {
   const auto deadline = now_() + timeout;
   while (true) {
     Clock::time_point wait_until;

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +22,10 @@ namespace skyslurm::backend {
 struct CacheOptions {
   std::chrono::milliseconds probe_ttl{30'000};
   int estimates_per_second = 10;
+  // An estimate for the very same job (options and script) is reused this
+  // long: a burst of identical submissions asks the scheduler once, not once
+  // each (skyslurmd). 0: never reused.
+  std::chrono::milliseconds estimate_ttl{0};
 };
 
 class CachingBackend final : public Backend {
@@ -29,7 +36,8 @@ class CachingBackend final : public Backend {
   const std::string& name() const override { return inner_.name(); }
   Capabilities capabilities() const override { return inner_.capabilities(); }
   // A probe younger than the TTL is answered from the cache; failures are
-  // not cached.
+  // not cached. One probe at a time: callers that miss while one is on its
+  // way wait for its answer instead of asking the cluster again.
   Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                       std::chrono::milliseconds timeout) override;
@@ -52,11 +60,21 @@ class CachingBackend final : public Backend {
   void Invalidate();
 
  private:
+  Result<StartEstimate> RateLimitedEstimate(const translate::TranslatedJob& job,
+                                            std::chrono::milliseconds timeout);
   using Clock = std::chrono::steady_clock;
   Backend& inner_;
   CacheOptions options_;
   std::function<Clock::time_point()> now_;
   std::mutex mu_;
+  std::condition_variable probed_;
+  bool probing_ = false;
+  std::uint64_t invalidations_ = 0;  // a probe begun before one is stale
+  struct CachedEstimate {
+    Clock::time_point at;
+    StartEstimate estimate;
+  };
+  std::map<std::size_t, CachedEstimate> estimates_;
   std::optional<cluster::Inventory> cached_;
   Clock::time_point cached_at_{};
   std::deque<Clock::time_point> recent_estimates_;  // within the last second

@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   // frees up is seen by the next decision.
   backend::CacheOptions cache;
   cache.probe_ttl = std::chrono::seconds(std::max(5, poll));
+  cache.estimate_ttl = std::chrono::seconds(2);
   auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache);
   if (!ws.ok()) return Fail(ws.status().message());
 

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 namespace skyslurm::backend {
 namespace {
 
@@ -15,6 +18,7 @@ class CountingBackend final : public Backend {
   Capabilities capabilities() const override { return {"slurm", {}}; }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     ++probes;
+    if (probe_delay.count() > 0) std::this_thread::sleep_for(probe_delay);
     if (fail_probe) return UnavailableError("down");
     cluster::Inventory inv;
     inv.description.name = name_;
@@ -33,8 +37,9 @@ class CountingBackend final : public Backend {
   Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
     return std::string();
   }
-  int probes = 0, estimates = 0;
+  std::atomic<int> probes = 0, estimates = 0;
   bool fail_probe = false;
+  std::chrono::milliseconds probe_delay{0};
 
  private:
   std::string name_ = "beta";
@@ -60,6 +65,44 @@ TEST(CachingBackendTest, ProbesAreCachedForTheirTtl) {
   (void)cached.Submit({}, std::chrono::seconds(1));
   (void)cached.Probe(std::chrono::seconds(1));
   EXPECT_EQ(inner.probes, 3);
+}
+
+TEST(CachingBackendTest, CallersThatMissTogetherShareOneProbe) {
+  CountingBackend inner;
+  inner.probe_delay = std::chrono::milliseconds(200);
+  CachingBackend cached(inner);
+  std::vector<std::thread> callers;
+  std::atomic<int> ok = 0;
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&] { ok += cached.Probe(std::chrono::seconds(5)).ok() ? 1 : 0; });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(ok, 8);
+  EXPECT_EQ(inner.probes, 1);
+}
+
+TEST(CachingBackendTest, TheSameJobsEstimateIsReusedForItsTtlOnly) {
+  CountingBackend inner;
+  FakeClock clock;
+  CachingBackend cached(inner, {.estimate_ttl = std::chrono::seconds(2)}, clock.fn());
+  translate::TranslatedJob job;
+  job.args = {"--gres=gpu:h100:1"};
+  job.script = "#!/bin/sh\n";
+  EXPECT_EQ(cached.EstimateStart(job, std::chrono::seconds(5))->start, 42);
+  EXPECT_EQ(cached.EstimateStart(job, std::chrono::seconds(5))->start, 42);
+  EXPECT_EQ(inner.estimates, 1);
+  translate::TranslatedJob other = job;
+  other.args = {"--gres=gpu:h100:2"};
+  (void)cached.EstimateStart(other, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 2);
+  clock.now += std::chrono::seconds(2);
+  (void)cached.EstimateStart(job, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 3);
+  // Off by default: every call asks.
+  CachingBackend plain(inner);
+  (void)plain.EstimateStart(job, std::chrono::seconds(5));
+  (void)plain.EstimateStart(job, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 5);
 }
 
 TEST(CachingBackendTest, FailuresAreNotCached) {
