@@ -102,7 +102,11 @@ int main(int argc, char** argv) {
   manager_options.log = Log;
   daemon::JobManager manager(**store, *ws, manager_options);
   // Settle what a crash left half done before taking anything new.
-  manager.Tick();
+  try {
+    manager.Tick();
+  } catch (const std::exception& e) {
+    Log(std::string("error: the first look at the queues failed: ") + e.what());
+  }
   daemon::ApiServer server(manager);
   server.OnShutdown([] {
     g_stop = true;
@@ -124,7 +128,13 @@ int main(int argc, char** argv) {
       }
     }
     if (g_stop) break;
-    manager.Tick();
+    try {
+      manager.Tick();
+    } catch (const std::exception& e) {
+      // A bug in one look at the queues must not take the daemon down: the
+      // state is on disk and the next look starts afresh.
+      Log(std::string("error: one look at the queues failed: ") + e.what());
+    }
     const std::time_t now = std::time(nullptr);
     if (manager.LiveJobs() > 0 || server.last_request() > idle_since) idle_since = now;
     if (on_demand && idle_exit > 0 && now - std::max(idle_since, server.last_request()) >= idle_exit) {
