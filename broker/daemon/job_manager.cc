@@ -64,6 +64,20 @@ Status JobManager::Record(const store::SkyJob& job, const std::string& kind,
   return st;
 }
 
+Status JobManager::DetachCopy(store::SkyJob& job, const std::string& copy_state,
+                              const std::string& state, const std::string& reason,
+                              const std::string& kind, const std::string& detail) {
+  const std::string cluster = job.cluster, slurm_id = job.slurm_id;
+  return store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(store_.SetCopyState(cluster, slurm_id, copy_state));
+    job.cluster.clear();
+    job.slurm_id.clear();
+    job.state = state;
+    job.reason = reason;
+    return Record(job, kind, detail, cluster, slurm_id);
+  });
+}
+
 std::vector<std::string> JobManager::DeadClusters() {
   std::lock_guard lock(view_mu_);
   std::vector<std::string> dead;
@@ -110,8 +124,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
       SKY_RETURN_IF_ERROR(Record(job, "refused", msg));
       return FailedPreconditionError(msg);
     }
-    job.reason = msg;  // retried on a later tick
-    SKY_RETURN_IF_ERROR(Record(job, "waiting", msg));
+    if (job.reason != msg) {  // retried each poll; recorded when the reason changes
+      job.reason = msg;
+      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg));
+    }
     return UnavailableError(msg);
   }
   const place::Candidate& chosen = plan.candidates[*plan.decision.chosen];
@@ -149,13 +165,15 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
       job.reason = msg;
       job.ended = Now();
       SKY_RETURN_IF_ERROR(Record(job, "refused", msg, target->name));
-    } else {
+    } else if (job.reason != msg) {
       job.reason = msg;
       SKY_RETURN_IF_ERROR(Record(job, "waiting", msg, target->name));
     }
     return key.status();
   }
-  FaultPoint(kind == "submitted" ? "submit.sent" : kind == "moved" ? "move.sent" : "restart.sent");
+  if (kind == "submitted") FaultPoint("submit.sent");
+  if (kind == "moved") FaultPoint("move.sent");
+  if (kind == "restarted") FaultPoint("restart.sent");
   const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
   Status st = store_.Apply([&] {
     SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
@@ -591,12 +609,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
     }
   }
   Status released = store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "CANCELLED"));
-    job.cluster.clear();
-    job.slurm_id.clear();
-    job.state = "MIGRATING";
-    job.reason = reason;
-    SKY_RETURN_IF_ERROR(Record(job, "move-started", reason, old_cluster, old_id));
+    SKY_RETURN_IF_ERROR(DetachCopy(job, "CANCELLED", "MIGRATING", reason, "move-started", reason));
     return store_.EndIntent(*intent);
   });
   if (!released.ok()) return;
@@ -696,32 +709,16 @@ void JobManager::Tick() {
         WeighMove(job, d.reason);
         break;
       case Action::kReplace: {
-        const std::string old_cluster = job.cluster, old_id = job.slurm_id;
-        Status st = store_.Apply([&] {
-          SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "STALE"));
-          job.cluster.clear();
-          job.slurm_id.clear();
-          job.state = d.state;
-          job.reason = d.reason;
-          return Record(job, "cluster-lost",
-                        d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} answers again",
-                                               old_cluster, old_id, old_cluster),
-                        old_cluster, old_id);
-        });
+        Status st = DetachCopy(job, "STALE", d.state, d.reason, "cluster-lost",
+                               d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} "
+                                                      "answers again",
+                                                      job.cluster, job.slurm_id, job.cluster));
         if (st.ok()) (void)PlaceAndSubmit(job, "re-placed", d.reason, DeadClusters(), false);
         break;
       }
       case Action::kRestart: {
-        const std::string old_cluster = job.cluster, old_id = job.slurm_id;
-        Status st = store_.Apply([&] {
-          SKY_RETURN_IF_ERROR(store_.SetCopyState(old_cluster, old_id, "ENDED"));
-          job.cluster.clear();
-          job.slurm_id.clear();
-          job.state = d.state;
-          job.reason = d.reason;
-          ++job.restarts;
-          return Record(job, "restarting", d.reason, old_cluster, old_id);
-        });
+        ++job.restarts;
+        Status st = DetachCopy(job, "ENDED", d.state, d.reason, "restarting", d.reason);
         FaultPoint("restart.recorded");
         if (st.ok()) (void)PlaceAndSubmit(job, "restarted", d.reason, DeadClusters(), false);
         break;

@@ -121,6 +121,10 @@ class JobManager {
   // the new copy. `kind`: "submitted", "moved", "restarted", "re-placed".
   Status PlaceAndSubmit(store::SkyJob& job, const std::string& kind, const std::string& why,
                         const std::vector<std::string>& avoid, bool first_attempt);
+  // The job leaves its current copy (recorded as `copy_state`) for `state`,
+  // in one transaction with the event.
+  Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,
+                    const std::string& reason, const std::string& kind, const std::string& detail);
   void WeighMove(store::SkyJob& job, const std::string& why);
   void ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live);
   void SettleIntent(const store::Intent& intent);
