@@ -29,6 +29,11 @@ chmod 1777 "$work"
 fill=()
 cleanup() {
   [ ${#fill[@]} -eq 0 ] || SLURM_CONF=$SLURM_CONF_ALPHA scancel "${fill[@]}" || true
+  # The routed sbatch started the ready user's skyslurmd from $work: stop it.
+  pid=$(cat "$SKYSLURM_TESTBED_DIR/home/.local/state/skyslurm/run/skyslurmd.lock" 2>/dev/null || true)
+  if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$work/opt/sbin/skyslurmd" ]; then
+    kill "$pid" || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,6 +86,8 @@ echo "$out"
 id=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\1/p' <<<"$out")
 cluster=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\2/p' <<<"$out")
 conf_var="SLURM_CONF_${cluster^^}"
+echo "$ skyslurm queue   (every cluster in one table, from skyslurmd, which tracks the job)"
+as_user "$work/opt/bin/skyslurm" queue
 echo "$ scontrol show job $id   (on $cluster: the job as translated for it)"
 SLURM_CONF=${!conf_var} scontrol show job "$id" | grep -E "JobName|Partition=|TresPerNode|Comment|NumNodes" | sed 's/^ */  /'
 for _ in $(seq 300); do

@@ -80,6 +80,12 @@ TEST_F(InstallTest, TheReadyUserTypesSbatchWithTheInstalledShimFirst) {
   c.cwd = tmp_.path();
   c.timeout = std::chrono::seconds(120);
   CommandOutput out = Exec(c);
+  // The routed sbatch started the ready user's skyslurmd, from the install.
+  const int daemon = UserDaemonPid(tb_.Path("home"));
+  EXPECT_NE(daemon, 0);
+  EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(daemon) + "/exe").string(),
+            At("sbin/skyslurmd"));
+  StopUserDaemon(tb_.Path("home"));
   ASSERT_EQ(out.exit_code, 0) << out.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n")))

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct SubmitSpec {
   // where the user submits: given to sbatch's environment there, so that a
   // peer's job gets the submitter's values, not the login node's.
   std::vector<std::pair<std::string, std::string>> export_values;
+  // The whole environment sbatch runs with, when it is not the calling
+  // process's: a job kept home that skyslurmd submits gets the user's own
+  // environment as typed, as sbatch's --export=ALL would have given it.
+  std::optional<std::map<std::string, std::string>> environment;
   // The sky id was made for this very call, so no earlier attempt can have
   // left a job carrying it: the lookup that makes a retry idempotent is
   // skipped. Every retry (and anything resumed from saved state) leaves it false.

@@ -1,5 +1,7 @@
 #include "broker/backend/slurm_backend.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -261,13 +263,36 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     options.push_back("--export=" + exports);
   }
 
+  // The environment sbatch runs with: this process's, or the one given,
+  // exactly (what this process has beyond it is removed); either way plus
+  // the values the job's --export takes from the submitter.
+  std::vector<std::pair<std::string, std::string>> env_set;
+  std::vector<std::string> env_unset;
+  if (spec.environment) {
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string name(entry.substr(0, entry.find('=')));
+      if (!spec.environment->contains(name)) env_unset.push_back(name);
+    }
+    for (const auto& [k, v] : *spec.environment) {
+      // skyslurm's own hand-over marks must not reach the real sbatch.
+      if (k == "SKYSLURM_PLUGIN_REEXEC" || k == "SKYSLURM_REAL_COMMAND_PID" ||
+          k == "SKYSLURM_ANY_CLUSTER") {
+        continue;
+      }
+      env_set.emplace_back(k, v);
+    }
+  }
+  env_set.insert(env_set.end(), spec.export_values.begin(), spec.export_values.end());
+
   CommandOutput out;
   if (spec.job.script_args.empty()) {
     Command c;
     c.argv = {"sbatch"};
     c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.stdin_data = spec.job.script;
-    c.env_set = spec.export_values;
+    c.env_set = env_set;
+    c.env_unset = env_unset;
     SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left()));
   } else {
     // Script arguments need a script file: stage it there, submit, remove.
@@ -283,7 +308,8 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.argv.push_back(path);
     c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
-    c.env_set = spec.export_values;
+    c.env_set = env_set;
+    c.env_unset = env_unset;
     auto submitted = RunChecked(c, left());
     (void)RunChecked({.argv = {"rm", "-f", path}}, left());
     SKY_ASSIGN_OR_RETURN(out, std::move(submitted));

@@ -99,6 +99,7 @@ ApiServer::ApiServer(JobManager& manager)
     v["job"] = JobJson(answer->job);
     v["summary"] = answer->summary;
     v["workdir"] = answer->workdir;
+    v["home"] = answer->home;
     Reply(res, 201, v);
   });
   s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {

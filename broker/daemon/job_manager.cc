@@ -9,12 +9,17 @@
 
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
+#include "broker/place/audit.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::daemon {
 namespace {
+
+using place::AppendAudit;
+using place::AuditLine;
+using place::NoClusterMessage;
 
 using backend::IsLiveSlurmState;
 
@@ -28,6 +33,7 @@ bool LooksLikeSkyId(std::string_view id) {
 }  // namespace
 
 thread_local std::string JobManager::last_answer_workdir_;
+thread_local bool JobManager::last_answer_home_ = false;
 
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : store_(store), ws_(workspace), options_(std::move(options)),
@@ -110,13 +116,12 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
   place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+  if (kind == "submitted") {
+    AppendAudit(ws_.config.paths.state_dir,
+                AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
+  }
   if (!plan.decision.chosen) {
-    std::string reasons;
-    for (const auto& v : plan.decision.verdicts) {
-      reasons += fmt::format("; {}{}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
-                             v.reason);
-    }
-    const std::string msg = "no cluster can run this job now" + reasons;
+    const std::string msg = NoClusterMessage(plan);
     if (kind == "submitted") {
       job.state = "REFUSED";
       job.reason = msg;
@@ -194,6 +199,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
     if (kind == "moved" || kind == "re-placed") moves_into_[key->cluster].push_back(Now());
   }
   last_answer_workdir_ = spec.workdir;
+  last_answer_home_ = target->home;
   return st;
 }
 
@@ -212,7 +218,8 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
     if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
       SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), false));
     }
-    return SubmitAnswer{job, job.reason, ""};
+    const place::ClusterHandle* h = ws_.Find(job.cluster);
+    return SubmitAnswer{job, job.reason, "", h != nullptr && h->home};
   }
   auto request = job::ParseRequest(r.input.ToRequestInput());
   if (!request.ok()) return request.status();
@@ -227,7 +234,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   FaultPoint("submit.recorded");
   SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), true));
   FaultPoint("submit.done");
-  return SubmitAnswer{job, job.reason, last_answer_workdir_};
+  return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_};
 }
 
 Result<store::SkyJob> JobManager::Find(const std::string& id) {

@@ -46,6 +46,7 @@ struct SubmitAnswer {
   store::SkyJob job;
   std::string summary;  // why this cluster
   std::string workdir;  // where it runs there ("" = the default)
+  bool home = false;    // it went to the home cluster
 };
 
 // One row of `skyslurm queue`.
@@ -145,6 +146,7 @@ class JobManager {
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;
+  thread_local static bool last_answer_home_;
 };
 
 }  // namespace skyslurm::daemon

@@ -38,10 +38,12 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
     if (relative_chdir) workdir = (workdir.empty() ? "" : workdir + "/") + *request.chdir;
     spec.workdir = workdir;
   } else if (!context.submit_dir.empty()) {
-    // Home, submitted from elsewhere: where the user typed the command.
+    // Home, submitted from elsewhere (skyslurmd): where the user typed the
+    // command, and with the user's environment, as sbatch would have.
     spec.workdir = !request.chdir ? context.submit_dir
                    : relative_chdir ? context.submit_dir + "/" + *request.chdir
                                     : *request.chdir;
+    if (context.env != nullptr) spec.environment = *context.env;
   }
   return spec;
 }

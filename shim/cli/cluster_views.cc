@@ -1,11 +1,6 @@
 #include "shim/cli/cluster_views.h"
 
-#include <fmt/format.h>
-#include <sys/stat.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include "broker/place/audit.h"
 
 
 namespace skyslurm::cli {
@@ -27,17 +22,7 @@ Result<Workspace> OpenWorkspace(const std::vector<std::string>& description_file
 }
 
 void AppendAudit(const Workspace& ws, const std::string& line) {
-  namespace fs = std::filesystem;
-  const fs::path dir = ws.config.paths.state_dir;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  ::chmod(dir.c_str(), 0700);
-  std::ofstream log(dir / "decisions.log", std::ios::app);
-  if (!log) {
-    std::fprintf(stderr, "skyslurm: warning: cannot write the audit log in %s\n", dir.c_str());
-    return;
-  }
-  log << line << '\n';
+  place::AppendAudit(ws.config.paths.state_dir, line);
 }
 
 }  // namespace skyslurm::cli

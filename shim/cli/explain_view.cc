@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "broker/place/audit.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
 
@@ -98,31 +99,6 @@ std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCata
 
 std::string ArgsLine(const std::vector<std::string>& args) { return ShellJoin(args); }
 
-std::string Utc(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string AuditLineImpl(const place::Plan& plan, const std::string& user,
-                          const std::string& sky_id, const std::string& what) {
-  std::string candidates;
-  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
-    const auto& v = plan.decision.verdicts[i];
-    candidates += fmt::format("{}{}{}:{}{}", candidates.empty() ? "" : ",", v.cluster,
-                              v.partition.empty() ? "" : "/" + v.partition, place::KindName(v.kind),
-                              v.start ? "@" + Utc(*v.start) : "");
-  }
-  const std::string chosen = plan.decision.chosen
-                                 ? plan.candidates[*plan.decision.chosen].cluster + "/" +
-                                       plan.candidates[*plan.decision.chosen].partition
-                                 : "none";
-  return fmt::format("{} user={} sky_id={} job={} chosen={} candidates={} took_ms={}",
-                     Utc(plan.now), user, sky_id, what, chosen, candidates, plan.took.count());
-}
-
 std::string RenderPlacement(const place::Plan& plan) {
   std::string out = "\nPlacement\n";
   for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
@@ -130,7 +106,7 @@ std::string RenderPlacement(const place::Plan& plan) {
     const auto& v = plan.decision.verdicts[i];
     const std::string where = c.cluster + (c.partition.empty() ? "" : "/" + c.partition);
     std::string start =
-        v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now), Utc(*v.start))
+        v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now), place::FormatUtc(*v.start))
                 : "-";
     out +=
         fmt::format("  {:<24} {:<14} {:<34} {}\n", where, place::KindName(v.kind), start, v.reason);
@@ -144,11 +120,6 @@ std::string RenderPlacement(const place::Plan& plan) {
 }
 
 }  // namespace
-
-std::string AuditLine(const place::Plan& plan, const std::string& user, const std::string& sky_id,
-                      const std::string& job) {
-  return AuditLineImpl(plan, user, sky_id, job);
-}
 
 ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const place::Plan& plan,
                           bool with_placement) {

@@ -14,9 +14,11 @@
 
 #include "broker/backend/backend.h"
 #include "broker/job/request.h"
+#include "broker/place/audit.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
 #include "broker/util/strings.h"
+#include "broker/cluster/registry.h"
 #include "broker/daemon/job_input.h"
 #include "broker/store/job_store.h"
 #include "shim/cli/cluster_views.h"
@@ -108,15 +110,16 @@ int WaitStatusExit(const std::string& state, int wait_status) {
   return signal != 0 ? 128 + signal : (code != 0 ? code : 1);
 }
 
-// sbatch --sky-managed: the job goes to skyslurmd, which answers with where
-// it went. A lost connection is retried with the same sky id: the daemon
+// A routed sbatch: the job goes to skyslurmd, which answers with where it
+// went. A lost connection is retried with the same sky id: the daemon
 // answers with the job it has, never a second one.
-int SubmitManaged(const std::string& tool, const job::Request& request, cli::DaemonClient& client,
-                  const daemon::JobInput& input, Progress& progress) {
+int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
+                        cli::DaemonClient& client, const daemon::JobInput& input,
+                        Progress& progress) {
   Json::Value body(Json::objectValue);
   body["sky_id"] = backend::NewSkyId(std::time(nullptr));
   body["input"] = daemon::ToJson(input);
-  body["managed"] = true;
+  body["managed"] = request.sky.managed;
   const bool quiet = request.EffectiveByName("quiet") != nullptr;
   Result<Json::Value> answer = UnavailableError("not sent");
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -142,7 +145,16 @@ int SubmitManaged(const std::string& tool, const job::Request& request, cli::Dae
     std::printf("Submitted batch job %s on cluster %s\n", slurm_id.c_str(), cluster.c_str());
   }
   std::fflush(stdout);
-  if (!quiet && !request.parsable) {
+  if (!quiet && !request.parsable && !(*answer)["home"].asBool()) {
+    const std::string workdir = (*answer)["workdir"].asString();
+    std::fprintf(stderr,
+                 "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
+                 "beside the script are not copied\n",
+                 tool.c_str(), request.script_name.c_str(), cluster.c_str(),
+                 (*answer)["summary"].asCString(),
+                 workdir.empty() ? "your home directory" : workdir.c_str());
+  }
+  if (!quiet && !request.parsable && request.sky.managed) {
     std::fprintf(stderr,
                  "%s: skyslurm: managed as %s (%s); skyslurm status %s shows its history\n",
                  tool.c_str(), sky_id.c_str(), (*answer)["summary"].asCString(), sky_id.c_str());
@@ -213,20 +225,32 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   if (!request.ok()) return Fail(tool, request.status().message());
 
   const std::string real_dir = fs::path(real).parent_path().string();
-  if (request->sky.managed && jtool == job::Tool::kSbatch && !request->sky.explain) {
-    // Managed: skyslurmd places, submits, watches and fails the job over.
+  if (jtool == job::Tool::kSbatch && !request->sky.explain && !request->test_only) {
+    // skyslurmd places, submits and tracks every routed batch job (and fails
+    // it over: docs/failover.md), deciding from its warm view of the clusters.
+    if (request->sky.infra) {
+      auto registry = cluster::ClusterRegistry::FromConfig(*loaded, env);
+      if (registry.ok() && registry->Find(*request->sky.infra) == nullptr) {
+        return Fail(tool, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request->sky.infra));
+      }
+    }
     cli::DaemonClient client(env, *loaded, real_dir);
     progress.Say("handing the job to skyslurmd");
-    if (Status st = client.EnsureRunning(); !st.ok()) {
+    if (Status up = client.EnsureRunning(); up.ok()) {
+      daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
+                                 .env = env.vars(), .cwd = fs::current_path().string()};
+      return SubmitThroughDaemon(tool, *request, client, job_input, progress);
+    } else if (request->sky.managed) {
       progress.Clear();
-      if (!home_on_error) return Fail(tool, "skyslurm: " + st.message());
+      if (!home_on_error) return Fail(tool, "skyslurm: " + up.message());
       std::fprintf(stderr, "%s: skyslurm: warning: %s; submitting on this cluster instead\n",
-                   tool.c_str(), st.message().c_str());
+                   tool.c_str(), up.message().c_str());
       ExecReal(real, tool, jtool, args);
+    } else if (!request->EffectiveByName("quiet")) {
+      progress.Clear();
+      std::fprintf(stderr, "%s: skyslurm: warning: %s; the job is placed once and not tracked\n",
+                   tool.c_str(), up.message().c_str());
     }
-    daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
-                               .env = env.vars(), .cwd = fs::current_path().string()};
-    return SubmitManaged(tool, *request, client, job_input, progress);
   }
   progress.Say("asking the clusters");
   auto ws = cli::OpenWorkspace({}, real_dir, *loaded);  // the configuration read above
@@ -252,14 +276,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
     return view.some_cluster_can_run_it && plan.decision.chosen ? 0 : 1;
   }
-  if (!plan.decision.chosen) {
-    std::string why;
-    for (const auto& v : plan.decision.verdicts) {
-      why += fmt::format("\n  {}{}: {}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
-                         place::KindName(v.kind), v.reason);
-    }
-    return Fail(tool, "skyslurm: no cluster can run this job (skyslurm explain shows why):" + why);
-  }
+  if (!plan.decision.chosen) return Fail(tool, "skyslurm: " + place::NoClusterMessage(plan));
   const place::Candidate& chosen = plan.candidates[*plan.decision.chosen];
   const translate::TranslatedJob& job = *plan.chosen_job();
   const std::size_t cluster_index = [&] {

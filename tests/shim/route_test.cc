@@ -25,11 +25,13 @@ class RouteTest : public TestbedTest {
     TestbedTest::SetUp();
     if (HasFatalFailure()) return;
     home_ = tmp_.File("home");
-    // A fresh copy of the ready user's home (its own decision log and cache).
-    Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
+    // A fresh copy of the ready user's home (its own decision log, cache and
+    // skyslurmd, which the routed sbatch starts).
+    CopyReadyHome(tb_, home_);
   }
   void TearDown() override {
     for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    if (!home_.empty()) StopUserDaemon(home_);
   }
 
   CommandOutput Typed(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {},

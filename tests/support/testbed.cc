@@ -1,6 +1,7 @@
 #include "tests/support/testbed.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -166,6 +167,39 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+void CopyReadyHome(const Testbed& tb, const std::string& home) {
+  Exec({.argv = {"cp", "-a", tb.Path("home"), home}});
+  const std::string state = home + "/.local/state/skyslurm";
+  std::filesystem::remove_all(state + "/run");
+  for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm"}) {
+    std::filesystem::remove(state + f);
+  }
+}
+
+int UserDaemonPid(const std::string& home) {
+  std::ifstream in(home + "/.local/state/skyslurm/run/skyslurmd.lock");
+  int pid = 0;
+  in >> pid;
+  return ProcessAlive(pid) ? pid : 0;
+}
+
+bool ProcessAlive(int pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string skip, state;
+  stat >> skip >> skip >> state;
+  return state != "Z";
+}
+
+void StopUserDaemon(const std::string& home) {
+  const int pid = UserDaemonPid(home);
+  if (pid == 0) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 100 && ProcessAlive(pid); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 std::vector<int> MarkedTestbedProcesses(const std::string& dir) {

@@ -96,6 +96,18 @@ class WithTestbed : public Base {
 };
 using TestbedTest = WithTestbed<::testing::Test>;
 
+// A copy of the testbed's ready user's home at `home` (its ~/.slurm/config,
+// keys, skyslurm.yaml), without any skyslurmd state it may hold: a test's
+// own, empty, daemon state.
+void CopyReadyHome(const Testbed& tb, const std::string& home);
+// The skyslurmd of the user whose HOME is `home` (its pid from the lock file
+// under ~/.local/state/skyslurm/run), 0 when none runs.
+int UserDaemonPid(const std::string& home);
+// Whether the process runs (and is not a zombie).
+bool ProcessAlive(int pid);
+// Stops that daemon (SIGTERM) and waits until it is gone.
+void StopUserDaemon(const std::string& home);
+
 // PIDs of running (not zombie) processes whose environment carries the
 // testbed's daemon marker SKYSLURM_TESTBED_DAEMON=<dir>.
 std::vector<int> MarkedTestbedProcesses(const std::string& dir);

@@ -52,10 +52,8 @@ class DaemonTest : public TestbedTest {
     TestbedTest::SetUp();
     if (HasFatalFailure()) return;
     home_ = tmp_.File("home");
-    Exec({.argv = {"cp", "-a", tb_.Path("home"), home_}});
+    CopyReadyHome(tb_, home_);  // and a daemon of this test's own
     state_ = home_ + "/.local/state/skyslurm";
-    fs::remove_all(state_ + "/run");  // a daemon of this test's own
-    for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm"}) fs::remove(state_ + f);
   }
   void TearDown() override {
     if (tb_.dir.empty()) return;
@@ -163,28 +161,12 @@ class DaemonTest : public TestbedTest {
     return live;
   }
 
-  int DaemonPid() {
-    std::ifstream in(state_ + "/run/skyslurmd.lock");
-    int pid = 0;
-    in >> pid;
-    return pid;
-  }
-  static bool Alive(int pid) {
-    if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string skip, state;
-    stat >> skip >> skip >> state;
-    return state != "Z";
-  }
+  int DaemonPid() { return UserDaemonPid(home_); }
+  static bool Alive(int pid) { return ProcessAlive(pid); }
   void WaitGone(int pid) {
     for (int i = 0; i < 100 && Alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  void StopDaemon() {
-    const int pid = DaemonPid();
-    if (!Alive(pid)) return;
-    ::kill(pid, SIGTERM);
-    WaitGone(pid);
-  }
+  void StopDaemon() { StopUserDaemon(home_); }
 
   // Both of a cluster's nodes busy with a GPU job of `minutes`.
   void Fill(const std::string& cluster, const std::string& gres, int minutes) {
@@ -376,11 +358,7 @@ TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
   };
   EXPECT_EQ(connect_as("skyuser1").out, "connected\n");
   EXPECT_EQ(connect_as("skyuser2").out, "Permission denied\n");
-  std::ifstream lock(run + "/skyslurmd.lock");
-  int pid = 0;
-  lock >> pid;
-  if (pid > 0) ::kill(pid, SIGTERM);
-  WaitGone(pid);
+  StopUserDaemon(home);
 
   // A socket folder others can enter: the daemon refuses to start there.
   const std::string open_home = tmp_.File("open");

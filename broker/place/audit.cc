@@ -1,0 +1,60 @@
+#include "broker/place/audit.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace skyslurm::place {
+
+std::string FormatUtc(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string AuditLine(const Plan& plan, const std::string& user, const std::string& sky_id,
+                      const std::string& job) {
+  std::string candidates;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const auto& v = plan.decision.verdicts[i];
+    candidates += fmt::format("{}{}{}:{}{}", candidates.empty() ? "" : ",", v.cluster,
+                              v.partition.empty() ? "" : "/" + v.partition, KindName(v.kind),
+                              v.start ? "@" + FormatUtc(*v.start) : "");
+  }
+  const std::string chosen = plan.decision.chosen
+                                 ? plan.candidates[*plan.decision.chosen].cluster + "/" +
+                                       plan.candidates[*plan.decision.chosen].partition
+                                 : "none";
+  return fmt::format("{} user={} sky_id={} job={} chosen={} candidates={} took_ms={}",
+                     FormatUtc(plan.now), user, sky_id, job, chosen, candidates, plan.took.count());
+}
+
+void AppendAudit(const std::string& state_dir, const std::string& line) {
+  namespace fs = std::filesystem;
+  const fs::path dir = state_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(dir.c_str(), 0700);
+  std::ofstream log(dir / "decisions.log", std::ios::app);
+  if (!log) {
+    std::fprintf(stderr, "skyslurm: warning: cannot write the audit log in %s\n", dir.c_str());
+    return;
+  }
+  log << line << '\n';
+}
+
+std::string NoClusterMessage(const Plan& plan) {
+  std::string why;
+  for (const auto& v : plan.decision.verdicts) {
+    why += fmt::format("\n  {}{}: {}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
+                       KindName(v.kind), v.reason);
+  }
+  return "no cluster can run this job (skyslurm explain shows why):" + why;
+}
+
+}  // namespace skyslurm::place

@@ -1,0 +1,71 @@
+#include "broker/place/submission.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace skyslurm::place {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+job::Request Parse(std::vector<std::string> args, const std::string& script) {
+  job::RequestInput in;
+  in.args = std::move(args);
+  in.script_text = script;
+  auto r = job::ParseRequest(in);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+translate::TranslatedJob Job(std::vector<std::string> args) {
+  translate::TranslatedJob j;
+  j.args = std::move(args);
+  j.script = "#!/bin/sh\ntrue\n";
+  return j;
+}
+
+TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
+  ClusterHandle beta;
+  beta.name = "beta";
+  beta.settings.workdir = "/scratch/alice";
+  const std::map<std::string, std::string> env = {{"DATA", "/home/alice/data"}, {"OTHER", "x"}};
+  auto request = Parse({"--chdir=run1", "--export=DATA,MODE=fast", "--wait", "job.sh"}, "#!/bin/sh\ntrue\n");
+  backend::SubmitSpec spec =
+      SpecFor(request, Job({"--chdir=run1", "--wait", "-N1"}), beta, {.sky_id = "sky-1", .env = &env});
+  EXPECT_EQ(spec.sky_id, "sky-1");
+  EXPECT_THAT(spec.job.args, ElementsAre("--chdir=run1", "-N1"));  // --wait is the submitter's
+  EXPECT_EQ(spec.workdir, "/scratch/alice/run1");
+  EXPECT_EQ(spec.default_job_name, "job.sh");
+  EXPECT_EQ(spec.user_export, "DATA,MODE=fast");
+  EXPECT_THAT(spec.export_values, ElementsAre(Pair("DATA", "/home/alice/data")));
+  EXPECT_THAT(spec.export_env, Contains(Pair("SKYPILOT_TASK_ID", "sky-1")));
+  EXPECT_THAT(spec.export_env, Contains(Pair("SKYSLURM_CLUSTER", "beta")));
+  EXPECT_FALSE(spec.environment.has_value());  // a peer's job gets the login node's
+}
+
+TEST(SubmissionTest, HomeFromTheDaemonRunsWhereTheUserTypedItWithTheirEnvironment) {
+  ClusterHandle alpha;
+  alpha.name = "alpha";
+  alpha.home = true;
+  const std::map<std::string, std::string> env = {{"PATH", "/home/alice/bin:/usr/bin"}};
+  auto request = Parse({"job.sh"}, "#!/bin/sh\ntrue\n");
+  backend::SubmitSpec daemon = SpecFor(request, Job({}), alpha,
+                                       {.sky_id = "sky-1", .env = &env, .submit_dir = "/home/alice/run",
+                                        .extra_env = {{"SKYSLURM_RESTART_COUNT", "2"}}});
+  EXPECT_EQ(daemon.workdir, "/home/alice/run");
+  ASSERT_TRUE(daemon.environment.has_value());
+  EXPECT_EQ(daemon.environment->at("PATH"), "/home/alice/bin:/usr/bin");
+  EXPECT_THAT(daemon.export_env, Contains(Pair("SKYSLURM_RESTART_COUNT", "2")));
+  auto relative = Parse({"-D", "sub", "job.sh"}, "#!/bin/sh\ntrue\n");
+  EXPECT_EQ(SpecFor(relative, Job({}), alpha, {.sky_id = "s", .env = &env, .submit_dir = "/w"}).workdir,
+            "/w/sub");
+  // The shim submits from the user's own folder and environment: nothing to add.
+  backend::SubmitSpec shim = SpecFor(request, Job({}), alpha, {.sky_id = "sky-1", .env = &env});
+  EXPECT_EQ(shim.workdir, "");
+  EXPECT_FALSE(shim.environment.has_value());
+}
+
+}  // namespace
+}  // namespace skyslurm::place
