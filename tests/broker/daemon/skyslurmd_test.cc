@@ -185,6 +185,16 @@ class DaemonTest : public TestbedTest {
     for (const auto& id : fillers_[cluster]) RunOn(tb_, cluster, {"scancel", id});
     fillers_[cluster].clear();
   }
+  // A job of gamma's hidden high-tier partition on the node the job runs
+  // on: Slurm preempts (cancels) it, and it ends PREEMPTED.
+  void Preempt(const std::string& job_id) {
+    const std::string node = Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", job_id, "-o", "%N"}).out);
+    ASSERT_FALSE(node.empty());
+    const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-w", node, "-N1", "--gpus-per-node=8",
+                                                     "-t", "1", "-o", "/dev/null", "--wrap", "sleep 2"});
+    ASSERT_FALSE(urgent.empty());
+    cleanup_.emplace_back("gamma", urgent);
+  }
   CommandOutput TestbedScriptRun(const std::string& name, const std::string& arg) {
     return Exec({.argv = {TestbedScript(name), arg}, .env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}}});
   }
@@ -308,6 +318,11 @@ TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
                   .success());
   s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
   RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=resume"});
+  // Leave the node answering again ("idle", not "idle*") for whatever runs next.
+  for (int i = 0; i < 120; ++i) {
+    if (Trim(RunOn(tb_, "gamma", {"sinfo", "-h", "-n", node, "-p", "batch", "-o", "%t"}).out) == "idle") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
   EXPECT_EQ(s["job"]["restarts"].asInt(), 1);
   EXPECT_NE(s["job"]["slurm_id"].asString(), first);
   EXPECT_TRUE(HasEvent(s, "restarting"));
@@ -318,15 +333,12 @@ TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
 }
 
 TEST_F(DaemonTest, AManagedJobPreemptedOnGammaRestarts) {
-  const std::string id = SubmitManaged({"--sky-infra=gamma", "-N3", "--gpus-per-node=a100:8", "-t",
+  const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
                                         "5", Script("job.sh", kRestartable)});
   Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
   const std::string first = s["job"]["slurm_id"].asString();
-  // The hidden high-tier partition takes every node: the job is preempted.
-  const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-N3", "--gpus-per-node=8", "-t",
-                                                   "1", "-o", "/dev/null", "--wrap", "sleep 3"});
-  ASSERT_FALSE(urgent.empty());
-  cleanup_.emplace_back("gamma", urgent);
+  // The hidden high-tier partition takes the job's node: it is preempted.
+  Preempt(first);
   s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
   std::string reason;
   for (const auto& e : s["events"]) {
@@ -444,13 +456,11 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
   // Restarts: preempted on gamma.
   for (const char* point : {"restart.recorded", "restart.sent"}) {
     Arm(point);
-    const std::string id = SubmitManaged({"--sky-infra=gamma", "-N3", "--gpus-per-node=a100:8", "-t",
+    const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
                                           "5", Script("job.sh", kRestartable)});
-    WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+    Json::Value running = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
     const int pid = DaemonPid();
-    const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-N3", "--gpus-per-node=8", "-t",
-                                                     "1", "-o", "/dev/null", "--wrap", "sleep 2"});
-    cleanup_.emplace_back("gamma", urgent);
+    Preempt(running["job"]["slurm_id"].asString());
     WaitGone(pid);
     EXPECT_FALSE(Alive(pid)) << point;
     EXPECT_TRUE(fs::exists(mark_)) << point;
