@@ -30,7 +30,7 @@ fill=()
 cleanup() {
   [ ${#fill[@]} -eq 0 ] || SLURM_CONF=$SLURM_CONF_ALPHA scancel "${fill[@]}" || true
   # The routed sbatch started the ready user's skyslurmd from $work: stop it.
-  pid=$(cat "$SKYSLURM_TESTBED_DIR/home/.local/state/skyslurm/run/skyslurmd.lock" 2>/dev/null || true)
+  pid=$(cat "$SKYSLURM_TESTBED_DIR/home/.local/state/skyslurm/skyslurmd.lock" 2>/dev/null || true)
   if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$work/opt/sbin/skyslurmd" ]; then
     kill "$pid" || true
   fi

@@ -30,15 +30,27 @@ Result<cluster::Inventory> CachingBackend::Probe(std::chrono::milliseconds timeo
   probing_ = true;
   const std::uint64_t generation = invalidations_;
   lock.unlock();
-  auto fresh = inner_.Probe(timeout);
-  lock.lock();
-  probing_ = false;
-  if (fresh.ok() && generation == invalidations_) {
-    cached_ = *fresh;
-    cached_at_ = now_();
+  // However the probe ends (an exception too), the next caller may probe.
+  struct Done {
+    CachingBackend& self;
+    std::optional<Result<cluster::Inventory>>& result;
+    std::uint64_t generation;
+    ~Done() {
+      std::lock_guard<std::mutex> relock(self.mu_);
+      if (result && result->ok() && generation == self.invalidations_) {
+        self.cached_ = **result;
+        self.cached_at_ = self.now_();
+      }
+      self.probing_ = false;
+      self.probed_.notify_all();
+    }
+  };
+  std::optional<Result<cluster::Inventory>> fresh;
+  {
+    Done done{*this, fresh, generation};
+    fresh = inner_.Probe(timeout);
   }
-  probed_.notify_all();
-  return fresh;
+  return std::move(*fresh);
 }
 
 Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJob& job,

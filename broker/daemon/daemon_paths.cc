@@ -20,7 +20,9 @@ DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Pat
     d.run_dir = paths.state_dir + "/run";
   }
   d.socket = d.run_dir + "/skyslurmd.sock";
-  d.lock = d.run_dir + "/skyslurmd.lock";
+  // Beside the database, not the socket: $XDG_RUNTIME_DIR is per session
+  // and per host, the state folder is the user's everywhere.
+  d.lock = paths.state_dir + "/skyslurmd.lock";
   d.database = paths.state_dir + "/skyslurmd.db";
   d.log = paths.state_dir + "/skyslurmd.log";
   return d;

@@ -1,7 +1,8 @@
 // Where a user's skyslurmd listens and keeps its state. The socket sits in a
 // folder only that user can enter (0700): $XDG_RUNTIME_DIR/skyslurm when the
 // session has one, else <state dir>/run. The state database is
-// <state dir>/skyslurmd.db, the daemon's log <state dir>/skyslurmd.log.
+// <state dir>/skyslurmd.db, locked through <state dir>/skyslurmd.lock (which
+// holds the daemon's PID), the daemon's log <state dir>/skyslurmd.log.
 #pragma once
 
 #include <string>
@@ -15,7 +16,7 @@ namespace skyslurm::daemon {
 struct DaemonPaths {
   std::string run_dir;
   std::string socket;    // run_dir/skyslurmd.sock
-  std::string lock;      // run_dir/skyslurmd.lock
+  std::string lock;      // state_dir/skyslurmd.lock: one daemon per database
   std::string database;  // state_dir/skyslurmd.db
   std::string log;       // state_dir/skyslurmd.log
 };

@@ -37,7 +37,7 @@ thread_local bool JobManager::last_answer_home_ = false;
 
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : store_(store), ws_(workspace), options_(std::move(options)),
-      policy_(workspace.config.settings.failover) {}
+      policy_(workspace.config.settings.failover), started_(Now()) {}
 
 std::time_t JobManager::Now() const { return options_.clock ? options_.clock() : std::time(nullptr); }
 
@@ -91,8 +91,9 @@ std::vector<std::string> JobManager::DeadClusters() {
   for (const auto& [name, v] : views_) {
     if (!v.answered_now && v.answered != 0 && now - v.answered >= policy_.cluster_dead_after) {
       dead.push_back(name);
-    } else if (!v.answered_now && v.answered == 0 && !v.error.empty()) {
-      dead.push_back(name);  // never answered since the daemon started
+    } else if (!v.answered_now && v.answered == 0 && !v.error.empty() &&
+               now - started_ >= policy_.cluster_dead_after) {
+      dead.push_back(name);  // silent since the daemon started
     }
   }
   return dead;
@@ -166,11 +167,15 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
     (void)store_.EndIntent(intent);
     const std::string msg = key.status().message();
     if (kind == "submitted") {
+      // sbatch said no (a limit, an account...): the job's answer, not a
+      // passing trouble to retry.
       job.state = "REFUSED";
       job.reason = msg;
       job.ended = Now();
       SKY_RETURN_IF_ERROR(Record(job, "refused", msg, target->name));
-    } else if (job.reason != msg) {
+      return FailedPreconditionError(msg);
+    }
+    if (job.reason != msg) {
       job.reason = msg;
       SKY_RETURN_IF_ERROR(Record(job, "waiting", msg, target->name));
     }
@@ -218,6 +223,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
     if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
       SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), false));
     }
+    if (job.state == "REFUSED") return FailedPreconditionError(job.reason);
     const place::ClusterHandle* h = ws_.Find(job.cluster);
     return SubmitAnswer{job, job.reason, "", h != nullptr && h->home};
   }
@@ -270,38 +276,55 @@ Status JobManager::Cancel(const std::string& id) {
   if (store::IsFinalState(job.state)) {
     return FailedPreconditionError(fmt::format("{} has ended ({})", job.sky_id, job.state));
   }
-  // Every copy that may be live: the current one and any left on a cluster
-  // that stopped answering.
-  SKY_ASSIGN_OR_RETURN(std::vector<store::Copy> copies, store_.Copies(job.sky_id));
-  for (const auto& c : copies) {
-    if (c.state == "CANCELLED" || c.state == "ENDED") continue;
-    SKY_ASSIGN_OR_RETURN(std::int64_t intent,
-                         store_.BeginIntent({0, job.sky_id, "cancel", c.cluster, c.slurm_id, Now()}));
-    FaultPoint("cancel.intent");
-    backend::Backend* b = BackendOf(c.cluster);
-    Status st = b == nullptr ? UnavailableError("no backend for " + c.cluster)
-                             : b->Cancel(c.slurm_id, false, options_.submit_timeout);
-    if (!st.ok() && b != nullptr) {
-      // scancel refuses a job that has already ended: that is done too.
-      auto queue = b->Jobs(options_.queue_timeout);
-      if (queue.ok() && std::none_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
-            return j.key.job_id == c.slurm_id && IsLiveSlurmState(j.state) && j.state != "COMPLETING";
-          })) {
-        st = OkStatus();
-      }
-    }
-    if (!st.ok()) return st;  // the intent stays: settled on a later tick
-    FaultPoint("cancel.sent");
-    Status recorded = store_.Apply([&] {
-      SKY_RETURN_IF_ERROR(store_.SetCopyState(c.cluster, c.slurm_id, "CANCELLED"));
-      return store_.EndIntent(intent);
-    });
-    if (!recorded.ok()) return recorded;
-  }
+  // One intent for the whole job, written first: the user's cancel is kept
+  // whatever happens next, and every copy that may be live (the current one
+  // and any left on a cluster that stopped answering) is cancelled now or,
+  // when its cluster does not answer, as soon as it does.
+  SKY_ASSIGN_OR_RETURN(std::int64_t intent,
+                       store_.BeginIntent({0, job.sky_id, "cancel", "", "", Now()}));
+  FaultPoint("cancel.intent");
+  const std::vector<std::string> unreachable = CancelCopies(job);
+  FaultPoint("cancel.sent");
   job.state = "CANCELLED";
   job.reason = "cancelled by the user";
   job.ended = Now();
-  return Record(job, "cancelled", "skyslurm cancel", job.cluster, job.slurm_id);
+  Status recorded = store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(Record(job, "cancelled", "skyslurm cancel", job.cluster, job.slurm_id));
+    return unreachable.empty() ? store_.EndIntent(intent) : OkStatus();
+  });
+  if (!recorded.ok()) return recorded;
+  if (!unreachable.empty()) {
+    return UnavailableError(fmt::format(
+        "{} is cancelled; its copies on {} are cancelled when those clusters answer again",
+        job.sky_id, fmt::join(unreachable, ", ")));
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
+  std::vector<std::string> unreachable;
+  auto copies = store_.Copies(job.sky_id);
+  if (!copies.ok()) return {"(state database)"};
+  for (const auto& c : *copies) {
+    if (c.state == "CANCELLED" || c.state == "ENDED") continue;
+    backend::Backend* b = BackendOf(c.cluster);
+    auto queue = b == nullptr ? Result<std::vector<backend::JobInfo>>(UnavailableError("no backend"))
+                              : b->Jobs(options_.queue_timeout);
+    if (!queue.ok()) {
+      unreachable.push_back(c.cluster);
+      continue;
+    }
+    const bool live = std::any_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
+      return j.key.job_id == c.slurm_id && IsLiveSlurmState(j.state) && j.state != "COMPLETING";
+    });
+    // scancel refuses a job that has already ended: the queue decides.
+    if (live && !b->Cancel(c.slurm_id, false, options_.submit_timeout).ok()) {
+      unreachable.push_back(c.cluster);
+      continue;
+    }
+    (void)store_.SetCopyState(c.cluster, c.slurm_id, live ? "CANCELLED" : "ENDED");
+  }
+  return unreachable;
 }
 
 Result<std::string> JobManager::Output(const std::string& id) {
@@ -314,8 +337,9 @@ Result<std::string> JobManager::Output(const std::string& id) {
       slurm_id = id.substr(id.find(':') + 1);
     }
     if (cluster.empty()) {
-      return UnavailableError(fmt::format("{} is {} and has no job on a cluster yet", job->sky_id,
-                                          job->state));
+      const std::string why = fmt::format("{} is {} and has no job on a cluster{}", job->sky_id,
+                                          job->state, store::IsFinalState(job->state) ? "" : " yet");
+      return store::IsFinalState(job->state) ? FailedPreconditionError(why) : UnavailableError(why);
     }
   } else if (id.find(':') != std::string::npos) {
     cluster = id.substr(0, id.find(':'));
@@ -407,37 +431,52 @@ std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
 
 void JobManager::SettleIntent(const store::Intent& intent) {
   std::lock_guard lock(LockFor(intent.sky_id));
-  backend::Backend* b = BackendOf(intent.cluster);
   auto job = store_.Get(intent.sky_id);
-  if (b == nullptr || !job.ok()) {
-    (void)store_.EndIntent(intent.id);
+  if (!job.ok()) {
+    // Only a job that is not there at all ends its intent; a database that
+    // cannot answer leaves it for the next look.
+    if (job.status().code() == StatusCode::kNotFound) (void)store_.EndIntent(intent.id);
     return;
   }
-  if (intent.action == "cancel" || intent.action == "move") {
-    // Where the copy is now decides; cancelling again is harmless (a move
-    // cancels only a pending copy). A cancel that finds the job already
-    // ended is no failure: scancel says so with an error, the queue does not.
-    const bool move = intent.action == "move";
-    auto state_of_copy = [&]() -> std::optional<std::string> {
-      auto queue = b->Jobs(options_.queue_timeout);
-      if (!queue.ok()) return std::nullopt;
-      for (const auto& j : *queue) {
+  if (intent.action == "cancel") {
+    // The user's cancel: every copy that may be live, then the job.
+    if (!CancelCopies(*job).empty()) return;  // a cluster does not answer: later
+    (void)store_.Apply([&] {
+      if (!store::IsFinalState(job->state)) {
+        job->state = "CANCELLED";
+        job->reason = "cancelled by the user";
+        job->ended = Now();
+        SKY_RETURN_IF_ERROR(Record(*job, "cancelled",
+                                   "skyslurm cancel, settled after a restart of skyslurmd"));
+      }
+      return store_.EndIntent(intent.id);
+    });
+    return;
+  }
+  backend::Backend* b = BackendOf(intent.cluster);
+  if (b == nullptr) return;  // a cluster no longer configured: kept for the record
+  auto queue = b->Jobs(options_.queue_timeout);
+  if (!queue.ok()) return;  // the cluster does not answer: later
+  if (intent.action == "move") {
+    // A move cancels only a pending copy; where the copy is now decides.
+    auto state_of_copy = [&](const std::vector<backend::JobInfo>& jobs) {
+      for (const auto& j : jobs) {
         if (j.key.job_id == intent.slurm_id && IsLiveSlurmState(j.state)) return j.state;
       }
       return std::string("CANCELLED");
     };
-    auto state = state_of_copy();
-    if (!state) return;  // the cluster does not answer: later
-    if (IsLiveSlurmState(*state) && (!move || *state == "PENDING")) {
-      (void)b->Cancel(intent.slurm_id, move, options_.queue_timeout);
-      state = state_of_copy();
-      if (!state) return;
+    std::string state = state_of_copy(*queue);
+    if (state == "PENDING") {
+      (void)b->Cancel(intent.slurm_id, true, options_.queue_timeout);
+      auto again = b->Jobs(options_.queue_timeout);
+      if (!again.ok()) return;
+      state = state_of_copy(*again);
     }
     const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
     (void)store_.Apply([&] {
-      if (IsLiveSlurmState(*state)) {
-        // A move whose job started first: it stays where it runs.
-        if (move && current) {
+      if (IsLiveSlurmState(state)) {
+        // It started before the move reached it: it stays where it runs.
+        if (current && !store::IsFinalState(job->state)) {
           job->state = "RUNNING";
           SKY_RETURN_IF_ERROR(Record(*job, "move-abandoned",
                                      "it started on " + intent.cluster + " before the move",
@@ -446,42 +485,37 @@ void JobManager::SettleIntent(const store::Intent& intent) {
         return store_.EndIntent(intent.id);
       }
       SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
-      if (move && current) {
-        job->cluster.clear();
-        job->slurm_id.clear();
-        job->state = "MIGRATING";
-        SKY_RETURN_IF_ERROR(Record(*job, "recovered",
-                                   "the move's cancel was settled after a restart of skyslurmd",
-                                   intent.cluster, intent.slurm_id));
-      } else if (!move && !store::IsFinalState(job->state)) {
-        job->state = "CANCELLED";
-        job->reason = "cancelled by the user";
-        job->ended = Now();
-        SKY_RETURN_IF_ERROR(Record(*job, "cancelled",
-                                   "skyslurm cancel, settled after a restart of skyslurmd",
-                                   intent.cluster, intent.slurm_id));
+      if (current && !store::IsFinalState(job->state)) {
+        SKY_RETURN_IF_ERROR(DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, "recovered",
+                                       "the move's cancel was settled after a restart of skyslurmd"));
       }
       return store_.EndIntent(intent.id);
     });
     return;
   }
-  // submit: did the job reach the cluster before the crash?
-  auto queue = b->Jobs(options_.queue_timeout);
-  if (!queue.ok()) return;  // the cluster does not answer: later
+  // submit: did the job reach the cluster before the crash? Any job there
+  // carrying the sky id that the store does not know yet is that one, live
+  // or already ended (a short job): it is adopted, never submitted again.
+  std::set<std::string> known;
+  if (auto copies = store_.Copies(job->sky_id); copies.ok()) {
+    for (const auto& c : *copies) known.insert(c.cluster + ":" + c.slurm_id);
+  }
   const backend::JobInfo* found = nullptr;
   for (const auto& j : *queue) {
-    if (j.sky_id == intent.sky_id && IsLiveSlurmState(j.state) &&
-        !(job->cluster == j.key.cluster && job->slurm_id == j.key.job_id)) {
-      found = &j;
-    }
+    if (j.sky_id == intent.sky_id && !known.contains(j.key.ToString())) found = &j;
   }
   (void)store_.Apply([&] {
-    if (found != nullptr && job->cluster.empty()) {
+    if (found != nullptr && store::IsFinalState(job->state)) {
+      // Cancelled (or ended) meanwhile: the copy that did reach the cluster goes too.
+      if (IsLiveSlurmState(found->state)) (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
+      SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
+                                          found->partition, "", "", "CANCELLED", Now()}));
+    } else if (found != nullptr && job->cluster.empty()) {
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", found->state, Now()}));
       job->cluster = found->key.cluster;
       job->slurm_id = found->key.job_id;
-      job->state = "PENDING";
+      job->state = "PENDING";  // the next look records what it really is
       job->submitted = found->submit_time != 0 ? found->submit_time : Now();
       SKY_RETURN_IF_ERROR(Record(*job, "recovered",
                                  "found on the cluster after a restart of skyslurmd",
@@ -503,11 +537,11 @@ std::set<std::string> JobManager::Recover() {
   return unsettled;
 }
 
-void JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live) {
+bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live) {
   // More than one live Slurm job carries this sky id (a cluster came back
   // after its pending job was placed again, or a crash between two steps):
   // the first to start is kept; if none runs, the current one.
-  if (live.size() < 2) return;
+  if (live.size() < 2) return false;
   const backend::JobInfo* keep = nullptr;
   for (const auto& j : live) {
     if (j.state == "PENDING" || j.start_time == 0) continue;
@@ -537,6 +571,43 @@ void JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     job.state = keep->state == "PENDING" ? "PENDING" : "RUNNING";
     job.started = keep->start_time;
     (void)Record(job, "kept", "this copy started first", job.cluster, job.slurm_id);
+    return true;
+  }
+  return false;
+}
+
+void JobManager::SettleStaleCopies() {
+  auto stale = store_.CopiesInState("STALE");
+  if (!stale.ok()) return;
+  for (const auto& c : *stale) {
+    std::optional<backend::JobInfo> seen;
+    {
+      std::lock_guard lock(view_mu_);
+      auto it = views_.find(c.cluster);
+      if (it == views_.end() || !it->second.answered_now) continue;  // still silent
+      for (const auto& j : it->second.jobs) {
+        if (j.key.job_id == c.slurm_id) seen = j;
+      }
+    }
+    std::unique_lock lock(LockFor(c.sky_id), std::try_to_lock);
+    if (!lock.owns_lock()) continue;
+    auto job = store_.Get(c.sky_id);
+    if (!job.ok()) continue;
+    if (job->cluster == c.cluster && job->slurm_id == c.slurm_id) continue;  // kept as current
+    if (seen && IsLiveSlurmState(seen->state) && !store::IsFinalState(job->state)) {
+      continue;  // the job lives on: ResolveCopies keeps the first to start
+    }
+    if (seen && IsLiveSlurmState(seen->state)) {
+      // The job has ended elsewhere: this copy must not run it again.
+      backend::Backend* b = BackendOf(c.cluster);
+      if (b == nullptr || !b->Cancel(c.slurm_id, false, options_.queue_timeout).ok()) continue;
+      (void)store_.SetCopyState(c.cluster, c.slurm_id, "CANCELLED");
+      (void)store_.AddEvent({0, c.sky_id, Now(), "duplicate-cancelled", c.cluster, c.slurm_id,
+                             fmt::format("stale copy {}:{} cancelled: {} has ended ({})", c.cluster,
+                                         c.slurm_id, c.sky_id, job->state)});
+    } else {
+      (void)store_.SetCopyState(c.cluster, c.slurm_id, "ENDED");
+    }
   }
 }
 
@@ -586,9 +657,12 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
     auto& recent = moves_into_[best->cluster];
     std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
     if (static_cast<int>(recent.size()) >= policy_.moves_per_cluster) {
-      (void)store_.AddEvent({0, job.sky_id, now, "move-deferred", best->cluster, "",
-                             fmt::format("{} already took {} moves this minute (moves_per_cluster)",
-                                         best->cluster, recent.size())});
+      const std::string deferred = fmt::format(
+          "{} already took {} moves this minute (moves_per_cluster)", best->cluster, recent.size());
+      if (job.reason != deferred) {  // once, not every weighing
+        job.reason = deferred;
+        (void)Record(job, "move-deferred", deferred, best->cluster);
+      }
       return;
     }
   }
@@ -652,12 +726,15 @@ void JobManager::Tick() {
       v.error = result.status().message();
     }
   }
+  SettleStaleCopies();
   auto live = store_.List(true);
   if (!live.ok()) return;
   for (store::SkyJob job : *live) {
     if (unsettled.contains(job.sky_id)) continue;
     std::unique_lock lock(LockFor(job.sky_id), std::try_to_lock);
     if (!lock.owns_lock()) continue;  // a request is working on it
+    // An intent opened since Recover() (a cancel in flight): settled first.
+    if (store_.HasOpenIntent(job.sky_id)) continue;
     auto fresh = store_.Get(job.sky_id);
     if (!fresh.ok()) continue;
     job = *fresh;
@@ -689,10 +766,10 @@ void JobManager::Tick() {
         }
       }
       if (seen.cluster_answered == 0 && !v.error.empty()) {
-        seen.cluster_answered = job.updated;  // unreachable since the daemon started
+        seen.cluster_answered = started_;  // silent since the daemon started
       }
     }
-    ResolveCopies(job, copies);
+    if (ResolveCopies(job, copies)) continue;  // looked at again next time
     Decision d = Decide(job, seen, policy_);
     switch (d.action) {
       case Action::kNone:

@@ -127,7 +127,14 @@ class JobManager {
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,
                     const std::string& reason, const std::string& kind, const std::string& detail);
   void WeighMove(store::SkyJob& job, const std::string& why);
-  void ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live);
+  // Answers whether the job's current copy changed.
+  bool ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live);
+  // Cancels every copy of the job that may be live; answers the clusters
+  // that could not be asked (their copies are left as they are).
+  std::vector<std::string> CancelCopies(const store::SkyJob& job);
+  // Copies left on a cluster that stopped answering, once it answers: a
+  // live one is cancelled unless it is the job's current copy.
+  void SettleStaleCopies();
   void SettleIntent(const store::Intent& intent);
   std::vector<std::string> DeadClusters();
 
@@ -135,6 +142,7 @@ class JobManager {
   place::Workspace& ws_;
   ManagerOptions options_;
   config::FailoverSettings policy_;
+  std::time_t started_;  // a cluster silent since then is as silent as one that stopped
 
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <thread>
@@ -34,7 +36,9 @@ std::atomic<bool> g_stop{false};
 void Log(const std::string& line) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
   std::fprintf(stderr, "%s skyslurmd[%d]: %s\n", stamp, ::getpid(), line.c_str());
   std::fflush(stderr);
 }
@@ -76,9 +80,11 @@ int main(int argc, char** argv) {
   if (Status st = daemon::EnsurePrivateDir(paths.run_dir); !st.ok()) return Fail(st.message());
 
   // One daemon per user: the second one started (two clients at once) leaves quietly.
+  if (Status st = daemon::EnsurePrivateDir(loaded->paths.state_dir); !st.ok()) return Fail(st.message());
   const int lock_fd = ::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    Log("another skyslurmd serves " + paths.socket);
+  if (lock_fd < 0) return Fail("cannot open " + paths.lock + ": " + std::strerror(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    Log("another skyslurmd holds " + paths.lock);
     return 0;
   }
   // The lock file says which process holds it.

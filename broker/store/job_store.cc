@@ -231,9 +231,21 @@ Status JobStore::Apply(const std::function<Status()>& body) {
     return body();
   }
   SKY_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  ++depth_;
-  Status st = body();
-  --depth_;
+  Status st = InternalError("state database: a change was interrupted");
+  {
+    // Whatever leaves the body (an exception too), the transaction ends here.
+    struct Depth {
+      int& d;
+      explicit Depth(int& depth) : d(depth) { ++d; }
+      ~Depth() { --d; }
+    } depth(depth_);
+    try {
+      st = body();
+    } catch (...) {
+      (void)Exec("ROLLBACK");
+      throw;
+    }
+  }
   if (!st.ok()) {
     (void)Exec("ROLLBACK");
     return st;
@@ -318,11 +330,20 @@ Status JobStore::SetCopyState(const std::string& cluster, const std::string& slu
 }
 
 Result<std::vector<Copy>> JobStore::Copies(const std::string& sky_id) {
+  return CopiesWhere("sky_id", sky_id);
+}
+
+Result<std::vector<Copy>> JobStore::CopiesInState(const std::string& state) {
+  return CopiesWhere("state", state);
+}
+
+Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::string& value) {
   std::lock_guard lock(mu_);
-  Stmt s(db_,
-         "SELECT sky_id, cluster, slurm_id, partition, args, script, state, submitted FROM copies "
-         "WHERE sky_id=? ORDER BY submitted, rowid");
-  s.Bind(sky_id);
+  Stmt s(db_, fmt::format("SELECT sky_id, cluster, slurm_id, partition, args, script, state, "
+                          "submitted FROM copies WHERE {}=? ORDER BY submitted, rowid",
+                          column)
+                  .c_str());
+  s.Bind(value);
   std::vector<Copy> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
@@ -386,6 +407,13 @@ Result<std::vector<Intent>> JobStore::OpenIntents() {
   }
   if (rc != SQLITE_DONE) return s.Error("listing intents");
   return out;
+}
+
+bool JobStore::HasOpenIntent(const std::string& sky_id) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT 1 FROM intents WHERE done=0 AND sky_id=? LIMIT 1");
+  s.Bind(sky_id);
+  return s.Step() == SQLITE_ROW;
 }
 
 }  // namespace skyslurm::store

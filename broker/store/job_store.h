@@ -112,6 +112,8 @@ class JobStore {
   Status SetCopyState(const std::string& cluster, const std::string& slurm_id,
                       const std::string& state);
   Result<std::vector<Copy>> Copies(const std::string& sky_id);
+  // Every copy in `state` (STALE: left on a cluster that stopped answering).
+  Result<std::vector<Copy>> CopiesInState(const std::string& state);
 
   Status AddEvent(const Event& event);
   Result<std::vector<Event>> Events(const std::string& sky_id);
@@ -119,6 +121,7 @@ class JobStore {
   Result<std::int64_t> BeginIntent(const Intent& intent);
   Status EndIntent(std::int64_t id);
   Result<std::vector<Intent>> OpenIntents();
+  bool HasOpenIntent(const std::string& sky_id);
 
   // Runs `body` in one transaction: all of its changes land, or none.
   Status Apply(const std::function<Status()>& body);
@@ -127,6 +130,7 @@ class JobStore {
   explicit JobStore(sqlite3* db) : db_(db) {}
   Status Migrate();
   Status Exec(const char* sql);
+  Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
 
   sqlite3* db_;
   int schema_version_ = 0;

@@ -119,8 +119,9 @@ int RunLogs(const std::string& id, bool follow) {
   while (true) {
     auto answer = client->Get("/v1/jobs/" + id + "/output");
     if (!answer.ok()) {
-      // Not written yet (pending) is no error while following.
-      if (follow && answer.status().code() != StatusCode::kNotFound) {
+      // Not there yet (pending, between two copies, a daemon restarting) is
+      // no error while following; anything else is.
+      if (follow && answer.status().code() == StatusCode::kUnavailable) {
         std::this_thread::sleep_for(std::chrono::seconds(1));
         continue;
       }

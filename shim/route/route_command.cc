@@ -132,20 +132,21 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   const Json::Value& job = (*answer)["job"];
   const std::string sky_id = job["sky_id"].asString(), cluster = job["cluster"].asString(),
                     slurm_id = job["slurm_id"].asString();
+  if (slurm_id.empty() && store::IsFinalState(job["state"].asString())) {
+    return Fail(tool, "skyslurm: " + job["reason"].asString());
+  }
   if (slurm_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.
     std::fprintf(stderr, "%s: skyslurm: %s is accepted (%s); skyslurmd submits it: skyslurm status %s\n",
                  tool.c_str(), sky_id.c_str(), job["reason"].asCString(), sky_id.c_str());
-    return 0;
-  }
-  if (request.parsable) {
+  } else if (request.parsable) {
     std::printf("%s;%s\n", slurm_id.c_str(), cluster.c_str());
   } else if (!quiet) {
     std::printf("Submitted batch job %s on cluster %s\n", slurm_id.c_str(), cluster.c_str());
   }
   std::fflush(stdout);
-  if (!quiet && !request.parsable && !(*answer)["home"].asBool()) {
+  if (!quiet && !request.parsable && !slurm_id.empty() && !(*answer)["home"].asBool()) {
     const std::string workdir = (*answer)["workdir"].asString();
     std::fprintf(stderr,
                  "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
@@ -164,7 +165,11 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     std::this_thread::sleep_for(std::chrono::seconds(1));
     auto now = client.Get("/v1/jobs/" + sky_id);
     if (!now.ok()) {
-      if (now.status().code() == StatusCode::kUnavailable) (void)client.EnsureRunning();
+      // Only a daemon that does not answer is waited for; anything else ends the wait.
+      if (now.status().code() != StatusCode::kUnavailable) {
+        return Fail(tool, "skyslurm: " + now.status().message());
+      }
+      (void)client.EnsureRunning();
       continue;
     }
     const std::string state = (*now)["job"]["state"].asString();

@@ -173,13 +173,13 @@ void CopyReadyHome(const Testbed& tb, const std::string& home) {
   Exec({.argv = {"cp", "-a", tb.Path("home"), home}});
   const std::string state = home + "/.local/state/skyslurm";
   std::filesystem::remove_all(state + "/run");
-  for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm"}) {
+  for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock"}) {
     std::filesystem::remove(state + f);
   }
 }
 
 int UserDaemonPid(const std::string& home) {
-  std::ifstream in(home + "/.local/state/skyslurm/run/skyslurmd.lock");
+  std::ifstream in(home + "/.local/state/skyslurm/skyslurmd.lock");
   int pid = 0;
   in >> pid;
   return ProcessAlive(pid) ? pid : 0;

@@ -101,7 +101,7 @@ using TestbedTest = WithTestbed<::testing::Test>;
 // own, empty, daemon state.
 void CopyReadyHome(const Testbed& tb, const std::string& home);
 // The skyslurmd of the user whose HOME is `home` (its pid from the lock file
-// under ~/.local/state/skyslurm/run), 0 when none runs.
+// ~/.local/state/skyslurm/skyslurmd.lock), 0 when none runs.
 int UserDaemonPid(const std::string& home);
 // Whether the process runs (and is not a zombie).
 bool ProcessAlive(int pid);
