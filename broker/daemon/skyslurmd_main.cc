@@ -4,6 +4,7 @@
 // send its output to <state dir>/skyslurmd.log).
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <filesystem>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -80,7 +82,11 @@ int main(int argc, char** argv) {
   if (Status st = daemon::EnsurePrivateDir(paths.run_dir); !st.ok()) return Fail(st.message());
 
   // One daemon per user: the second one started (two clients at once) leaves quietly.
-  if (Status st = daemon::EnsurePrivateDir(loaded->paths.state_dir); !st.ok()) return Fail(st.message());
+  // The state folder (the database, the lock, the log) is the user's own:
+  // made private as the store and the audit log make it.
+  std::error_code ec;
+  std::filesystem::create_directories(loaded->paths.state_dir, ec);
+  ::chmod(loaded->paths.state_dir.c_str(), 0700);
   const int lock_fd = ::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return Fail("cannot open " + paths.lock + ": " + std::strerror(errno));
   if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
