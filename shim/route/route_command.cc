@@ -13,14 +13,14 @@
 #include <thread>
 
 #include "broker/backend/backend.h"
+#include "broker/cluster/registry.h"
+#include "broker/daemon/job_input.h"
 #include "broker/job/request.h"
 #include "broker/place/audit.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
-#include "broker/util/strings.h"
-#include "broker/cluster/registry.h"
-#include "broker/daemon/job_input.h"
 #include "broker/store/job_store.h"
+#include "broker/util/strings.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
 #include "shim/cli/explain_view.h"
