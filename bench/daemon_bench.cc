@@ -49,8 +49,10 @@ const char kScript[] =
     "#!/bin/bash\n#SBATCH --gres=gpu:h100:1\n#SBATCH -t 1\n#SBATCH -J skybench\n"
     "module load cuda/12.1\nsleep 1\n";
 
-CommandOutput Run(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {}) {
-  auto r = runner.Run({.argv = std::move(argv), .env_set = std::move(env), .timeout = std::chrono::seconds(120)});
+CommandOutput Run(std::vector<std::string> argv,
+                  std::vector<std::pair<std::string, std::string>> env = {}) {
+  auto r = runner.Run(
+      {.argv = std::move(argv), .env_set = std::move(env), .timeout = std::chrono::seconds(120)});
   return r.ok() ? *r : CommandOutput{};
 }
 CommandOutput On(const std::string& cluster, std::vector<std::string> argv) {
@@ -93,21 +95,26 @@ void DecisionRate() {
     }
     plan.decision = place::Place(plan.candidates, options.policy, options.now);
     if (!plan.decision.chosen || plan.chosen_job() == nullptr) continue;
-    backend::SubmitSpec spec = place::SpecFor(*request, *plan.chosen_job(),
-                                              handles[0], {.sky_id = "sky-20260101-000000-000000"});
+    backend::SubmitSpec spec = place::SpecFor(*request, *plan.chosen_job(), handles[0],
+                                              {.sky_id = "sky-20260101-000000-000000"});
     store::SkyJob job;
     job.state = "PENDING";
     job.cluster = "alpha";
     job.submitted = options.now - 200;
-    daemon::Observation seen{.now = options.now, .cluster_answered = options.now, .answered_now = true,
-                             .queue_read = options.now, .copy = backend::JobInfo{.state = "PENDING"}};
+    daemon::Observation seen{.now = options.now,
+                             .cluster_answered = options.now,
+                             .answered_now = true,
+                             .queue_read = options.now,
+                             .copy = backend::JobInfo{.state = "PENDING"}};
     (void)daemon::Decide(job, seen, policy);
     placed += spec.sky_id.empty() ? 0 : 1;
   }
   const double s = Ms(Clock::now() - t0) / 1000;
-  std::printf("1. in-memory decisions (parse, translate for 3 clusters, place on given estimates,\n"
-              "   the submission spec, a failover decision):\n"
-              "   %d in %.2f s = %.0f decisions/s (aim >= 2,000/s)\n", placed, s, placed / s);
+  std::printf(
+      "1. in-memory decisions (parse, translate for 3 clusters, place on given estimates,\n"
+      "   the submission spec, a failover decision):\n"
+      "   %d in %.2f s = %.0f decisions/s (aim >= 2,000/s)\n",
+      placed, s, placed / s);
 }
 
 struct Daemon {
@@ -115,7 +122,8 @@ struct Daemon {
   std::vector<std::pair<std::string, std::string>> env;
   pid_t pid = 0;
 
-  Result<Json::Value> Call(const std::string& method, const std::string& path, const std::string& body = "") {
+  Result<Json::Value> Call(const std::string& method, const std::string& path,
+                           const std::string& body = "") {
     httplib::Client c(socket);
     c.set_address_family(AF_UNIX);
     c.set_read_timeout(std::chrono::seconds(120));
@@ -127,7 +135,8 @@ struct Daemon {
     return j;
   }
   void Start(const std::vector<std::pair<std::string, std::string>>& policy) {
-    home = std::filesystem::temp_directory_path() / ("skyslurm-bench-" + std::to_string(::getpid()));
+    home =
+        std::filesystem::temp_directory_path() / ("skyslurm-bench-" + std::to_string(::getpid()));
     std::filesystem::remove_all(home);
     Run({"cp", "-a", bench::TestbedDir() + "/home", home});
     std::filesystem::remove_all(home + "/.local/state/skyslurm");  // a fresh daemon
@@ -157,9 +166,10 @@ struct Daemon {
     }
     std::filesystem::remove_all(home);
   }
-  Json::Value Submit(const std::string& sky_id, std::vector<std::string> args, const std::string& script) {
-    daemon::JobInput in{.tool = "sbatch", .args = std::move(args), .script = script,
-                        .env = {}, .cwd = "/tmp"};
+  Json::Value Submit(const std::string& sky_id, std::vector<std::string> args,
+                     const std::string& script) {
+    daemon::JobInput in{
+        .tool = "sbatch", .args = std::move(args), .script = script, .env = {}, .cwd = "/tmp"};
     Json::Value body(Json::objectValue);
     body["sky_id"] = sky_id;
     body["input"] = daemon::ToJson(in);
@@ -175,13 +185,16 @@ struct Daemon {
     auto r = Call("GET", "/v1/jobs/" + sky_id);
     if (!r.ok()) return "";
     const Json::Value& j = (*r)["job"];
-    return j["slurm_id"].asString().empty() ? "" : j["cluster"].asString() + ":" + j["slurm_id"].asString();
+    return j["slurm_id"].asString().empty()
+               ? ""
+               : j["cluster"].asString() + ":" + j["slurm_id"].asString();
   }
 };
 
 std::string SkyId(int i) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "sky-20260101-000000-%06x", (static_cast<unsigned>(::getpid()) * 1000u + static_cast<unsigned>(i)) & 0xffffffu);
+  std::snprintf(buf, sizeof buf, "sky-20260101-000000-%06x",
+                (static_cast<unsigned>(::getpid()) * 1000u + static_cast<unsigned>(i)) & 0xffffffu);
   return buf;
 }
 
@@ -192,13 +205,15 @@ void CancelBenchJobs() {
 std::vector<std::string> Fill(const std::string& cluster, const std::string& gres, int minutes) {
   std::vector<std::string> ids;
   for (int i = 0; i < 2; ++i) {
-    CommandOutput o = On(cluster, {"sbatch", "--parsable", "-N1", "--gres=" + gres, "-t", std::to_string(minutes),
-                                   "-J", "skybench", "-o", "/dev/null", "--wrap", "sleep 900"});
+    CommandOutput o =
+        On(cluster, {"sbatch", "--parsable", "-N1", "--gres=" + gres, "-t", std::to_string(minutes),
+                     "-J", "skybench", "-o", "/dev/null", "--wrap", "sleep 900"});
     ids.push_back(o.out.substr(0, o.out.find_first_of(";\n")));
   }
   for (int k = 0; k < 100; ++k) {
     bool running = true;
-    for (const auto& id : ids) running = running && On(cluster, {"squeue", "-h", "-j", id, "-o", "%T"}).out == "RUNNING\n";
+    for (const auto& id : ids)
+      running = running && On(cluster, {"squeue", "-h", "-j", id, "-o", "%T"}).out == "RUNNING\n";
     if (running) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -214,15 +229,18 @@ void Throughput(int jobs, int clients) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < jobs;) {
-        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript).isNull()) ++ok;
+        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript).isNull())
+          ++ok;
       }
     });
   }
   for (auto& t : threads) t.join();
   const double s = Ms(Clock::now() - t0) / 1000;
-  std::printf("2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents), %d clients:\n"
-              "   %d of %d in %.2f s = %.1f jobs/s sustained (aim >= 12/s; %.0f jobs/day)\n",
-              clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
+  std::printf(
+      "2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents), %d "
+      "clients:\n"
+      "   %d of %d in %.2f s = %.1f jobs/s sustained (aim >= 12/s; %.0f jobs/day)\n",
+      clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
   std::map<std::string, int> where;
   for (int i = 0; i < jobs; i += std::max(1, jobs / 50)) {
     const std::string w = d.Where(SkyId(i));
@@ -237,11 +255,15 @@ void Throughput(int jobs, int clients) {
 
 void Migration() {
   Daemon d;
-  d.Start({{"SKYSLURM_POLL_INTERVAL", "1"}, {"SKYSLURM_MIGRATE_AFTER", "5"}, {"SKYSLURM_MIGRATE_GAIN", "60"}});
+  d.Start({{"SKYSLURM_POLL_INTERVAL", "1"},
+           {"SKYSLURM_MIGRATE_AFTER", "5"},
+           {"SKYSLURM_MIGRATE_GAIN", "60"}});
   Fill("alpha", "gpu:h100:8", 20);
   auto beta = Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
   const std::string id = SkyId(900001);
-  d.Submit(id, {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null", "job.sh"},
+  d.Submit(id,
+           {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null",
+            "job.sh"},
            "#!/bin/sh\nsleep 60\n");
   const std::string first = d.Where(id);
   std::this_thread::sleep_for(std::chrono::seconds(6));  // pending past migrate_after
@@ -252,8 +274,9 @@ void Migration() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     now = d.Where(id);
   }
-  std::printf("3. pending migration (poll 1 s, migrate_after 5 s): %s -> %s %.1f s after beta freed up\n",
-              first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
+  std::printf(
+      "3. pending migration (poll 1 s, migrate_after 5 s): %s -> %s %.1f s after beta freed up\n",
+      first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
   d.Stop();
   CancelBenchJobs();
 }
@@ -264,7 +287,9 @@ void ClusterDeath() {
   Fill("alpha", "gpu:h100:8", 30);
   Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
   const std::string id = SkyId(900002);
-  d.Submit(id, {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null", "job.sh"},
+  d.Submit(id,
+           {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null",
+            "job.sh"},
            "#!/bin/sh\nsleep 60\n");
   const std::string first = d.Where(id);
   const std::string script = std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/";
@@ -275,9 +300,10 @@ void ClusterDeath() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     now = d.Where(id);
   }
-  std::printf("4. failover after a cluster death (cluster_dead_after 20 s): %s -> %s %.1f s after beta's "
-              "slurmctld stopped (aim <= 30 s)\n",
-              first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
+  std::printf(
+      "4. failover after a cluster death (cluster_dead_after 20 s): %s -> %s %.1f s after beta's "
+      "slurmctld stopped (aim <= 30 s)\n",
+      first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
   Run({script + "start-cluster", "beta"});
   std::this_thread::sleep_for(std::chrono::seconds(3));
   std::ifstream log(d.home + "/skyslurmd.log");

@@ -69,7 +69,8 @@ void ReplyError(httplib::Response& res, const Status& s) {
 }  // namespace
 
 ApiServer::ApiServer(JobManager& manager)
-    : manager_(manager), server_(std::make_unique<httplib::Server>()),
+    : manager_(manager),
+      server_(std::make_unique<httplib::Server>()),
       last_request_(std::time(nullptr)) {
   auto& s = *server_;
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
@@ -183,16 +184,17 @@ ApiServer::ApiServer(JobManager& manager)
     Reply(res, 200, Json::Value(Json::objectValue));
     if (on_shutdown_) on_shutdown_();
   });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "internal error";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    ReplyError(res, InternalError(what));
-  });
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        ReplyError(res, InternalError(what));
+      });
 }
 
 ApiServer::~ApiServer() = default;

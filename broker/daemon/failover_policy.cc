@@ -18,9 +18,7 @@ bool IsInfrastructureFailure(const std::string& s) {
   return s == "NODE_FAIL" || s == "BOOT_FAIL" || s == "PREEMPTED";
 }
 
-bool MovePays(std::time_t here, std::time_t there, int gain) {
-  return there + gain <= here;
-}
+bool MovePays(std::time_t here, std::time_t there, int gain) { return there + gain <= here; }
 
 Decision Decide(const store::SkyJob& job, const Observation& seen,
                 const config::FailoverSettings& policy) {
@@ -63,7 +61,8 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   if (IsSlurmRunning(c.state)) {
     if (job.state != "RUNNING") {
-      return {Action::kRecord, "RUNNING", fmt::format("running on {}:{}", job.cluster, job.slurm_id)};
+      return {Action::kRecord, "RUNNING",
+              fmt::format("running on {}:{}", job.cluster, job.slurm_id)};
     }
     return {};
   }
@@ -75,15 +74,16 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
               fmt::format("{} on {}: restart {} of at most {}", c.state, where, job.restarts + 1,
                           policy.max_restarts)};
     }
-    return {Action::kFinish, c.state,
-            fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
+    return {
+        Action::kFinish, c.state,
+        fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
   }
   if (job.managed && c.state != "COMPLETED" && c.state != "CANCELLED" &&
       job.restarts < job.retry_on_failure) {
-    return {Action::kRestart, "RECOVERING",
-            fmt::format("{} on {} (exit status {}): retry {} of {} (--sky-retry-on-failure)",
-                        c.state, where, (c.exit_code >> 8) & 0xff, job.restarts + 1,
-                        job.retry_on_failure)};
+    return {
+        Action::kRestart, "RECOVERING",
+        fmt::format("{} on {} (exit status {}): retry {} of {} (--sky-retry-on-failure)", c.state,
+                    where, (c.exit_code >> 8) & 0xff, job.restarts + 1, job.retry_on_failure)};
   }
   return {Action::kFinish, c.state, fmt::format("{} on {}", c.state, where)};
 }

@@ -25,17 +25,17 @@ struct Observation {
 };
 
 enum class Action {
-  kNone,      // nothing to do now
-  kRecord,    // record the new state (and reason)
-  kWeighMove, // pending long enough: ask the clusters whether another starts it sooner
-  kReplace,   // its cluster is dead: place the pending job again elsewhere
-  kRestart,   // managed: submit again (node failure, preemption, retry on failure)
-  kFinish,    // record the final state
+  kNone,       // nothing to do now
+  kRecord,     // record the new state (and reason)
+  kWeighMove,  // pending long enough: ask the clusters whether another starts it sooner
+  kReplace,    // its cluster is dead: place the pending job again elsewhere
+  kRestart,    // managed: submit again (node failure, preemption, retry on failure)
+  kFinish,     // record the final state
 };
 
 struct Decision {
   Action action = Action::kNone;
-  std::string state;   // the job's state to record
+  std::string state;  // the job's state to record
   std::string reason;
 };
 

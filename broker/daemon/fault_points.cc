@@ -1,13 +1,13 @@
 #include "broker/daemon/fault_points.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <string>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace skyslurm::daemon {
 

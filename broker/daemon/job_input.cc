@@ -9,7 +9,9 @@ namespace skyslurm::daemon {
 
 job::RequestInput JobInput::ToRequestInput() const {
   job::RequestInput in;
-  in.tool = tool == "salloc" ? job::Tool::kSalloc : tool == "srun" ? job::Tool::kSrun : job::Tool::kSbatch;
+  in.tool = tool == "salloc" ? job::Tool::kSalloc
+            : tool == "srun" ? job::Tool::kSrun
+                             : job::Tool::kSbatch;
   in.args = args;
   in.env = env;
   in.script_text = script;

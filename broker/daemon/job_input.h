@@ -21,8 +21,8 @@ namespace skyslurm::daemon {
 
 struct JobInput {
   std::string tool = "sbatch";
-  std::vector<std::string> args;        // without argv[0]
-  std::optional<std::string> script;    // the script's text
+  std::vector<std::string> args;      // without argv[0]
+  std::optional<std::string> script;  // the script's text
   std::map<std::string, std::string> env;
   std::string cwd;
 

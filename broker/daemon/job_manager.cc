@@ -24,8 +24,7 @@ using place::NoClusterMessage;
 using backend::IsLiveSlurmState;
 
 bool LooksLikeSkyId(std::string_view id) {
-  return id.starts_with("sky-") && id.size() <= 64 &&
-         std::all_of(id.begin(), id.end(), [](char c) {
+  return id.starts_with("sky-") && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
          });
 }
@@ -36,10 +35,15 @@ thread_local std::string JobManager::last_answer_workdir_;
 thread_local bool JobManager::last_answer_home_ = false;
 
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
-    : store_(store), ws_(workspace), options_(std::move(options)),
-      policy_(workspace.config.settings.failover), started_(Now()) {}
+    : store_(store),
+      ws_(workspace),
+      options_(std::move(options)),
+      policy_(workspace.config.settings.failover),
+      started_(Now()) {}
 
-std::time_t JobManager::Now() const { return options_.clock ? options_.clock() : std::time(nullptr); }
+std::time_t JobManager::Now() const {
+  return options_.clock ? options_.clock() : std::time(nullptr);
+}
 
 backend::Backend* JobManager::BackendOf(const std::string& cluster) {
   place::ClusterHandle* h = ws_.Find(cluster);
@@ -63,9 +67,9 @@ Status JobManager::Record(const store::SkyJob& job, const std::string& kind,
     return store_.AddEvent({0, job.sky_id, Now(), kind, cluster, slurm_id, detail});
   });
   if (options_.log) {
-    options_.log(fmt::format("{} {}{} {}", job.sky_id, kind,
-                             cluster.empty() ? "" : " " + cluster + (slurm_id.empty() ? "" : ":" + slurm_id),
-                             detail));
+    options_.log(fmt::format(
+        "{} {}{} {}", job.sky_id, kind,
+        cluster.empty() ? "" : " " + cluster + (slurm_id.empty() ? "" : ":" + slurm_id), detail));
   }
   return st;
 }
@@ -141,7 +145,8 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   if (target == nullptr || target->backend == nullptr) {
     return InternalError(fmt::format("cluster {} has no backend", chosen.cluster));
   }
-  place::SubmissionContext context{.sky_id = job.sky_id, .env = &input.env, .submit_dir = input.cwd};
+  place::SubmissionContext context{
+      .sky_id = job.sky_id, .env = &input.env, .submit_dir = input.cwd};
   if (job.restarts > 0) {
     context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
   }
@@ -159,9 +164,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
     // sbatch may have made the job before its answer was lost: the intent
     // stays open and the next look at that cluster settles it by sky id.
-    return UnavailableError(fmt::format(
-        "{}; skyslurmd finishes the submission of {} when {} answers", key.status().message(),
-        job.sky_id, target->name));
+    return UnavailableError(
+        fmt::format("{}; skyslurmd finishes the submission of {} when {} answers",
+                    key.status().message(), job.sky_id, target->name));
   }
   if (!key.ok()) {
     (void)store_.EndIntent(intent);
@@ -308,8 +313,9 @@ std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
   for (const auto& c : *copies) {
     if (c.state == "CANCELLED" || c.state == "ENDED") continue;
     backend::Backend* b = BackendOf(c.cluster);
-    auto queue = b == nullptr ? Result<std::vector<backend::JobInfo>>(UnavailableError("no backend"))
-                              : b->Jobs(options_.queue_timeout);
+    auto queue = b == nullptr
+                     ? Result<std::vector<backend::JobInfo>>(UnavailableError("no backend"))
+                     : b->Jobs(options_.queue_timeout);
     if (!queue.ok()) {
       unreachable.push_back(c.cluster);
       continue;
@@ -337,8 +343,9 @@ Result<std::string> JobManager::Output(const std::string& id) {
       slurm_id = id.substr(id.find(':') + 1);
     }
     if (cluster.empty()) {
-      const std::string why = fmt::format("{} is {} and has no job on a cluster{}", job->sky_id,
-                                          job->state, store::IsFinalState(job->state) ? "" : " yet");
+      const std::string why =
+          fmt::format("{} is {} and has no job on a cluster{}", job->sky_id, job->state,
+                      store::IsFinalState(job->state) ? "" : " yet");
       return store::IsFinalState(job->state) ? FailedPreconditionError(why) : UnavailableError(why);
     }
   } else if (id.find(':') != std::string::npos) {
@@ -368,8 +375,10 @@ std::vector<QueueRow> JobManager::Queue() {
       for (const auto& j : it->second.jobs) {
         if (j.user != user) continue;
         if (!IsLiveSlurmState(j.state)) continue;  // as squeue: what has not ended
-        QueueRow r{j.sky_id, j.key.cluster, j.key.job_id, j.user, j.state, j.reason, j.name,
-                   j.state == "PENDING" ? j.submit_time : j.start_time};
+        QueueRow r{j.sky_id,     j.key.cluster,
+                   j.key.job_id, j.user,
+                   j.state,      j.reason,
+                   j.name,       j.state == "PENDING" ? j.submit_time : j.start_time};
         if (!j.sky_id.empty()) {
           // A sky job's row is its current copy; stale copies say so.
           auto sky = store_.Get(j.sky_id);
@@ -446,8 +455,8 @@ void JobManager::SettleIntent(const store::Intent& intent) {
         job->state = "CANCELLED";
         job->reason = "cancelled by the user";
         job->ended = Now();
-        SKY_RETURN_IF_ERROR(Record(*job, "cancelled",
-                                   "skyslurm cancel, settled after a restart of skyslurmd"));
+        SKY_RETURN_IF_ERROR(
+            Record(*job, "cancelled", "skyslurm cancel, settled after a restart of skyslurmd"));
       }
       return store_.EndIntent(intent.id);
     });
@@ -486,8 +495,9 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       }
       SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
       if (current && !store::IsFinalState(job->state)) {
-        SKY_RETURN_IF_ERROR(DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, "recovered",
-                                       "the move's cancel was settled after a restart of skyslurmd"));
+        SKY_RETURN_IF_ERROR(
+            DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, "recovered",
+                       "the move's cancel was settled after a restart of skyslurmd"));
       }
       return store_.EndIntent(intent.id);
     });
@@ -507,7 +517,8 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   (void)store_.Apply([&] {
     if (found != nullptr && store::IsFinalState(job->state)) {
       // Cancelled (or ended) meanwhile: the copy that did reach the cluster goes too.
-      if (IsLiveSlurmState(found->state)) (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
+      if (IsLiveSlurmState(found->state))
+        (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", "CANCELLED", Now()}));
     } else if (found != nullptr && job->cluster.empty()) {
@@ -560,10 +571,11 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     const bool pending = j.state == "PENDING";
     if (!b->Cancel(j.key.job_id, pending, options_.queue_timeout).ok()) continue;
     (void)store_.SetCopyState(j.key.cluster, j.key.job_id, "CANCELLED");
-    (void)store_.AddEvent({0, job.sky_id, Now(), "duplicate-cancelled", j.key.cluster, j.key.job_id,
-                           fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
-                                       j.key.ToString(), keep->key.ToString(),
-                                       keep->state == "PENDING" ? "the current copy" : "started first")});
+    (void)store_.AddEvent(
+        {0, job.sky_id, Now(), "duplicate-cancelled", j.key.cluster, j.key.job_id,
+         fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
+                     j.key.ToString(), keep->key.ToString(),
+                     keep->state == "PENDING" ? "the current copy" : "started first")});
   }
   if (job.cluster != keep->key.cluster || job.slurm_id != keep->key.job_id) {
     job.cluster = keep->key.cluster;
@@ -640,7 +652,8 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   std::optional<std::time_t> here;
   const place::Candidate* best = nullptr;
   for (const auto& c : plan.candidates) {
-    if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty()) continue;
+    if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty())
+      continue;
     if (c.cluster == job.cluster) {
       // This cluster's estimate counts the job itself among the work ahead:
       // at least now, at most what it says.
@@ -709,7 +722,8 @@ void JobManager::Tick() {
     if (h.backend == nullptr) continue;
     backend::Backend* b = h.backend;
     const auto timeout = options_.queue_timeout;
-    reads.emplace_back(h.name, std::async(std::launch::async, [b, timeout] { return b->Queue(timeout); }));
+    reads.emplace_back(h.name,
+                       std::async(std::launch::async, [b, timeout] { return b->Queue(timeout); }));
   }
   const std::time_t now = Now();
   for (auto& [name, f] : reads) {
@@ -793,10 +807,11 @@ void JobManager::Tick() {
         WeighMove(job, d.reason);
         break;
       case Action::kReplace: {
-        Status st = DetachCopy(job, "STALE", d.state, d.reason, "cluster-lost",
-                               d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} "
-                                                      "answers again",
-                                                      job.cluster, job.slurm_id, job.cluster));
+        Status st =
+            DetachCopy(job, "STALE", d.state, d.reason, "cluster-lost",
+                       d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} "
+                                              "answers again",
+                                              job.cluster, job.slurm_id, job.cluster));
         if (st.ok()) (void)PlaceAndSubmit(job, "re-placed", d.reason, DeadClusters(), false);
         break;
       }

@@ -32,7 +32,7 @@ struct ManagerOptions {
   std::chrono::milliseconds probe_timeout{5'000};
   std::chrono::milliseconds estimate_timeout{10'000};
   std::chrono::milliseconds submit_timeout{30'000};
-  std::function<std::time_t()> clock;  // default: time()
+  std::function<std::time_t()> clock;           // default: time()
   std::function<void(const std::string&)> log;  // each recorded decision, one line
 };
 
@@ -105,8 +105,8 @@ class JobManager {
 
  private:
   struct ClusterView {
-    std::time_t answered = 0;   // last successful read
-    std::time_t read_at = 0;    // when `jobs` was read
+    std::time_t answered = 0;  // last successful read
+    std::time_t read_at = 0;   // when `jobs` was read
     bool answered_now = false;
     std::string error;
     std::vector<backend::JobInfo> jobs;
@@ -149,7 +149,7 @@ class JobManager {
   std::mutex view_mu_;
   std::map<std::string, ClusterView> views_;
   std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
-  std::map<std::string, std::time_t> last_weighed_;  // tick thread only
+  std::map<std::string, std::time_t> last_weighed_;             // tick thread only
   static constexpr int kWeighsPerTick = 20;
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).

@@ -2,22 +2,22 @@
 // (docs/architecture.md, docs/api.md). It runs in the foreground (systemd
 // --user, or started on demand by `skyslurm`/the shim, which detach it and
 // send its output to <state dir>/skyslurmd.log).
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <filesystem>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
     }
     const std::time_t now = std::time(nullptr);
     if (manager.LiveJobs() > 0 || server.last_request() > idle_since) idle_since = now;
-    if (on_demand && idle_exit > 0 && now - std::max(idle_since, server.last_request()) >= idle_exit) {
+    if (on_demand && idle_exit > 0 &&
+        now - std::max(idle_since, server.last_request()) >= idle_exit) {
       Log("nothing to watch for " + std::to_string(idle_exit) + " s: exiting");
       break;
     }

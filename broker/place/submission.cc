@@ -40,7 +40,7 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
   } else if (!context.submit_dir.empty()) {
     // Home, submitted from elsewhere (skyslurmd): where the user typed the
     // command, and with the user's environment, as sbatch would have.
-    spec.workdir = !request.chdir ? context.submit_dir
+    spec.workdir = !request.chdir   ? context.submit_dir
                    : relative_chdir ? context.submit_dir + "/" + *request.chdir
                                     : *request.chdir;
     if (context.env != nullptr) spec.environment = *context.env;

@@ -81,7 +81,8 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
 
   Stmt& Bind(const std::string& v) {
-    if (ok()) rc_ = sqlite3_bind_text(stmt_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    if (ok())
+      rc_ = sqlite3_bind_text(stmt_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Stmt& Bind(std::int64_t v) {
@@ -105,9 +106,7 @@ class Stmt {
     return InternalError(fmt::format("state database: {}: {}", what, sqlite3_errmsg(db_)));
   }
   // Runs a statement that returns no rows.
-  Status Run(std::string_view what) {
-    return Step() == SQLITE_DONE ? OkStatus() : Error(what);
-  }
+  Status Run(std::string_view what) { return Step() == SQLITE_DONE ? OkStatus() : Error(what); }
 
  private:
   sqlite3* db_;
@@ -145,10 +144,23 @@ SkyJob JobFromRow(const Stmt& s) {
 }
 
 void BindJob(Stmt& s, const SkyJob& j) {
-  s.Bind(j.sky_id).Bind(j.owner).Bind(j.state).Bind(j.reason).Bind(j.cluster).Bind(j.slurm_id)
-      .Bind(j.input_json).Bind(std::int64_t{j.managed}).Bind(std::int64_t{j.retry_on_failure})
-      .Bind(std::int64_t{j.restarts}).Bind(std::int64_t{j.moves}).Bind(j.created).Bind(j.updated)
-      .Bind(j.submitted).Bind(j.expected_start).Bind(j.started).Bind(j.ended)
+  s.Bind(j.sky_id)
+      .Bind(j.owner)
+      .Bind(j.state)
+      .Bind(j.reason)
+      .Bind(j.cluster)
+      .Bind(j.slurm_id)
+      .Bind(j.input_json)
+      .Bind(std::int64_t{j.managed})
+      .Bind(std::int64_t{j.retry_on_failure})
+      .Bind(std::int64_t{j.restarts})
+      .Bind(std::int64_t{j.moves})
+      .Bind(j.created)
+      .Bind(j.updated)
+      .Bind(j.submitted)
+      .Bind(j.expected_start)
+      .Bind(j.started)
+      .Bind(j.ended)
       .Bind(std::int64_t{j.exit_code});
 }
 
@@ -169,7 +181,8 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
     ::chmod(dir.c_str(), 0700);
   }
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+  if (sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
     std::string why = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -314,8 +327,14 @@ Status JobStore::AddCopy(const Copy& c) {
     Stmt s(db_,
            "INSERT OR REPLACE INTO copies (sky_id, cluster, slurm_id, partition, args, script, "
            "state, submitted) VALUES (?,?,?,?,?,?,?,?)");
-    s.Bind(c.sky_id).Bind(c.cluster).Bind(c.slurm_id).Bind(c.partition).Bind(c.args).Bind(c.script)
-        .Bind(c.state).Bind(c.submitted);
+    s.Bind(c.sky_id)
+        .Bind(c.cluster)
+        .Bind(c.slurm_id)
+        .Bind(c.partition)
+        .Bind(c.args)
+        .Bind(c.script)
+        .Bind(c.state)
+        .Bind(c.submitted);
     return s.Run("adding a copy");
   });
 }
@@ -347,8 +366,8 @@ Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::s
   std::vector<Copy> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6),
-                   s.Int(7)});
+    out.push_back(
+        {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Int(7)});
   }
   if (rc != SQLITE_DONE) return s.Error("listing copies");
   return out;
@@ -356,8 +375,9 @@ Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::s
 
 Status JobStore::AddEvent(const Event& e) {
   return Apply([&] {
-    Stmt s(db_,
-           "INSERT INTO events (sky_id, time, kind, cluster, slurm_id, detail) VALUES (?,?,?,?,?,?)");
+    Stmt s(
+        db_,
+        "INSERT INTO events (sky_id, time, kind, cluster, slurm_id, detail) VALUES (?,?,?,?,?,?)");
     s.Bind(e.sky_id).Bind(e.time).Bind(e.kind).Bind(e.cluster).Bind(e.slurm_id).Bind(e.detail);
     return s.Run("adding an event");
   });
@@ -381,7 +401,8 @@ Result<std::vector<Event>> JobStore::Events(const std::string& sky_id) {
 Result<std::int64_t> JobStore::BeginIntent(const Intent& i) {
   std::lock_guard lock(mu_);
   SKY_RETURN_IF_ERROR(Apply([&] {
-    Stmt s(db_, "INSERT INTO intents (sky_id, action, cluster, slurm_id, created) VALUES (?,?,?,?,?)");
+    Stmt s(db_,
+           "INSERT INTO intents (sky_id, action, cluster, slurm_id, created) VALUES (?,?,?,?,?)");
     s.Bind(i.sky_id).Bind(i.action).Bind(i.cluster).Bind(i.slurm_id).Bind(i.created);
     return s.Run("writing an intent");
   }));
@@ -399,7 +420,8 @@ Status JobStore::EndIntent(std::int64_t id) {
 Result<std::vector<Intent>> JobStore::OpenIntents() {
   std::lock_guard lock(mu_);
   Stmt s(db_,
-         "SELECT id, sky_id, action, cluster, slurm_id, created FROM intents WHERE done=0 ORDER BY id");
+         "SELECT id, sky_id, action, cluster, slurm_id, created FROM intents WHERE done=0 ORDER BY "
+         "id");
   std::vector<Intent> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {

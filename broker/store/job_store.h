@@ -37,8 +37,8 @@ struct SkyJob {
   // cluster could run it), GONE (left its cluster's queue unseen).
   std::string state = "SUBMITTING";
   std::string reason;
-  std::string cluster;   // where its live copy is ("" before the first)
-  std::string slurm_id;  // that copy's Slurm job id
+  std::string cluster;     // where its live copy is ("" before the first)
+  std::string slurm_id;    // that copy's Slurm job id
   std::string input_json;  // the job as the user gave it (daemon/job_input.h)
   bool managed = false;
   int retry_on_failure = 0;  // user-code failures to retry (--sky-retry-on-failure)

@@ -98,7 +98,8 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
   std::vector<std::string> args = {program, "--on-demand"};
   if (!slurm_bin_dir_.empty()) args.insert(args.end(), {"--slurm-bin-dir", slurm_bin_dir_});
   const pid_t pid = ::fork();
-  if (pid < 0) return UnavailableError(fmt::format("cannot start skyslurmd: {}", std::strerror(errno)));
+  if (pid < 0)
+    return UnavailableError(fmt::format("cannot start skyslurmd: {}", std::strerror(errno)));
   if (pid == 0) {
     // A grandchild in its own session, so it outlives this command and its
     // terminal; the intermediate child exits at once (no zombie).

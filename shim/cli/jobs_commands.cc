@@ -147,19 +147,21 @@ int RunStatus(const std::string& id, bool json) {
     return 0;
   }
   const Json::Value& j = (*answer)["job"];
-  std::printf("%s  %s%s\n", j["sky_id"].asCString(), j["state"].asCString(),
-              j["cluster"].asString().empty()
-                  ? ""
-                  : fmt::format(" on {}:{}", j["cluster"].asString(), j["slurm_id"].asString()).c_str());
+  std::printf(
+      "%s  %s%s\n", j["sky_id"].asCString(), j["state"].asCString(),
+      j["cluster"].asString().empty()
+          ? ""
+          : fmt::format(" on {}:{}", j["cluster"].asString(), j["slurm_id"].asString()).c_str());
   if (!j["reason"].asString().empty()) std::printf("  reason: %s\n", j["reason"].asCString());
   std::printf("  managed: %s  restarts: %d  moves: %d\n", j["managed"].asBool() ? "yes" : "no",
               j["restarts"].asInt(), j["moves"].asInt());
   std::printf("history:\n");
   for (const auto& e : (*answer)["events"]) {
-    const std::string where = e["cluster"].asString().empty()
-                                  ? ""
-                                  : e["cluster"].asString() +
-                                        (e["slurm_id"].asString().empty() ? "" : ":" + e["slurm_id"].asString());
+    const std::string where =
+        e["cluster"].asString().empty()
+            ? ""
+            : e["cluster"].asString() +
+                  (e["slurm_id"].asString().empty() ? "" : ":" + e["slurm_id"].asString());
     std::printf("  %s  %-18s %-10s %s\n", Time(e["time"].asInt64()).c_str(), e["kind"].asCString(),
                 where.c_str(), e["detail"].asCString());
   }

@@ -43,7 +43,8 @@ const char kSleeper[] =
     "#!/bin/bash\n"
     "#SBATCH --gres=gpu:h100:4\n"
     "#SBATCH -t 5\n"
-    "echo \"task=$SKYPILOT_TASK_ID cluster=$SKYSLURM_CLUSTER restart=${SKYSLURM_RESTART_COUNT:-0}\"\n"
+    "echo \"task=$SKYPILOT_TASK_ID cluster=$SKYSLURM_CLUSTER "
+    "restart=${SKYSLURM_RESTART_COUNT:-0}\"\n"
     "sleep 120\n";
 
 class DaemonTest : public TestbedTest {
@@ -81,7 +82,7 @@ class DaemonTest : public TestbedTest {
     c.argv = std::move(argv);
     c.env_set = Env();
     c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
-                   "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME",       "XDG_RUNTIME_DIR"};
     c.cwd = tmp_.path();
     c.timeout = std::chrono::seconds(120);
     return Exec(c);
@@ -120,7 +121,8 @@ class DaemonTest : public TestbedTest {
   }
 
   // Polls the sky job until `done` holds (or the timeout); the last status.
-  Json::Value WaitFor(const std::string& sky_id, const std::function<bool(const Json::Value&)>& done,
+  Json::Value WaitFor(const std::string& sky_id,
+                      const std::function<bool(const Json::Value&)>& done,
                       std::chrono::seconds timeout = std::chrono::seconds(60)) {
     const auto until = std::chrono::steady_clock::now() + timeout;
     Json::Value s;
@@ -164,15 +166,17 @@ class DaemonTest : public TestbedTest {
   int DaemonPid() { return UserDaemonPid(home_); }
   static bool Alive(int pid) { return ProcessAlive(pid); }
   void WaitGone(int pid) {
-    for (int i = 0; i < 100 && Alive(pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 100 && Alive(pid); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   void StopDaemon() { StopUserDaemon(home_); }
 
   // Both of a cluster's nodes busy with a GPU job of `minutes`.
   void Fill(const std::string& cluster, const std::string& gres, int minutes) {
     for (int i = 0; i < 2; ++i) {
-      const std::string id = Submit(tb_, cluster, {"-N1", "--gres=" + gres, "-t", std::to_string(minutes),
-                                                   "-o", "/dev/null", "--wrap", "sleep 900"});
+      const std::string id = Submit(tb_, cluster,
+                                    {"-N1", "--gres=" + gres, "-t", std::to_string(minutes), "-o",
+                                     "/dev/null", "--wrap", "sleep 900"});
       ASSERT_FALSE(id.empty());
       cleanup_.emplace_back(cluster, id);
       fillers_[cluster].push_back(id);
@@ -188,15 +192,18 @@ class DaemonTest : public TestbedTest {
   // A job of gamma's hidden high-tier partition on the node the job runs
   // on: Slurm preempts (cancels) it, and it ends PREEMPTED.
   void Preempt(const std::string& job_id) {
-    const std::string node = Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", job_id, "-o", "%N"}).out);
+    const std::string node =
+        Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", job_id, "-o", "%N"}).out);
     ASSERT_FALSE(node.empty());
-    const std::string urgent = Submit(tb_, "gamma", {"-p", "urgent", "-w", node, "-N1", "--gpus-per-node=8",
-                                                     "-t", "1", "-o", "/dev/null", "--wrap", "sleep 2"});
+    const std::string urgent = Submit(tb_, "gamma",
+                                      {"-p", "urgent", "-w", node, "-N1", "--gpus-per-node=8", "-t",
+                                       "1", "-o", "/dev/null", "--wrap", "sleep 2"});
     ASSERT_FALSE(urgent.empty());
     cleanup_.emplace_back("gamma", urgent);
   }
   CommandOutput TestbedScriptRun(const std::string& name, const std::string& arg) {
-    return Exec({.argv = {TestbedScript(name), arg}, .env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}}});
+    return Exec(
+        {.argv = {TestbedScript(name), arg}, .env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}}});
   }
 
   TempDir tmp_;
@@ -226,8 +233,9 @@ TEST_F(DaemonTest, AManagedJobIsTrackedQueuedLoggedAndCancelled) {
   CommandOutput queue = Sky({"queue"});
   EXPECT_EQ(queue.exit_code, 0) << queue.err;
   EXPECT_THAT(queue.out, ::testing::StartsWith("SKY_ID"));
-  EXPECT_THAT(queue.out, ::testing::ContainsRegex(id + " +alpha +" + s["job"]["slurm_id"].asString() +
-                                                  " +root +RUNNING"));
+  EXPECT_THAT(queue.out,
+              ::testing::ContainsRegex(id + " +alpha +" + s["job"]["slurm_id"].asString() +
+                                       " +root +RUNNING"));
   Json::Value qj = ParseJsonText(Sky({"queue", "--json"}).out);
   EXPECT_GE(qj["jobs"].size(), 1u);
 
@@ -255,8 +263,9 @@ TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
   Free("beta");
   s = WaitFor(id, [](const Json::Value& v) { return v["job"]["cluster"].asString() == "beta"; });
   const auto took = std::chrono::steady_clock::now() - freed;
-  std::printf("pending migration: moved %lld ms after beta freed up\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  std::printf(
+      "pending migration: moved %lld ms after beta freed up\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_TRUE(HasEvent(s, "moved"));
   std::string why;
   for (const auto& e : s["events"]) {
@@ -283,13 +292,15 @@ TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledO
     return v["job"]["cluster"].asString() == "alpha" && !v["job"]["slurm_id"].asString().empty();
   });
   const auto took = std::chrono::steady_clock::now() - died;
-  std::printf("dead cluster: re-placed %lld ms after beta's slurmctld stopped\n",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  std::printf(
+      "dead cluster: re-placed %lld ms after beta's slurmctld stopped\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   EXPECT_TRUE(HasEvent(s, "cluster-lost"));
   EXPECT_TRUE(HasEvent(s, "re-placed"));
   ASSERT_TRUE(TestbedScriptRun("start-cluster", "beta").success());
-  s = WaitFor(id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
-              std::chrono::seconds(90));
+  s = WaitFor(
+      id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
+      std::chrono::seconds(90));
   EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
   EXPECT_NE(Where(s), stale);
 }
@@ -300,9 +311,8 @@ const char kRestartable[] =
     "[ -n \"$SKYSLURM_RESTART_COUNT\" ] || sleep 120\n";
 
 TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
-  const std::string id =
-      SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t", "5",
-                     Script("job.sh", kRestartable)});
+  const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
+                                        "5", Script("job.sh", kRestartable)});
   Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
   const std::string first = s["job"]["slurm_id"].asString();
   const std::string node = Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", first, "-o", "%N"}).out);
@@ -310,17 +320,22 @@ TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
   // The testbed's ReturnToService=2 brings a DOWN node back the moment its
   // slurmd answers (here, at once): drained first, it stays out of use
   // after the DOWN that kills the job with NODE_FAIL.
-  ASSERT_TRUE(RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=drain",
-                                   "reason=skyslurmd_test"})
-                  .success());
-  ASSERT_TRUE(RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=down",
-                                   "reason=skyslurmd_test"})
-                  .success());
-  s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
+  ASSERT_TRUE(
+      RunOn(tb_, "gamma",
+            {"scontrol", "update", "nodename=" + node, "state=drain", "reason=skyslurmd_test"})
+          .success());
+  ASSERT_TRUE(
+      RunOn(tb_, "gamma",
+            {"scontrol", "update", "nodename=" + node, "state=down", "reason=skyslurmd_test"})
+          .success());
+  s = WaitFor(
+      id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
   RunOn(tb_, "gamma", {"scontrol", "update", "nodename=" + node, "state=resume"});
   // Leave the node answering again ("idle", not "idle*") for whatever runs next.
   for (int i = 0; i < 120; ++i) {
-    if (Trim(RunOn(tb_, "gamma", {"sinfo", "-h", "-n", node, "-p", "batch", "-o", "%t"}).out) == "idle") break;
+    if (Trim(RunOn(tb_, "gamma", {"sinfo", "-h", "-n", node, "-p", "batch", "-o", "%t"}).out) ==
+        "idle")
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(s["job"]["restarts"].asInt(), 1);
@@ -339,7 +354,8 @@ TEST_F(DaemonTest, AManagedJobPreemptedOnGammaRestarts) {
   const std::string first = s["job"]["slurm_id"].asString();
   // The hidden high-tier partition takes the job's node: it is preempted.
   Preempt(first);
-  s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
+  s = WaitFor(
+      id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
   std::string reason;
   for (const auto& e : s["events"]) {
     if (e["kind"].asString() == "restarting") reason = e["detail"].asString();
@@ -353,11 +369,12 @@ TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
   const std::string home = tmp_.File("skyuser1");
   fs::create_directories(home);
   Exec({.argv = {"chown", "skyuser1:skyuser1", home}});
-  CommandOutput started = Exec({.argv = {"runuser", "-u", "skyuser1", "--", "env", "HOME=" + home,
-                                         "SLURM_CONF=" + tb_.SlurmConf("alpha"), "SKYSLURM_IDLE_EXIT=60",
-                                         kSkyslurm, "queue"},
-                                .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
-                                .timeout = std::chrono::seconds(60)});
+  CommandOutput started =
+      Exec({.argv = {"runuser", "-u", "skyuser1", "--", "env", "HOME=" + home,
+                     "SLURM_CONF=" + tb_.SlurmConf("alpha"), "SKYSLURM_IDLE_EXIT=60", kSkyslurm,
+                     "queue"},
+            .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
+            .timeout = std::chrono::seconds(60)});
   ASSERT_EQ(started.exit_code, 0) << started.err;
   const std::string run = home + "/.local/state/skyslurm/run";
   auto connect_as = [&](const std::string& user) {
@@ -376,10 +393,10 @@ TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
   const std::string open_home = tmp_.File("open");
   fs::create_directories(open_home + "/.local/state/skyslurm/run");
   ::chmod((open_home + "/.local/state/skyslurm/run").c_str(), 0755);
-  CommandOutput refused = Exec({.argv = {"env", "HOME=" + open_home, "SLURM_CONF=" + tb_.SlurmConf("alpha"),
-                                         kSkyslurmd},
-                                .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
-                                .timeout = std::chrono::seconds(20)});
+  CommandOutput refused = Exec(
+      {.argv = {"env", "HOME=" + open_home, "SLURM_CONF=" + tb_.SlurmConf("alpha"), kSkyslurmd},
+       .env_unset = {"XDG_RUNTIME_DIR", "XDG_STATE_HOME", "SKYSLURM_CONFIG"},
+       .timeout = std::chrono::seconds(20)});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.err, HasSubstr("can be entered by others (mode 0755); refusing to use it"));
   EXPECT_FALSE(fs::exists(open_home + "/.local/state/skyslurm/run/skyslurmd.sock"));
@@ -456,16 +473,16 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
   // Restarts: preempted on gamma.
   for (const char* point : {"restart.recorded", "restart.sent"}) {
     Arm(point);
-    const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
-                                          "5", Script("job.sh", kRestartable)});
+    const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8",
+                                          "-t", "5", Script("job.sh", kRestartable)});
     Json::Value running = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
     const int pid = DaemonPid();
     Preempt(running["job"]["slurm_id"].asString());
     WaitGone(pid);
     EXPECT_FALSE(Alive(pid)) << point;
     EXPECT_TRUE(fs::exists(mark_)) << point;
-    Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "COMPLETED"); },
-                            std::chrono::seconds(90));
+    Json::Value s = WaitFor(
+        id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
     EXPECT_EQ(s["job"]["restarts"].asInt(), 1) << point;
     EXPECT_TRUE(LiveCopies(id).empty()) << point;
     ++runs_;
@@ -476,7 +493,8 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
   std::sort(all.begin(), all.end());
   std::sort(visited.begin(), visited.end());
   EXPECT_EQ(visited, all) << "every fault point is visited";
-  std::printf("fault injection: %zu points, %d runs, 0 lost, 0 duplicated\n", visited.size(), runs_);
+  std::printf("fault injection: %zu points, %d runs, 0 lost, 0 duplicated\n", visited.size(),
+              runs_);
 }
 
 }  // namespace

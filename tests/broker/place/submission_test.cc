@@ -31,9 +31,10 @@ TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
   beta.name = "beta";
   beta.settings.workdir = "/scratch/alice";
   const std::map<std::string, std::string> env = {{"DATA", "/home/alice/data"}, {"OTHER", "x"}};
-  auto request = Parse({"--chdir=run1", "--export=DATA,MODE=fast", "--wait", "job.sh"}, "#!/bin/sh\ntrue\n");
-  backend::SubmitSpec spec =
-      SpecFor(request, Job({"--chdir=run1", "--wait", "-N1"}), beta, {.sky_id = "sky-1", .env = &env});
+  auto request =
+      Parse({"--chdir=run1", "--export=DATA,MODE=fast", "--wait", "job.sh"}, "#!/bin/sh\ntrue\n");
+  backend::SubmitSpec spec = SpecFor(request, Job({"--chdir=run1", "--wait", "-N1"}), beta,
+                                     {.sky_id = "sky-1", .env = &env});
   EXPECT_EQ(spec.sky_id, "sky-1");
   EXPECT_THAT(spec.job.args, ElementsAre("--chdir=run1", "-N1"));  // --wait is the submitter's
   EXPECT_EQ(spec.workdir, "/scratch/alice/run1");
@@ -52,15 +53,18 @@ TEST(SubmissionTest, HomeFromTheDaemonRunsWhereTheUserTypedItWithTheirEnvironmen
   const std::map<std::string, std::string> env = {{"PATH", "/home/alice/bin:/usr/bin"}};
   auto request = Parse({"job.sh"}, "#!/bin/sh\ntrue\n");
   backend::SubmitSpec daemon = SpecFor(request, Job({}), alpha,
-                                       {.sky_id = "sky-1", .env = &env, .submit_dir = "/home/alice/run",
+                                       {.sky_id = "sky-1",
+                                        .env = &env,
+                                        .submit_dir = "/home/alice/run",
                                         .extra_env = {{"SKYSLURM_RESTART_COUNT", "2"}}});
   EXPECT_EQ(daemon.workdir, "/home/alice/run");
   ASSERT_TRUE(daemon.environment.has_value());
   EXPECT_EQ(daemon.environment->at("PATH"), "/home/alice/bin:/usr/bin");
   EXPECT_THAT(daemon.export_env, Contains(Pair("SKYSLURM_RESTART_COUNT", "2")));
   auto relative = Parse({"-D", "sub", "job.sh"}, "#!/bin/sh\ntrue\n");
-  EXPECT_EQ(SpecFor(relative, Job({}), alpha, {.sky_id = "s", .env = &env, .submit_dir = "/w"}).workdir,
-            "/w/sub");
+  EXPECT_EQ(
+      SpecFor(relative, Job({}), alpha, {.sky_id = "s", .env = &env, .submit_dir = "/w"}).workdir,
+      "/w/sub");
   // The shim submits from the user's own folder and environment: nothing to add.
   backend::SubmitSpec shim = SpecFor(request, Job({}), alpha, {.sky_id = "sky-1", .env = &env});
   EXPECT_EQ(shim.workdir, "");

@@ -106,7 +106,8 @@ TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
   ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
   Status st = (*store)->Apply([&] {
     SKY_RETURN_IF_ERROR((*store)->AddEvent({0, "sky-1", 2, "placed", "beta", "", "earliest"}));
-    SKY_RETURN_IF_ERROR((*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}));
+    SKY_RETURN_IF_ERROR(
+        (*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}));
     return (*store)->Insert(Job("sky-1", 1));  // fails: the whole change goes
   });
   EXPECT_EQ(st.code(), StatusCode::kAlreadyExists);
@@ -114,7 +115,8 @@ TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
   EXPECT_TRUE((*store)->Copies("sky-1")->empty());
   ASSERT_TRUE((*store)->AddEvent({0, "sky-1", 2, "placed", "beta", "", "earliest"}).ok());
   ASSERT_TRUE((*store)->AddEvent({0, "sky-1", 3, "submitted", "beta", "42", ""}).ok());
-  ASSERT_TRUE((*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}).ok());
+  ASSERT_TRUE(
+      (*store)->AddCopy({"sky-1", "beta", "42", "debug", "-N1", "#!/bin/sh", "PENDING", 2}).ok());
   ASSERT_TRUE((*store)->SetCopyState("beta", "42", "CANCELLED").ok());
   std::vector<std::string> kinds;
   auto events = (*store)->Events("sky-1");
@@ -132,7 +134,8 @@ TEST_F(JobStoreTest, RefusesANewerSchema) {
   sqlite3_close(db);
   auto store = JobStore::Open(path_);
   ASSERT_FALSE(store.ok());
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 99, newer than this skyslurmd's 1"));
+  EXPECT_THAT(store.status().message(),
+              HasSubstr("schema version 99, newer than this skyslurmd's 1"));
 }
 
 TEST(StatesTest, FinalOrLive) {
