@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -42,6 +44,21 @@ inline std::map<std::string, std::string> ReadTestbedEnv(const std::string& dir)
     env[line.substr(7, eq - 7)] = line.substr(eq + 1);
   }
   return env;
+}
+
+// A copy of the ready user's home starts without skyslurmd state of its own;
+// the daemon a routed sbatch starts there is stopped at the end.
+inline void ForgetDaemonState(const std::string& home) {
+  std::error_code ec;
+  std::filesystem::remove_all(home + "/.local/state/skyslurm/run", ec);
+  for (const char* f : {"skyslurmd.db", "skyslurmd.db-wal", "skyslurmd.db-shm", "skyslurmd.lock"}) {
+    std::filesystem::remove(home + "/.local/state/skyslurm/" + f, ec);
+  }
+}
+inline void StopDaemonOf(const std::string& home) {
+  std::ifstream in(home + "/.local/state/skyslurm/skyslurmd.lock");
+  int pid = 0;
+  if (in >> pid && pid > 0) ::kill(pid, SIGTERM);
 }
 
 }  // namespace skyslurm::bench

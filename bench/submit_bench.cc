@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
   // 2. Routed to a peer, as the ready user types it.
   const std::string home = work + "/home";
   if (!Time({.argv = {"cp", "-a", tb + "/home", home}}).out.success()) return 1;
+  bench::ForgetDaemonState(home);
   const std::string job = work + "/a100.sh", job_gamma = work + "/a100-gamma.sh";
   std::ofstream(job) << "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\n#SBATCH -o /dev/null\ntrue\n";
   // Written for gamma by hand, as a user without skyslurm must (gamma spells
@@ -205,6 +206,7 @@ int main(int argc, char** argv) {
     for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     (void)runner.Run({.argv = cancel, .env_set = {{"SLURM_CONF", env.at(key)}}});
   }
+  bench::StopDaemonOf(home);
   (void)runner.Run({.argv = {"rm", "-rf", work}});
   return 0;
 }
