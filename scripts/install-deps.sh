@@ -23,6 +23,8 @@ packages=(
   slurmdbd mariadb-server
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
+  # the packaged man pages are rendered by a test
+  man-db groff-base
 )
 
 SUDO=""

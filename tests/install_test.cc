@@ -10,7 +10,9 @@
 
 #include <filesystem>
 #include <regex>
+#include <sstream>
 
+#include "broker/config/settings.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
@@ -64,6 +66,59 @@ TEST_F(InstallTest, TheLayoutIsThePromisedOne) {
   const std::string built_against = "(built against Slurm " + m[0].str() + ")\n";
   EXPECT_THAT(Exec({.argv = {At("bin/skyslurm"), "--version"}}).out, ::testing::EndsWith(built_against));
   EXPECT_THAT(Exec({.argv = {At("sbin/skyslurmd"), "--version"}}).out, ::testing::EndsWith(built_against));
+}
+
+TEST_F(InstallTest, ThePackagedFilesDoWhatTheySay) {
+  const std::string etc = At("etc");
+  // The PATH hook puts the shim first only where the site turned routing on.
+  // (Staged under DESTDIR: the hook is pointed at the staged shim folder, as
+  // it points at <prefix>/libexec/skyslurm/bin once installed.)
+  std::string hook_text = ReadFile(etc + "/profile.d/skyslurm.sh");
+  const std::string baked = std::string(SKYSLURM_INSTALL_PREFIX) + "/libexec/skyslurm/bin";
+  ASSERT_NE(hook_text.find("'" + baked + "'"), std::string::npos) << hook_text;
+  hook_text.replace(hook_text.find("'" + baked + "'"), baked.size() + 2, "'" + At("libexec/skyslurm/bin") + "'");
+  const std::string hook = tmp_.File("skyslurm.sh");
+  WriteFile(hook, hook_text);
+  auto path_after = [&](const std::string& site_text) {
+    WriteFile(tmp_.File("site.yaml"), site_text);
+    return Exec({.argv = {"/bin/sh", "-c", ". \"$1\" && printf %s \"$PATH\"", "sh", hook},
+                 .env_set = {{"SKYSLURM_SITE_CONFIG", tmp_.File("site.yaml")}, {"PATH", "/usr/bin:/bin"}}})
+        .out;
+  };
+  EXPECT_EQ(path_after("routing: on\n"), At("libexec/skyslurm/bin") + ":/usr/bin:/bin");
+  EXPECT_EQ(path_after("routing: on  # the site opted in\n"), At("libexec/skyslurm/bin") + ":/usr/bin:/bin");
+  EXPECT_EQ(path_after("#routing: on\n"), "/usr/bin:/bin");
+  EXPECT_EQ(path_after("routing: off\n"), "/usr/bin:/bin");
+  // The example configuration is valid as shipped and with its keys enabled.
+  const std::string example = ReadFile(etc + "/skyslurm/skyslurm.yaml");
+  config::Settings settings;
+  EXPECT_TRUE(config::MergeSettingsYaml(example, "skyslurm.yaml", false, &settings).ok());
+  std::string enabled;
+  std::istringstream lines(example);
+  for (std::string line; std::getline(lines, line);) {
+    enabled += (line.starts_with("#") && !line.starts_with("# ") && line != "#" ? line.substr(1) : line) + "\n";
+  }
+  Status st = config::MergeSettingsYaml(enabled, "skyslurm.yaml", false, &settings);
+  EXPECT_TRUE(st.ok()) << st.message() << "\n" << enabled;
+  EXPECT_EQ(settings.failover.migrate_gain, 300);
+  // The plugstack line names the installed plugin, commented out: admins opt in.
+  EXPECT_THAT(ReadFile(etc + "/slurm/plugstack.conf.d/skyslurm.conf"),
+              HasSubstr("\n#optional " + At("lib/skyslurm/skyslurm.so").substr(tmp_.File("root").size()) + "\n"));
+  // The user unit runs the installed daemon.
+  EXPECT_THAT(ReadFile(At("lib/systemd/user/skyslurmd.service")),
+              HasSubstr("ExecStart=" + std::string(SKYSLURM_INSTALL_PREFIX) + "/sbin/skyslurmd\n"));
+  // Man pages render without a warning; the completion is valid bash.
+  for (const char* page : {"man1/skyslurm.1", "man5/skyslurm.yaml.5", "man8/skyslurmd.8", "man8/skyslurm_spank.8"}) {
+    CommandOutput man = Exec({.argv = {"man", "-l", "--warnings", At(std::string("share/man/") + page)},
+                              .env_set = {{"MANWIDTH", "80"}, {"MAN_DISABLE_SECCOMP", "1"}}});
+    EXPECT_EQ(man.exit_code, 0) << page << man.err;
+    EXPECT_EQ(man.err, "") << page;
+  }
+  CommandOutput completion = Exec({.argv = {"bash", "-c", "source \"$1\" && complete -p skyslurm sbatch", "bash",
+                                            etc + "/bash_completion.d/skyslurm"}});
+  EXPECT_EQ(completion.exit_code, 0) << completion.err;
+  EXPECT_THAT(completion.out, HasSubstr("complete -F _skyslurm skyslurm"));
+  EXPECT_THAT(completion.out, HasSubstr("_skyslurm_sbatch sbatch"));
 }
 
 // As the issue spells it: source $SKYSLURM_TESTBED_DIR/env;
