@@ -191,6 +191,14 @@ struct Daemon {
   }
 };
 
+// A managed 4-GPU H100 job that sleeps a minute: fits alpha and beta.
+void SubmitSleeper(Daemon& d, const std::string& sky_id) {
+  d.Submit(sky_id,
+           {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null",
+            "job.sh"},
+           "#!/bin/sh\nsleep 60\n");
+}
+
 std::string SkyId(int i) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "sky-20260101-000000-%06x",
@@ -261,10 +269,7 @@ void Migration() {
   Fill("alpha", "gpu:h100:8", 20);
   auto beta = Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
   const std::string id = SkyId(900001);
-  d.Submit(id,
-           {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null",
-            "job.sh"},
-           "#!/bin/sh\nsleep 60\n");
+  SubmitSleeper(d, id);
   const std::string first = d.Where(id);
   std::this_thread::sleep_for(std::chrono::seconds(6));  // pending past migrate_after
   for (const auto& b : beta) On("beta", {"scancel", b});
@@ -287,10 +292,7 @@ void ClusterDeath() {
   Fill("alpha", "gpu:h100:8", 30);
   Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
   const std::string id = SkyId(900002);
-  d.Submit(id,
-           {"--sky-managed", "--gres=gpu:h100:4", "-t", "5", "-J", "skybench", "-o", "/dev/null",
-            "job.sh"},
-           "#!/bin/sh\nsleep 60\n");
+  SubmitSleeper(d, id);
   const std::string first = d.Where(id);
   const std::string script = std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/";
   Run({script + "stop-cluster", "beta"});

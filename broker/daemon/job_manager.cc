@@ -310,12 +310,20 @@ std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
   std::vector<std::string> unreachable;
   auto copies = store_.Copies(job.sky_id);
   if (!copies.ok()) return {"(state database)"};
+  // One look at each cluster's queue, however many copies are there.
+  std::map<std::string, Result<std::vector<backend::JobInfo>>> queues;
   for (const auto& c : *copies) {
     if (c.state == "CANCELLED" || c.state == "ENDED") continue;
     backend::Backend* b = BackendOf(c.cluster);
-    auto queue = b == nullptr
-                     ? Result<std::vector<backend::JobInfo>>(UnavailableError("no backend"))
-                     : b->Jobs(options_.queue_timeout);
+    auto it = queues.find(c.cluster);
+    if (it == queues.end()) {
+      it = queues
+               .emplace(c.cluster, b == nullptr ? Result<std::vector<backend::JobInfo>>(
+                                                      UnavailableError("no backend"))
+                                                : b->Jobs(options_.queue_timeout))
+               .first;
+    }
+    const auto& queue = it->second;
     if (!queue.ok()) {
       unreachable.push_back(c.cluster);
       continue;
