@@ -16,18 +16,13 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConf
 # libslurm-dev ships neither a .pc file nor a CMake config.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
 find_library(SLURM_LIBRARY slurm REQUIRED)
-file(STRINGS "${SLURM_INCLUDE_DIR}/slurm/slurm_version.h" _slurm_version_line
-     REGEX "^#define SLURM_VERSION_NUMBER ")
-string(REGEX REPLACE ".*0x([0-9a-fA-F]+).*" "\\1" _slurm_hex "${_slurm_version_line}")
-math(EXPR _slurm_num "0x${_slurm_hex}")
-math(EXPR SLURM_VERSION_MAJOR "(${_slurm_num} >> 16) & 255")
-math(EXPR SLURM_VERSION_MINOR "(${_slurm_num} >> 8) & 255")
-math(EXPR SLURM_VERSION_MICRO "${_slurm_num} & 255")
-# Spelled as Slurm spells its releases: 22.05.8, not 22.5.8.
-if(SLURM_VERSION_MINOR LESS 10)
-  set(SLURM_VERSION_MINOR "0${SLURM_VERSION_MINOR}")
-endif()
-set(SLURM_BUILD_VERSION "${SLURM_VERSION_MAJOR}.${SLURM_VERSION_MINOR}.${SLURM_VERSION_MICRO}")
+# The Slurm release, spelled as Slurm spells it (22.05.8, not 22.5.8); the
+# packages ask the same script (docs/packaging.md).
+execute_process(COMMAND sh ${PROJECT_SOURCE_DIR}/packaging/slurm-version.sh ${SLURM_INCLUDE_DIR}
+                OUTPUT_VARIABLE SLURM_BUILD_VERSION OUTPUT_STRIP_TRAILING_WHITESPACE
+                COMMAND_ERROR_IS_FATAL ANY)
+# A Slurm upgrade (new headers) reconfigures: the plugin must be rebuilt.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${SLURM_INCLUDE_DIR}/slurm/slurm_version.h)
 message(STATUS "Slurm headers: ${SLURM_INCLUDE_DIR} (Slurm ${SLURM_BUILD_VERSION})")
 # Headers only: the SPANK plugin must bind to the Slurm library already loaded
 # in sbatch/srun/slurmstepd, never bring a second copy.
