@@ -23,8 +23,11 @@ packages=(
   slurmdbd mariadb-server
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
-  # the packaged man pages are rendered by a test
-  man-db groff-base
+  # the packaged man pages are rendered by a test; completion is tested
+  # inside bash-completion
+  man-db groff-base bash-completion
+  # building and checking the packages (scripts/package.sh)
+  debhelper fakeroot lintian rpm rpmlint cpio binutils
 )
 
 SUDO=""

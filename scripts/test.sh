@@ -6,7 +6,10 @@
 #   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
 #   4. runs the unit tests in both trees, the integration tests against the
 #      testbed through ctest, and each fuzzer for a bounded time
-#      (SKYSLURM_FUZZ_SECONDS, default 20); exits non-zero on any failure.
+#      (SKYSLURM_FUZZ_SECONDS, default 20),
+#   5. builds the .deb and .rpm packages (scripts/package.sh) and runs the
+#      package test: installs the .deb here, uses it on the testbed, removes
+#      and purges it; exits non-zero on any failure.
 #
 #   scripts/test.sh          # as root on Debian 12
 set -euo pipefail
@@ -37,6 +40,12 @@ step "integration tests (the testbed's real clusters)"
 $SUDO ctest --test-dir build -L integration --output-on-failure || status=1
 step "fuzzing (bounded)"
 scripts/fuzz.sh "${SKYSLURM_FUZZ_SECONDS:-20}" || status=1
+step "packages (.deb and .rpm, lintian, rpmlint) and their test"
+if scripts/package.sh; then
+  $SUDO ctest --test-dir build -L package --output-on-failure || status=1
+else
+  status=1
+fi
 
 if [ "$status" -ne 0 ]; then
   echo "test.sh: FAILED (see above)" >&2

@@ -119,6 +119,25 @@ TEST_F(InstallTest, ThePackagedFilesDoWhatTheySay) {
   EXPECT_EQ(completion.exit_code, 0) << completion.err;
   EXPECT_THAT(completion.out, HasSubstr("complete -F _skyslurm skyslurm"));
   EXPECT_THAT(completion.out, HasSubstr("_skyslurm_sbatch sbatch"));
+  // With bash-completion, as a login shell loads it: --sky-* options are
+  // ours, every other option still completes through Slurm's own
+  // completion (slurm-client's, loaded on demand), for each command.
+  const char* complete_words = R"sh(
+    source /usr/share/bash-completion/bash_completion && source "$1" || exit 1
+    words() {
+      COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+      local f; f=$(complete -p "$1" | sed -n 's/.*-F \([^ ]*\).*/\1/p')
+      "$f" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
+      echo "$* => ${COMPREPLY[*]} ($f)"
+    }
+    words sbatch --sky-m; words sbatch --parti; words srun --ntasks-per-n; words salloc --sky-any-cluster)sh";
+  CommandOutput delegated = Exec({.argv = {"bash", "-c", complete_words, "bash", etc + "/bash_completion.d/skyslurm"}});
+  EXPECT_EQ(delegated.out,
+            "sbatch --sky-m => --sky-managed (_skyslurm_sbatch)\n"
+            "sbatch --parti => --partition= (_skyslurm_sbatch)\n"
+            "srun --ntasks-per-n => --ntasks-per-node= (_skyslurm_srun)\n"
+            "salloc --sky-any-cluster => --sky-any-cluster --sky-any-cluster= (_skyslurm_salloc)\n")
+      << delegated.err;
 }
 
 // As the issue spells it: source $SKYSLURM_TESTBED_DIR/env;
