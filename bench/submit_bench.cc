@@ -10,6 +10,7 @@
 // Every job is submitted held and cancelled at the end.
 //
 //   build/bench/submit_bench [passthrough runs (200)] [routed runs (20)]
+//   SKYSLURM_BENCH_SHIM_BIN=DIR build/bench/submit_bench ...   # another shim
 #include <unistd.h>
 
 #include <cstdio>
@@ -70,7 +71,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no testbed at %s: run scripts/testbed/up\n", tb.c_str());
     return 1;
   }
-  const std::string shim_bin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
+  // SKYSLURM_BENCH_SHIM_BIN measures another shim folder, e.g. an installed
+  // package's /usr/libexec/skyslurm/bin (linked dynamically).
+  const char* other_shim = std::getenv("SKYSLURM_BENCH_SHIM_BIN");
+  const std::string shim_bin = other_shim != nullptr && *other_shim != '\0'
+                                   ? std::string(other_shim)
+                                   : std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
   const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
   char work_template[] = "/tmp/skyslurm-bench-XXXXXX";
   const std::string work = mkdtemp(work_template);

@@ -45,7 +45,10 @@ fi
 slurm_version=$(sh packaging/slurm-version.sh)
 
 out="$repo/build-pkg"
-rm -rf "$out"
+# Only what this run builds is replaced.
+rm -rf "$out/src"
+[ $want_deb = 0 ] || rm -rf "$out/deb"
+[ $want_rpm = 0 ] || rm -rf "$out/rpm"
 mkdir -p "$out/deb" "$out/rpm"
 
 # The source as committed plus what is not yet (never build trees).

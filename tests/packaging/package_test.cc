@@ -189,24 +189,13 @@ class DebPackageTest : public TestbedTest {
 
   // "Submitted batch job N on cluster C" -> (C, N), cancelled at the end.
   std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
-    std::smatch m;
-    EXPECT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n")))
-        << out.out << out.err;
-    if (m.size() < 3) return {};
-    cleanup_.emplace_back(m[2], m[1]);
-    return {m[2], m[1]};
+    auto routed = RoutedTo(out);
+    if (!routed.first.empty()) cleanup_.push_back(routed);
+    return routed;
   }
 
   void FillAlpha() {
-    for (int i = 0; i < 2; ++i) {
-      const std::string id =
-          Submit(tb_, "alpha", {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o", "/dev/null", "--wrap", "sleep 600"});
-      ASSERT_FALSE(id.empty());
-      cleanup_.emplace_back("alpha", id);
-      for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
+    for (const std::string& id : FillAlphaH100s(tb_)) cleanup_.emplace_back("alpha", id);
   }
 
   // The ready user's skyslurmd runs the packaged program; it is stopped.
@@ -239,6 +228,13 @@ TEST_F(DebPackageTest, InstallEnableRunTheMainJobRemoveAndPurge) {
     ExpectHardened(program);
   }
   ExpectOnlySpankSymbols(kPlugin);
+  // The shim links the system's libc (its security updates reach it), and
+  // nothing else: the C++ runtime is linked in (docs/packaging.md).
+  const std::vector<std::string> needed = Lines(
+      Exec({.argv = {"sh", "-c", "readelf -d \"$1\" | grep NEEDED", "sh", "/usr/libexec/skyslurm/skyslurm-shim"}})
+          .out);
+  EXPECT_THAT(needed, ::testing::Contains(HasSubstr("[libc.so.6]")));
+  EXPECT_THAT(needed, ::testing::Each(::testing::AnyOf(HasSubstr("[libc.so.6]"), HasSubstr("[ld-linux"))));
   std::set<std::string> files;
   std::set<std::string> conffiles;
   for (const char* package : {"skyslurm", "skyslurm-spank"}) {

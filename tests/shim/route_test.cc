@@ -57,25 +57,14 @@ class RouteTest : public TestbedTest {
   }
 
   void FillAlpha() {
-    for (int i = 0; i < 2; ++i) {
-      const std::string id = Submit(tb_, "alpha", {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o",
-                                                   "/dev/null", "--wrap", "sleep 600"});
-      ASSERT_FALSE(id.empty());
-      cleanup_.emplace_back("alpha", id);
-      for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
+    for (const std::string& id : FillAlphaH100s(tb_)) cleanup_.emplace_back("alpha", id);
   }
 
-  // "Submitted batch job N on cluster C" -> (C, N).
+  // "Submitted batch job N on cluster C" -> (C, N), cancelled at the end.
   std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
-    std::smatch m;
-    const std::regex re("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n");
-    EXPECT_TRUE(std::regex_match(out.out, m, re)) << out.out << out.err;
-    if (m.size() < 3) return {};
-    cleanup_.emplace_back(m[2], m[1]);
-    return {m[2], m[1]};
+    auto routed = RoutedTo(out);
+    if (!routed.first.empty()) cleanup_.push_back(routed);
+    return routed;
   }
 
   // The job's output, wherever it ran (a peer's jobs run in the user's

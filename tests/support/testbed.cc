@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -92,6 +93,29 @@ std::string Submit(const Testbed& tb, std::string_view cluster,
     return {};
   }
   return id;
+}
+
+std::vector<std::string> FillAlphaH100s(const Testbed& tb) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    const std::string id =
+        Submit(tb, "alpha", {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o", "/dev/null", "--wrap", "sleep 600"});
+    if (id.empty()) return ids;
+    ids.push_back(id);
+    for (int k = 0; k < 150 && JobState(tb, "alpha", id) != "RUNNING"; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return ids;
+}
+
+std::pair<std::string, std::string> RoutedTo(const CommandOutput& out) {
+  std::smatch m;
+  if (!std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n"))) {
+    ADD_FAILURE() << "not a routed submission: stdout '" << out.out << "', stderr '" << out.err << "'";
+    return {};
+  }
+  return {m[2], m[1]};
 }
 
 std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id) {

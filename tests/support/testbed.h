@@ -50,6 +50,14 @@ CommandOutput Exec(Command command);
 std::string Submit(const Testbed& tb, std::string_view cluster,
                    const std::vector<std::string>& sbatch_args);
 
+// Fills alpha's 16 H100s (two jobs of 8, sleeping 10 minutes) and waits up
+// to 15 s each for them to run; returns their ids for the caller to cancel.
+std::vector<std::string> FillAlphaH100s(const Testbed& tb);
+
+// A routed submission's "Submitted batch job N on cluster C\n" as (C, N);
+// ("", "") with the test failed (showing both streams) when it is not that.
+std::pair<std::string, std::string> RoutedTo(const CommandOutput& out);
+
 // Polls the job's state until it ends (COMPLETED, FAILED, CANCELLED, ...) or
 // the timeout passes; returns the last state seen.
 std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::string_view job_id,
