@@ -56,7 +56,7 @@ stage="$out/src/skyslurm-$version"
 mkdir -p "$stage"
 if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git -C "$repo" ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    while IFS= read -r -d '' f; do if [ -e "$f" ]; then printf '%s\0' "$f"; fi; done |
     tar --null -T - -cf - | tar -C "$stage" -xf -
 else
   tar --exclude='./build*' --exclude='./.git' -cf - . | tar -C "$stage" -xf -

@@ -42,7 +42,7 @@ step "fuzzing (bounded)"
 scripts/fuzz.sh "${SKYSLURM_FUZZ_SECONDS:-20}" || status=1
 step "packages (.deb and .rpm, lintian, rpmlint) and their test"
 if scripts/package.sh; then
-  $SUDO ctest --test-dir build -L package --output-on-failure || status=1
+  $SUDO env SKYSLURM_PACKAGE_TEST=1 ctest --test-dir build -L package --output-on-failure || status=1
 else
   status=1
 fi

@@ -130,13 +130,24 @@ TEST_F(InstallTest, ThePackagedFilesDoWhatTheySay) {
       "$f" "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}" 2>/dev/null
       echo "$* => ${COMPREPLY[*]} ($f)"
     }
-    words sbatch --sky-m; words sbatch --parti; words srun --ntasks-per-n; words salloc --sky-any-cluster)sh";
-  CommandOutput delegated = Exec({.argv = {"bash", "-c", complete_words, "bash", etc + "/bash_completion.d/skyslurm"}});
+    words sbatch --sky-m; words sbatch --parti; words srun --ntasks-per-n; words salloc --sky-a
+    words sbatch --sky-any-cluster =; words sbatch --sky-any-cluster = alpha,g; words srun --sky-infra = b
+    complete -p sbatch srun)sh";
+  // Bash gives "--sky-any-cluster=b" as three words (COMP_WORDBREAKS has "=");
+  // the clusters are the ready user's ~/.slurm/config hosts.
+  CommandOutput delegated = Exec({.argv = {"bash", "-c", complete_words, "bash", etc + "/bash_completion.d/skyslurm"},
+                                  .env_set = {{"HOME", tb_.Path("home")}}});
   EXPECT_EQ(delegated.out,
             "sbatch --sky-m => --sky-managed (_skyslurm_sbatch)\n"
             "sbatch --parti => --partition= (_skyslurm_sbatch)\n"
             "srun --ntasks-per-n => --ntasks-per-node= (_skyslurm_srun)\n"
-            "salloc --sky-any-cluster => --sky-any-cluster --sky-any-cluster= (_skyslurm_salloc)\n")
+            "salloc --sky-a => --sky-any-cluster (_skyslurm_salloc)\n"
+            "sbatch --sky-any-cluster = => alpha beta gamma (_skyslurm_sbatch)\n"
+            "sbatch --sky-any-cluster = alpha,g => alpha,gamma (_skyslurm_sbatch)\n"
+            "srun --sky-infra = b => beta (_skyslurm_srun)\n"
+            // Slurm's own completion options stay (sbatch completes file names).
+            "complete -o filenames -F _skyslurm_sbatch sbatch\n"
+            "complete -F _skyslurm_srun srun\n")
       << delegated.err;
 }
 
