@@ -429,7 +429,8 @@ class RpmPackageTest : public TestbedTest {
 TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
   ASSERT_FALSE(HasFailure());
   const std::string version = Query(main_rpm_, {"--qf", "%{VERSION}"}).at(0);
-  EXPECT_EQ(Query(spank_rpm_, {"--qf", "%{VERSION}"}).at(0), version + "+slurm" + SlurmRelease(tb_));
+  const std::string slurm_release = SlurmRelease(tb_);
+  EXPECT_EQ(Query(spank_rpm_, {"--qf", "%{VERSION}"}).at(0), version + "+slurm" + slurm_release);
 
   // rpm -qlp: the same files as the .deb, package by package (man pages
   // compressed by each distribution's rules).
@@ -445,9 +446,9 @@ TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
               ::testing::IsSupersetOf({kPlugin, kSnippet, "/usr/share/man/man8/skyslurm_spank.8.gz"}));
   EXPECT_EQ(RpmFiles(main_rpm_), DebFiles("skyslurm_[^_]+_[a-z0-9]+\\.deb"));
   EXPECT_EQ(RpmFiles(spank_rpm_), DebFiles("skyslurm-spank_[^_]+_[a-z0-9]+\\.deb"));
+  const std::vector<std::string> links = Query(main_rpm_, {"--qf", "[%{FILENAMES} -> %{FILELINKTOS}\n]"});
   for (const char* shim : {"sbatch", "salloc", "srun"}) {
-    EXPECT_THAT(Query(main_rpm_, {"--qf", "[%{FILENAMES} -> %{FILELINKTOS}\n]"}),
-                ::testing::Contains(std::string(kShimDir) + "/" + shim + " -> ../skyslurm-shim"));
+    EXPECT_THAT(links, ::testing::Contains(std::string(kShimDir) + "/" + shim + " -> ../skyslurm-shim"));
   }
 
   // Conffiles an upgrade never overwrites: %config(noreplace).
@@ -463,7 +464,7 @@ TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
   // rpm -qRp: the plugin requires exactly the Slurm release (any build of
   // it) and the skyslurm of its own build; the programs their libraries.
   const std::vector<std::string> spank_requires = Query(spank_rpm_, {"-R"});
-  EXPECT_THAT(spank_requires, ::testing::Contains("slurm = " + SlurmRelease(tb_)));
+  EXPECT_THAT(spank_requires, ::testing::Contains("slurm = " + slurm_release));
   const std::string release = Query(main_rpm_, {"--qf", "%{RELEASE}"}).at(0);
   EXPECT_THAT(spank_requires, ::testing::Contains(MatchesRegex("skyslurm\\([a-z0-9_-]+\\) = " + version + "-" +
                                                               release)));
