@@ -165,8 +165,11 @@ class DaemonTest : public TestbedTest {
 
   int DaemonPid() { return UserDaemonPid(home_); }
   static bool Alive(int pid) { return ProcessAlive(pid); }
+  // Up to 60 s, as WaitFor: a move after beta frees up takes 8-10 s here
+  // (APendingJobMovesWhenAnotherClusterFreesUp prints it), so the 10 s this
+  // used to wait failed a CI run at move.intent and move.cancelled.
   void WaitGone(int pid) {
-    for (int i = 0; i < 100 && Alive(pid); ++i)
+    for (int i = 0; i < 600 && Alive(pid); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   void StopDaemon() { StopUserDaemon(home_); }
