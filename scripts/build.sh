@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Configures and builds skyslurm into build/; with --asan also the ASan+UBSan
-# tree build-asan/, with --fuzz the clang libFuzzer tree build-fuzz/ (the
-# fuzz targets only). Used by test.sh and demo.sh.
+# Configures and builds skyslurm into build/ (RelWithDebInfo); with --asan
+# also the ASan+UBSan tree build-asan/ (Debug), with --release the Release
+# tree build-release/ (-O3, what users build; no tests), with --fuzz the clang
+# libFuzzer tree build-fuzz/ (the fuzz targets only). Every tree of ours has
+# warnings as errors (SKYSLURM_WERROR); a user's or a distribution's build
+# does not. Used by test.sh and demo.sh.
 #
-#   scripts/build.sh [--asan] [--fuzz]
+#   scripts/build.sh [--asan] [--release] [--fuzz]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -14,7 +17,7 @@ configure() { # dir, extra cmake args...
   local dir=$1
   shift
   if [ ! -f "$dir/CMakeCache.txt" ]; then
-    cmake -S . -B "$dir" "${generator[@]}" "$@"
+    cmake -S . -B "$dir" "${generator[@]}" -DSKYSLURM_WERROR=ON "$@"
   fi
 }
 
@@ -25,6 +28,10 @@ for arg in "$@"; do
     --asan)
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSKYSLURM_SANITIZE=ON -DSKYSLURM_BUILD_BENCHMARKS=OFF
       cmake --build build-asan --parallel "$(nproc)"
+      ;;
+    --release)
+      configure build-release -DCMAKE_BUILD_TYPE=Release -DSKYSLURM_BUILD_TESTS=OFF
+      cmake --build build-release --parallel "$(nproc)"
       ;;
     --fuzz)
       CC=clang CXX=clang++ configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYSLURM_FUZZ=ON \

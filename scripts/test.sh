@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up this machine and runs every test:
 #   1. installs the dependencies (scripts/install-deps.sh, Debian packages),
-#   2. builds skyslurm, plain (build/), with ASan+UBSan (build-asan/) and the
-#      clang libFuzzer targets (build-fuzz/),
+#   2. builds skyslurm, plain (build/, RelWithDebInfo), with ASan+UBSan
+#      (build-asan/, Debug), Release (build-release/, -O3, compiled only:
+#      warnings there are errors too) and the clang libFuzzer targets
+#      (build-fuzz/),
 #   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
 #   4. runs the unit tests in both trees, the integration tests against the
 #      testbed through ctest, and each fuzzer for a bounded time
@@ -23,8 +25,8 @@ step() { printf '\n== %s\n' "$*"; }
 step "dependencies"
 $SUDO scripts/install-deps.sh
 
-step "build (plain, ASan+UBSan, libFuzzer)"
-scripts/build.sh --asan --fuzz
+step "build (RelWithDebInfo, ASan+UBSan Debug, Release, libFuzzer)"
+scripts/build.sh --asan --release --fuzz
 
 step "testbed"
 # After the build, so that the testbed lists this build's SPANK plugin.

@@ -101,6 +101,8 @@ ApiServer::ApiServer(JobManager& manager)
     v["summary"] = answer->summary;
     v["workdir"] = answer->workdir;
     v["home"] = answer->home;
+    v["notes"] = Json::Value(Json::arrayValue);
+    for (const auto& note : answer->notes) v["notes"].append(note);
     Reply(res, 201, v);
   });
   s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {

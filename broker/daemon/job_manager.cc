@@ -32,6 +32,7 @@ bool LooksLikeSkyId(std::string_view id) {
 }  // namespace
 
 thread_local std::string JobManager::last_answer_workdir_;
+thread_local std::vector<std::string> JobManager::last_answer_notes_;
 thread_local bool JobManager::last_answer_home_ = false;
 
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
@@ -210,6 +211,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   }
   last_answer_workdir_ = spec.workdir;
   last_answer_home_ = target->home;
+  last_answer_notes_ = plan.chosen_job()->caveats;
   return st;
 }
 
@@ -242,10 +244,11 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   job.retry_on_failure = request->sky.retry_on_failure;
   job.created = job.updated = Now();
   SKY_RETURN_IF_ERROR(store_.Insert(job));
+  last_answer_notes_.clear();
   FaultPoint("submit.recorded");
   SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), true));
   FaultPoint("submit.done");
-  return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_};
+  return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_, last_answer_notes_};
 }
 
 Result<store::SkyJob> JobManager::Find(const std::string& id) {

@@ -47,6 +47,7 @@ struct SubmitAnswer {
   std::string summary;  // why this cluster
   std::string workdir;  // where it runs there ("" = the default)
   bool home = false;    // it went to the home cluster
+  std::vector<std::string> notes;  // what the user should know (modules left as written ...)
 };
 
 // One row of `skyslurm queue`.
@@ -155,6 +156,7 @@ class JobManager {
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;
   thread_local static bool last_answer_home_;
+  thread_local static std::vector<std::string> last_answer_notes_;
 };
 
 }  // namespace skyslurm::daemon

@@ -29,6 +29,11 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
   return parts;
 }
 
+// C's isspace in the C locale, which strtol skips.
+bool IsCSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -99,30 +104,44 @@ std::string FormatTimeLimit(const TimeLimit& limit) {
 }
 
 Result<std::int64_t> ParseMemoryMb(std::string_view text) {
-  std::string_view digits = text;
-  std::int64_t scale_kb = 1024;  // MB by default
-  bool divide = false;
-  if (!text.empty() && std::isalpha(static_cast<unsigned char>(text.back()))) {
-    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-      case 'K': divide = true; break;
-      case 'M': scale_kb = 1024; break;
-      case 'G': scale_kb = 1024 * 1024; break;
-      case 'T': scale_kb = std::int64_t{1024} * 1024 * 1024; break;
-      default:
-        return InvalidArgumentError(fmt::format(
-            "invalid memory size '{}' (expected a number with an optional K, M, G or T suffix)",
-            text));
-    }
-    digits.remove_suffix(1);
-  }
-  std::int64_t n = 0;
-  if (!ParseNumber(digits, &n) || n > std::numeric_limits<std::int64_t>::max() / scale_kb) {
+  // Slurm's str_to_mbytes (src/common/proc_args.c): strtoll's number (blanks
+  // before it and a sign allowed), then nothing (MB) or one of K, M, G, T in
+  // either case, optionally followed by B or b ("24gb", "512MB", "2tB").
+  auto bad = [&] {
     return InvalidArgumentError(fmt::format(
-        "invalid memory size '{}' (expected a number with an optional K, M, G or T suffix)",
+        "invalid memory size '{}' (expected a number with an optional K, M, G or T suffix, "
+        "optionally followed by B)",
         text));
+  };
+  std::size_t i = 0;
+  while (i < text.size() && IsCSpace(text[i])) ++i;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  const std::size_t digits_start = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == digits_start) return bad();
+  std::int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(text.data() + digits_start, text.data() + i, n);
+  if (ec != std::errc()) return bad();  // beyond 2^63: strtoll's ERANGE
+  if (negative && n != 0) return bad();
+  std::string_view unit = text.substr(i);
+  std::int64_t scale_mb = 1;
+  bool kilobytes = false;
+  if (!unit.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(unit[0]))) {
+      case 'K': kilobytes = true; break;
+      case 'M': break;
+      case 'G': scale_mb = 1024; break;
+      case 'T': scale_mb = 1024 * 1024; break;
+      default: return bad();
+    }
+    unit.remove_prefix(1);
+    if (!unit.empty() && (unit != "B" && unit != "b")) return bad();
   }
-  if (divide) return (n + 1023) / 1024;
-  return n * scale_kb / 1024;
+  if (kilobytes) return n / 1024 + (n % 1024 != 0 ? 1 : 0);  // rounds up, as Slurm does
+  // Slurm's own product would wrap around; no cluster has that much memory.
+  if (n > std::numeric_limits<std::int64_t>::max() / scale_mb) return bad();
+  return n * scale_mb;
 }
 
 Result<NodeCount> ParseNodeCount(std::string_view text) {
@@ -153,57 +172,107 @@ Result<std::int64_t> ParsePositiveCount(std::string_view text) {
   return n;
 }
 
+namespace {
+
+// A GRES count as slurmctld reads it (_is_valid_number in src/common/gres.c):
+// strtoull's number, then nothing or one of suffix_mult's units (k, m, g, t,
+// p = 1024^n, kib..pib the same, kb..pb = 1000^n, any case). No digits at all
+// reads as 0 ("k" is a count of 0). False when it is not a count, in which
+// case slurmctld takes the word as a type.
+bool ParseGresCount(std::string_view text, std::int64_t* count) {
+  std::size_t i = 0;
+  while (i < text.size() && IsCSpace(text[i])) ++i;
+  if (i < text.size() && text[i] == '+') ++i;
+  // A '-' makes strtoull wrap around to a count no node has; we call it no
+  // count at all (see docs/sbatch-compatibility.md).
+  const std::size_t digits_start = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  std::int64_t n = 0;
+  if (i > digits_start) {
+    const auto [ptr, ec] = std::from_chars(text.data() + digits_start, text.data() + i, n);
+    if (ec != std::errc()) return false;
+  }
+  std::string suffix(text.substr(i));
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::int64_t multiplier = 0;
+  if (suffix.empty()) {
+    multiplier = 1;
+  } else {
+    static constexpr std::string_view kUnits = "kmgtp";
+    const auto unit = kUnits.find(suffix[0]);
+    if (unit == std::string_view::npos) return false;
+    const std::string_view rest = std::string_view(suffix).substr(1);
+    std::int64_t base = 0;
+    if (rest.empty() || rest == "ib") {
+      base = 1024;
+    } else if (rest == "b") {
+      base = 1000;
+    } else {
+      return false;
+    }
+    multiplier = 1;
+    for (std::size_t k = 0; k <= unit; ++k) multiplier *= base;
+  }
+  if (n > std::numeric_limits<std::int64_t>::max() / multiplier) return false;
+  *count = n * multiplier;
+  return true;
+}
+
+Status BadGres(std::string_view element, std::string_view why) {
+  return InvalidArgumentError(fmt::format(
+      "invalid GRES '{}' ({}; Slurm reads name[:type][:count]: \"Invalid generic resource (gres) "
+      "specification\")",
+      element, why));
+}
+
+// One element of a GRES list, as slurmctld splits it (_get_next_gres): at
+// the first colon and the next; "name", "name:count", "name:type" (a word
+// that is not a count is a type, with a count of 1), "name:type:count".
+Result<GresItem> ParseGresElement(std::string_view element) {
+  GresItem item;
+  item.text = std::string(element);
+  std::string_view spec = element;
+  if (spec.starts_with("gres/")) spec.remove_prefix(5);
+  const auto first = spec.find(':');
+  item.name = std::string(spec.substr(0, first));
+  if (item.name.empty()) return BadGres(element, "no name");
+  if (first == std::string_view::npos) return item;
+  const std::string_view rest = spec.substr(first + 1);
+  const auto second = rest.find(':');
+  if (second == std::string_view::npos) {
+    if (rest.empty()) return BadGres(element, "empty type");
+    if (!ParseGresCount(rest, &item.count)) item.type = std::string(rest);
+    return item;
+  }
+  const std::string_view type = rest.substr(0, second), count = rest.substr(second + 1);
+  if (type.empty()) return BadGres(element, "empty type");
+  if (count.empty()) return BadGres(element, "empty count");
+  item.type = std::string(type);
+  if (!ParseGresCount(count, &item.count)) {
+    return BadGres(element, fmt::format("'{}' is not a count", count));
+  }
+  return item;
+}
+
+// The non-empty elements of a comma-separated list (both strtok and
+// slurmctld skip empty ones).
+std::vector<std::string_view> NonEmptyElements(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::string_view e : Split(text, ',')) {
+    if (!e.empty()) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<GresItem>> ParseGresList(std::string_view text) {
   std::vector<GresItem> items;
-  if (text.empty()) return InvalidArgumentError("empty GRES list");
-  for (std::string_view element : Split(text, ',')) {
-    GresItem item;
-    item.text = std::string(element);
-    std::string_view spec = element;
-    if (spec.starts_with("gres/")) spec.remove_prefix(5);
-    const auto fields = Split(spec, ':');
-    if (fields[0].empty() || fields.size() > 3) {
-      return InvalidArgumentError(
-          fmt::format("invalid GRES '{}' (expected name[:type][:count])", element));
-    }
-    item.name = std::string(fields[0]);
-    auto parse_count = [&](std::string_view c) -> Status {
-      // Counts may carry a k/m/g multiplier for GRES like bandwidth.
-      std::string_view digits = c;
-      std::int64_t multiplier = 1;
-      if (!c.empty()) {
-        switch (std::tolower(static_cast<unsigned char>(c.back()))) {
-          case 'k': multiplier = 1024; break;
-          case 'm': multiplier = 1024 * 1024; break;
-          case 'g': multiplier = 1024 * 1024 * 1024; break;
-          default: break;
-        }
-      }
-      if (multiplier != 1) digits.remove_suffix(1);
-      std::int64_t n = 0;
-      if (!ParseNumber(digits, &n)) {
-        return InvalidArgumentError(
-            fmt::format("invalid count '{}' in GRES '{}' (expected a whole number)", c, element));
-      }
-      item.count = n * multiplier;
-      return OkStatus();
-    };
-    if (fields.size() == 2) {
-      // name:count or name:type: a leading digit makes it a count.
-      if (!fields[1].empty() && std::isdigit(static_cast<unsigned char>(fields[1][0]))) {
-        SKY_RETURN_IF_ERROR(parse_count(fields[1]));
-      } else if (fields[1].empty()) {
-        return InvalidArgumentError(fmt::format("invalid GRES '{}' (empty type)", element));
-      } else {
-        item.type = std::string(fields[1]);
-      }
-    } else if (fields.size() == 3) {
-      if (fields[1].empty()) {
-        return InvalidArgumentError(fmt::format("invalid GRES '{}' (empty type)", element));
-      }
-      item.type = std::string(fields[1]);
-      SKY_RETURN_IF_ERROR(parse_count(fields[2]));
-    }
+  // sbatch sends nothing for --gres=none (any case).
+  if (EqualsIgnoreCase(text, "none")) return items;
+  for (std::string_view element : NonEmptyElements(text)) {
+    SKY_ASSIGN_OR_RETURN(GresItem item, ParseGresElement(element));
+    if (item.count == 0) continue;  // slurmctld drops a count of 0
     items.push_back(std::move(item));
   }
   return items;
@@ -217,26 +286,20 @@ std::string FormatGres(const GresItem& item) {
 }
 
 Result<std::vector<GpuCount>> ParseGpuList(std::string_view text) {
+  // sbatch turns each element into "gpu:<element>" (xfmt_tres), which
+  // slurmctld then reads as a GRES: "h100" is one H100, "h100:2" two, "2"
+  // two of any type; "gpu:h100:2" becomes gpu:gpu:h100:2 and is refused.
   std::vector<GpuCount> gpus;
-  if (text.empty()) return InvalidArgumentError("empty GPU count");
-  for (std::string_view element : Split(text, ',')) {
-    GpuCount gpu;
-    std::string_view count = element;
-    const auto colon = element.rfind(':');
-    if (colon != std::string_view::npos) {
-      gpu.type = std::string(element.substr(0, colon));
-      count = element.substr(colon + 1);
-      if (gpu.type.empty()) {
-        return InvalidArgumentError(
-            fmt::format("invalid GPU request '{}' (expected [type:]count)", element));
-      }
-      if (gpu.type.starts_with("gpu:")) gpu.type.erase(0, 4);
-    }
-    if (!ParseNumber(count, &gpu.count) || gpu.count < 1) {
+  for (std::string_view element : NonEmptyElements(text)) {
+    auto item = ParseGresElement("gpu:" + std::string(element));
+    if (!item.ok()) {
       return InvalidArgumentError(fmt::format(
-          "invalid GPU count '{}' in '{}' (expected [type:]count, count >= 1)", count, element));
+          "invalid GPU request '{}' (expected type, count or type:count: Slurm reads it as "
+          "gres gpu:{}, \"Invalid generic resource (gres) specification\")",
+          element, element));
     }
-    gpus.push_back(std::move(gpu));
+    if (item->count == 0) continue;
+    gpus.push_back({item->type, item->count});
   }
   return gpus;
 }

@@ -25,8 +25,10 @@ Result<TimeLimit> ParseTimeLimit(std::string_view text);
 // Slurm's own way of writing minutes: "30:00", "1-00:00:00", "UNLIMITED".
 std::string FormatTimeLimit(const TimeLimit& limit);
 
-// A memory size in megabytes: a number with an optional K, M, G or T suffix
-// (default M), as --mem and --mem-per-cpu take it.
+// A memory size in megabytes, as --mem, --mem-per-cpu and --mem-per-gpu take
+// it (Slurm's str_to_mbytes): a number with an optional K, M, G or T suffix
+// in either case (default M), optionally followed by B ("24gb"); K rounds
+// up to a whole megabyte.
 Result<std::int64_t> ParseMemoryMb(std::string_view text);
 
 // --nodes: "N" or "MIN-MAX".
@@ -40,7 +42,11 @@ Result<NodeCount> ParseNodeCount(std::string_view text);
 // A positive whole number (--ntasks, --cpus-per-task, ...).
 Result<std::int64_t> ParsePositiveCount(std::string_view text);
 
-// One element of a --gres list: name[:type][:count], "gres/" prefix allowed.
+// One element of a --gres list: name[:type][:count], "gres/" prefix allowed,
+// read as slurmctld reads it (sbatch itself checks nothing): a second field
+// that is not a count is a type with a count of 1; counts take suffix_mult's
+// units (k = 1024, kb = 1000, ... up to p); empty elements are skipped, and
+// so are elements with a count of 0; "none" is no GRES.
 struct GresItem {
   std::string name;   // "gpu"
   std::string type;   // "" when none was given
@@ -51,7 +57,10 @@ struct GresItem {
 Result<std::vector<GresItem>> ParseGresList(std::string_view text);
 std::string FormatGres(const GresItem& item);
 
-// One element of --gpus/--gpus-per-node/--gpus-per-task: [type:]count.
+// One element of --gpus/--gpus-per-node/--gpus-per-task/--gpus-per-socket:
+// "type", "count" or "type:count", read as slurmctld reads the "gpu:<element>"
+// GRES that sbatch makes of it ("h100" is one H100; "gpu:h100:2" is refused,
+// as Slurm refuses it). Elements with a count of 0 are left out.
 struct GpuCount {
   std::string type;
   std::int64_t count = 0;

@@ -87,14 +87,17 @@ std::int64_t JobGpus(const job::Request& r) {
 }  // namespace
 
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout, bool excluded_home_too) {
   std::vector<ClusterResult> results(clusters.size());
   Gather<ProbeOutcome> probes(clusters.size());
   std::size_t started = 0;
+  auto skipped = [&](const ClusterHandle& c) {
+    return !c.excluded.empty() && !(excluded_home_too && c.home);
+  };
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     const ClusterHandle& c = clusters[i];
     // Known to be unreachable (skyslurmd: a dead cluster): not asked again.
-    if (!c.excluded.empty() || !c.unavailable.empty() || c.backend == nullptr) continue;
+    if (skipped(c) || !c.unavailable.empty() || c.backend == nullptr) continue;
     backend::Backend* b = c.backend;
     probes.Start(i, [b, timeout] {
       const auto t0 = Clock::now();
@@ -111,7 +114,7 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
     const ClusterHandle& c = clusters[i];
     ClusterResult& r = results[i];
     r.name = c.name;
-    if (!c.excluded.empty()) continue;
+    if (skipped(c)) continue;
     if (c.backend == nullptr || !c.unavailable.empty()) {
       if (c.offline && c.unavailable.empty()) {
         cluster::Inventory inv;
@@ -156,7 +159,17 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     }
   }
 
-  plan.clusters = ProbeAll(clusters, options.probe_timeout);
+  const bool has_modules = std::any_of(request.modules.begin(), request.modules.end(),
+                                       [](const job::ModuleUse& m) { return !m.dynamic; });
+  plan.clusters = ProbeAll(clusters, options.probe_timeout, has_modules);
+  // What the script was written against: the home's modules, when known.
+  const std::vector<std::string>* home_modules = nullptr;
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    const auto& inv = plan.clusters[i].inventory;
+    if (clusters[i].home && inv && inv->description.modules_known) {
+      home_modules = &inv->description.modules;
+    }
+  }
 
   // Translate, and list the candidates: one per partition that can run it.
   struct EstimateTask {
@@ -176,7 +189,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     } else if (!r.inventory) {
       base.unreachable = r.unreachable;
     } else {
-      translate::TranslateContext ctx{home, &catalog, &c.settings};
+      translate::TranslateContext ctx{home, &catalog, &c.settings, "", home_modules};
       r.translation = translate::Translate(request, r.inventory->description, ctx);
       if (!r.translation->ok()) base.infeasible = r.translation->reasons;
     }
@@ -204,7 +217,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
         cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;
         variant = job;
       } else {
-        translate::TranslateContext ctx{home, &catalog, &c.settings, p};
+        translate::TranslateContext ctx{home, &catalog, &c.settings, p, home_modules};
         auto t = translate::Translate(request, r.inventory->description, ctx);
         cand.partition = p;
         if (!t.ok()) {

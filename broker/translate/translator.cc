@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "broker/cluster/hostlist.h"
 #include "broker/translate/gpus.h"
 #include "broker/translate/modules.h"
 #include "broker/translate/partitions.h"
@@ -90,6 +91,7 @@ class Translator {
     job_.script_args = r_.script_args;
 
     Portability();
+    NodeNames();
     Gpus();
     Features();
     AccountAndQos();
@@ -420,6 +422,31 @@ class Translator {
     }
   }
 
+  // -w names nodes: a cluster without one of them cannot run the job (sbatch
+  // says "Invalid node name specified"). A name with a '/' is a file of names,
+  // read by sbatch where it runs: not checked here.
+  void NodeNames() {
+    const Setting* s = r_.Effective(Opt::kNodelist);
+    if (s == nullptr || !r_.nodelist || target_.nodes.empty()) return;
+    if (r_.nodelist->find('/') != std::string::npos) return;
+    auto names = cluster::ExpandHostlist(*r_.nodelist);
+    if (!names.ok()) {
+      reasons_.push_back(fmt::format("{}: --{}={}: {}", Where(*s), s->name(), *r_.nodelist,
+                                     names.status().message()));
+      return;
+    }
+    std::vector<std::string> missing;
+    for (const auto& n : *names) {
+      const bool known = std::any_of(target_.nodes.begin(), target_.nodes.end(),
+                                     [&](const cluster::Node& node) { return node.name == n; });
+      if (!known) missing.push_back(n);
+    }
+    if (!missing.empty()) {
+      reasons_.push_back(fmt::format("{}: --{}={}: {} has no node {}", Where(*s), s->name(),
+                                     *r_.nodelist, target_.name, Join(missing, ", ")));
+    }
+  }
+
   void Modules() {
     if (r_.modules.empty()) return;
     if (!target_.modules_known) {
@@ -427,6 +454,9 @@ class Translator {
           "the modules of {} are not known; module lines are left as written", target_.name));
       return;
     }
+    // What the script was written against: the home's modules (the target's
+    // own when it is the home).
+    const std::vector<std::string>* home = peer_ ? ctx_.home_modules : &target_.modules;
     for (const auto& use : r_.modules) {
       if (use.dynamic) {
         job_.caveats.push_back(fmt::format(
@@ -435,16 +465,43 @@ class Translator {
         continue;
       }
       ModuleResolution res = ResolveModule(use.word, target_.modules, settings_.modules);
+      if (res.found && res.module == use.word) continue;
+      // Only a module the home has can be translated; one it lacks too
+      // (a user's own module path, a site default) stays as written.
+      const bool at_home = home != nullptr && IsAvailable(use.word, *home);
+      if (!at_home) {
+        const std::string note =
+            home == nullptr
+                ? fmt::format("the modules of {} (home) are not known", ctx_.home)
+                : fmt::format("{} (home) has no module {} either", ctx_.home, use.word);
+        job_.caveats.push_back(fmt::format(
+            "{}:{}: module {} is left as written: {}, so it cannot be translated{}",
+            r_.script_name, use.line, use.word, note,
+            res.found ? "" : fmt::format("; {} has none ({})", target_.name, res.why)));
+        continue;
+      }
       if (!res.found) {
         reasons_.push_back(fmt::format("module {} ({}:{}): {} on {}", use.word, r_.script_name,
                                        use.line, res.why, target_.name));
         continue;
       }
-      if (res.module == use.word) continue;
       module_edits_.push_back({use.offset, use.length, res.module});
       job_.changes.push_back({fmt::format("{}:{}", r_.script_name, use.line),
                               fmt::format("module {} -> {}", use.word, res.module), res.why});
     }
+  }
+
+  // `module load word` works where the module is listed: "name/version"
+  // exactly, or "name" (its default version) when any version is there.
+  static bool IsAvailable(const std::string& word, const std::vector<std::string>& modules) {
+    const bool versioned = word.find('/') != std::string::npos;
+    for (const auto& m : modules) {
+      if (m == word) return true;
+      if (!versioned && m.size() > word.size() && m.starts_with(word) && m[word.size()] == '/') {
+        return true;
+      }
+    }
+    return false;
   }
 
   // The words an occurrence becomes: as written, or --name=new, or nothing.

@@ -2,7 +2,9 @@
 // pure function of the request, the target cluster's description and the
 // site's settings: GRES types respelled, a partition that can run it (the
 // user's where valid, else the configured map, else chosen, and why),
-// modules mapped to the nearest counterpart, account and QoS mapped by
+// modules mapped to the nearest counterpart (a peer is refused only for a
+// module the home cluster has and it has no counterpart of), account and QoS
+// mapped by
 // policy (never invented), --sky-* options removed (peers may not have the
 // plugin). Everything else stays byte for byte. The script gets a header
 // saying what changed and why, and keeps each original directive visible
@@ -54,6 +56,11 @@ struct TranslateContext {
   // Send the job to this partition (one that fits, from fitting_partitions),
   // whatever the request asked: placement's way to try each partition.
   std::string partition;
+  // The home cluster's modules, or nullptr when they are not known (home
+  // unreachable, its listing failed). A module the home does not have either
+  // cannot be translated: it is kept as written everywhere, with a note,
+  // never a reason to refuse (the real sbatch submits it as written).
+  const std::vector<std::string>* home_modules = nullptr;
 };
 
 Translation Translate(const job::Request& request, const cluster::Description& target,

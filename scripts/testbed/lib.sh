@@ -184,11 +184,18 @@ tb_wait() {
 
 # ----------------------------------------------------------- cluster checks
 
-tb_ctld_up() { SLURM_CONF=$(tb_conf "$1") scontrol ping 2>/dev/null | grep -q 'is UP'; }
+# Asked of the state folder first: with no slurm.conf (or no slurmctld of
+# ours running), Slurm's tools look for a configless controller through DNS
+# and take about a minute to give up.
+tb_ctld_up() {
+  [ -f "$(tb_conf "$1")" ] && tb_running "slurmctld-$1" || return 1
+  SLURM_CONF=$(tb_conf "$1") timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP'
+}
 
 # All nodes of the cluster registered and usable (idle, mixed or allocated).
 tb_nodes_up() {
   local c=$1 bad
+  [ -f "$(tb_conf "$c")" ] && tb_running "slurmctld-$c" || return 1
   bad=$(SLURM_CONF=$(tb_conf "$c") timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null |
     awk '$2 !~ /^(idle|mix|alloc|comp)$/ {print}') || return 1
   [ -z "$bad" ] || return 1

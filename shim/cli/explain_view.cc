@@ -184,7 +184,28 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     if (changed_args) out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
     for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
   }
-  if (with_placement) out += RenderPlacement(plan);
+  if (with_placement) {
+    out += RenderPlacement(plan);
+    // The summary agrees with the placement: a cluster whose every candidate
+    // its scheduler refused (sbatch --test-only said no: a node it lacks, a
+    // limit) cannot run the job, whatever the translation said.
+    std::vector<std::string> refused;
+    for (const auto& name : can) {
+      bool runnable = false;
+      for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+        if (plan.candidates[i].cluster != name) continue;
+        const auto kind = plan.decision.verdicts[i].kind;
+        runnable = runnable || (kind != place::Verdict::Kind::kInfeasible &&
+                                kind != place::Verdict::Kind::kUnreachable &&
+                                kind != place::Verdict::Kind::kExcluded);
+      }
+      if (!runnable) refused.push_back(name);
+    }
+    for (const auto& name : refused) {
+      std::erase(can, name);
+      cannot.push_back(name);
+    }
+  }
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;

@@ -146,6 +146,11 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     std::printf("Submitted batch job %s on cluster %s\n", slurm_id.c_str(), cluster.c_str());
   }
   std::fflush(stdout);
+  if (!quiet) {
+    for (const auto& note : (*answer)["notes"]) {
+      std::fprintf(stderr, "%s: skyslurm: warning: %s\n", tool.c_str(), note.asCString());
+    }
+  }
   if (!quiet && !request.parsable && !slurm_id.empty() && !(*answer)["home"].asBool()) {
     const std::string workdir = (*answer)["workdir"].asString();
     std::fprintf(stderr,
@@ -295,6 +300,11 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   // -Q/--quiet silences our notes as it does the command's own.
   const bool quiet = request->EffectiveByName("quiet") != nullptr;
   cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
+  if (!quiet) {
+    for (const auto& note : job.caveats) {
+      std::fprintf(stderr, "%s: skyslurm: warning: %s\n", tool.c_str(), note.c_str());
+    }
+  }
 
   if (jtool != job::Tool::kSbatch) {
     // salloc/srun: interactive. Home: the real command with the translated

@@ -60,9 +60,27 @@ TEST(MemoryTest, Units) {
   EXPECT_EQ(*ParseMemoryMb("1T"), 1048576);
   EXPECT_EQ(*ParseMemoryMb("2048K"), 2);
   EXPECT_EQ(*ParseMemoryMb("0"), 0);
-  for (const char* bad : {"", "G", "16X", "-1", "1.5G", "99999999999999999T"}) {
+  for (const char* bad : {"", "G", "16X", "-1", "1.5G", "99999999999999999T", "16GBB", "16BG",
+                          "16 G", "16i", "16GiB", "0x10"}) {
     EXPECT_FALSE(ParseMemoryMb(bad).ok()) << bad;
   }
+}
+
+// Regression (issue 11): "#SBATCH --mem=24gb" from a real script was refused;
+// Slurm's str_to_mbytes takes a B after the unit, any case, blanks before
+// the number and a sign.
+TEST(MemoryTest, WhatStrToMbytesTakes) {
+  EXPECT_EQ(*ParseMemoryMb("24gb"), 24576);
+  EXPECT_EQ(*ParseMemoryMb("24GB"), 24576);
+  EXPECT_EQ(*ParseMemoryMb("24gB"), 24576);
+  EXPECT_EQ(*ParseMemoryMb("512MB"), 512);
+  EXPECT_EQ(*ParseMemoryMb("1tb"), 1048576);
+  EXPECT_EQ(*ParseMemoryMb("1025kb"), 2);
+  EXPECT_EQ(*ParseMemoryMb("1k"), 1);
+  EXPECT_EQ(*ParseMemoryMb(" 8G"), 8192);
+  EXPECT_EQ(*ParseMemoryMb("+8G"), 8192);
+  EXPECT_EQ(*ParseMemoryMb("-0"), 0);
+  EXPECT_EQ(*ParseMemoryMb("007"), 7);
 }
 
 TEST(NodeCountTest, SingleAndRange) {
@@ -94,12 +112,26 @@ TEST(GresTest, EveryForm) {
 TEST(GresTest, BadCountsAreErrors) {
   auto g = ParseGresList("gpu:h100:x");
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().message(),
-            "invalid count 'x' in GRES 'gpu:h100:x' (expected a whole number)");
-  for (const char* bad : {"", ":2", "gpu::2", "gpu:h100:2:3", "gpu:2x", "gpu:,"}) {
+  EXPECT_THAT(g.status().message(), HasSubstr("invalid GRES 'gpu:h100:x' ('x' is not a count"));
+  for (const char* bad : {":2", "gpu::2", "gpu:h100:2:3", "gpu:", "gpu:h100:", "gpu:,"}) {
     EXPECT_FALSE(ParseGresList(bad).ok()) << bad;
   }
   EXPECT_EQ(FormatGres({"gpu", "A100", 2, ""}), "gpu:A100:2");
+}
+
+// slurmctld's reading of a GRES: a word that is not a count is a type.
+TEST(GresTest, AsSlurmctldReadsIt) {
+  EXPECT_EQ((*ParseGresList("gpu:2x"))[0], (GresItem{"gpu", "2x", 1, "gpu:2x"}));
+  EXPECT_EQ((*ParseGresList("gpu:1.5"))[0].type, "1.5");
+  EXPECT_EQ((*ParseGresList("gpu:h100:1kb"))[0].count, 1000);
+  EXPECT_EQ((*ParseGresList("gpu:h100:2KiB"))[0].count, 2048);
+  EXPECT_TRUE(ParseGresList("gpu:0")->empty());
+  EXPECT_TRUE(ParseGresList("gpu:h100:0")->empty());
+  EXPECT_TRUE(ParseGresList("gpu:k")->empty());  // no digits before a unit: 0
+  EXPECT_TRUE(ParseGresList("none")->empty());
+  EXPECT_TRUE(ParseGresList("NONE")->empty());
+  EXPECT_TRUE(ParseGresList("")->empty());
+  EXPECT_EQ(ParseGresList("gpu:1,,gpu:h100:2")->size(), 2u);
 }
 
 TEST(GpuListTest, TypedAndUntyped) {
@@ -107,10 +139,20 @@ TEST(GpuListTest, TypedAndUntyped) {
   ASSERT_TRUE(g.ok());
   EXPECT_THAT(*g, ElementsAre(GpuCount{"a100", 2}, GpuCount{"v100", 1}));
   EXPECT_EQ((*ParseGpuList("8"))[0], (GpuCount{"", 8}));
-  EXPECT_EQ((*ParseGpuList("gpu:h100:4"))[0], (GpuCount{"h100", 4}));
-  for (const char* bad : {"", "0", "h100:", ":4", "x", "h100:-1"}) {
+  EXPECT_TRUE(ParseGpuList("0")->empty());
+  EXPECT_TRUE(ParseGpuList("")->empty());
+  // Slurm makes gpu:gpu:h100:4 of it and refuses it.
+  for (const char* bad : {"gpu:h100:4", "h100:", ":4", "h100:x", "a:b:c"}) {
     EXPECT_FALSE(ParseGpuList(bad).ok()) << bad;
   }
+}
+
+// Regression (issue 11): "#SBATCH --gpus-per-node=h100" (a type, the count
+// implied) was refused as "invalid GPU count 'h100'".
+TEST(GpuListTest, ATypeAloneIsOneGpu) {
+  EXPECT_THAT(*ParseGpuList("h100"), ElementsAre(GpuCount{"h100", 1}));
+  EXPECT_THAT(*ParseGpuList("x"), ElementsAre(GpuCount{"x", 1}));
+  EXPECT_THAT(*ParseGpuList("a100,h100:2"), ElementsAre(GpuCount{"a100", 1}, GpuCount{"h100", 2}));
 }
 
 TEST(ConstraintTest, PlainFeatureNames) {

@@ -11,6 +11,7 @@
 namespace skyslurm::translate {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -42,9 +43,10 @@ class TranslatorTest : public ::testing::Test {
                  const config::ClusterSettings& settings = {}) {
     description_ = Cluster(cluster);
     settings_ = settings;
-    return Translate(r, description_, {"alpha", &catalog_, &settings_});
+    return Translate(r, description_, {"alpha", &catalog_, &settings_, "", &home_modules_});
   }
   catalog::AcceleratorCatalog catalog_;
+  const std::vector<std::string> home_modules_ = Cluster("alpha").modules;
   cluster::Description description_;
   config::ClusterSettings settings_;
 };
@@ -301,6 +303,55 @@ TEST_F(TranslatorTest, ContainerOptionsKeptByteForByte) {
   EXPECT_THAT(t.job->script,
               HasSubstr("\n#SBATCH --container-image=\"nvcr.io#nvidia/pytorch:24.01-py3\"\n"));
   EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --gpus-per-node=nvidia_h100_80gb_hbm3:4\n"));
+}
+
+// Regression (issue 11): `module load python` and `module load
+// anaconda/2023-Mar/3`, which the home does not have either, made every
+// cluster, home included, refuse a script the real sbatch submits.
+TEST_F(TranslatorTest, AModuleTheHomeLacksTooIsKeptAsWrittenEverywhere) {
+  const std::string script =
+      "#!/bin/bash\n#SBATCH --gres=gpu:1\nmodule load python\nmodule load anaconda/2023-Mar/3\n"
+      "module load cuda/12.1\npython x.py\n";
+  for (const char* cluster : {"alpha", "beta"}) {
+    auto t = To(cluster, Parse({"job.sh"}, script));
+    ASSERT_TRUE(t.ok()) << cluster << ": " << testing::PrintToString(t.reasons);
+    EXPECT_THAT(t.job->script, HasSubstr("\nmodule load python\nmodule load anaconda/2023-Mar/3\n"));
+    EXPECT_THAT(t.job->caveats,
+                Contains(HasSubstr("job.sh:3: module python is left as written: alpha (home) has no "
+                                   "module python either")));
+    EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:4: module anaconda/2023-Mar/3 is left as written")));
+  }
+  // cuda/12.1 is at home: still translated for beta.
+  auto beta = To("beta", Parse({"job.sh"}, script));
+  EXPECT_THAT(beta.job->script, HasSubstr("\nmodule load cuda/12.4\n"));
+}
+
+// A module the home has and a peer has no counterpart of still rules that
+// peer out; with the home's modules unknown it is kept, with a note.
+TEST_F(TranslatorTest, OnlyAModuleTheHomeHasCanRuleAPeerOut) {
+  const std::string script = "#!/bin/bash\nmodule load cuda/12.1\ntrue\n";
+  auto gamma = To("gamma", Parse({"job.sh"}, script));
+  ASSERT_FALSE(gamma.ok());
+  EXPECT_THAT(gamma.reasons, ElementsAre(HasSubstr("module cuda/12.1 (job.sh:2): no counterpart")));
+  cluster::Description d = Cluster("gamma");
+  config::ClusterSettings none;
+  auto unknown_home = Translate(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &none});
+  ASSERT_TRUE(unknown_home.ok());
+  EXPECT_THAT(unknown_home.job->caveats,
+              Contains(HasSubstr("the modules of alpha (home) are not known")));
+}
+
+// Regression (issue 11): -w with a node no cluster has was "can run it"
+// everywhere; every cluster now says which node it lacks.
+TEST_F(TranslatorTest, NodesNamedByNodelistMustExistThere) {
+  for (const char* cluster : {"alpha", "beta", "gamma"}) {
+    auto t = To(cluster, Parse({"-w", "somenode", "job.sh"}, "#!/bin/sh\ntrue\n"));
+    ASSERT_FALSE(t.ok()) << cluster;
+    EXPECT_THAT(t.reasons, Contains(HasSubstr(std::string("--nodelist=somenode: ") + cluster +
+                                              " has no node somenode")));
+  }
+  EXPECT_TRUE(To("alpha", Parse({"-w", "alpha-n[1-2]", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
+  EXPECT_TRUE(To("alpha", Parse({"-w", "./hosts.txt", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
 }
 
 }  // namespace

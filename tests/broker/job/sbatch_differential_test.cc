@@ -1,0 +1,349 @@
+// Differential acceptance: every generated value of every value-taking
+// sbatch option (tests/support/option_values.h) is asked of the real sbatch
+// on the testbed's alpha, as a held job, and of skyslurm's parser. A held
+// submission separates what sbatch's own parser (and its own checks before
+// sending) refuses, from what slurmctld refuses ("Batch job submission
+// failed"): only the former is the parser's business. Where sbatch accepts,
+// the value skyslurm reads must be the one slurmctld stored (scontrol show
+// job: memory in MB, GPU type and count, time in minutes, counts).
+//
+// Every divergence fails the test unless docs/sbatch-compatibility.md lists
+// it (kKnown below mirrors that list). The sample is bounded for CI:
+//   SKYSLURM_DIFFERENTIAL_RANDOM   random values per option beside the
+//                                  listed ones (default 10; 200 is the full run)
+//   SKYSLURM_DIFFERENTIAL_SEED     the generator's seed (default 11)
+// The counts per option are printed; the full run's are in the docs.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "broker/job/request.h"
+#include "broker/job/values.h"
+#include "broker/util/command.h"
+#include "tests/support/option_values.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+// Options whose value skyslurm carries byte for byte without reading it: the
+// real sbatch of the cluster the job goes to reads it. A value sbatch's own
+// parser refuses is then refused by that sbatch at submission (nothing is
+// submitted, its message is shown), not by skyslurm's parser before placement.
+const std::set<std::string> kCarried = {"array", "dependency", "distribution", "cpu-freq",
+                                        "signal", "mail-type", "export", "begin", "nice",
+                                        "open-mode", "exclusive", "deadline"};
+
+// Other options sbatch needs beside one under test for its own checks to pass.
+std::vector<std::string> ContextFor(const std::string& option) {
+  if (option == "mem-per-gpu") return {"--gpus=1"};
+  if (option == "gpus-per-task") return {"--ntasks=1"};
+  return {};
+}
+
+// A value of sbatch's that skyslurm knowingly reads otherwise: why.
+// Each is listed in docs/sbatch-compatibility.md.
+std::optional<std::string> KnownDivergence(const std::string& option, const std::string& value,
+                                           bool sbatch_accepts) {
+  if (kCarried.count(option) && !sbatch_accepts) {
+    return "carried as written: the destination's sbatch refuses it at submission";
+  }
+  const bool gres_like = option == "gres" || option.starts_with("gpus");
+  if (gres_like && !sbatch_accepts) {
+    // sbatch checks GRES names against its own slurm.conf's GresTypes and the
+    // mix of typed and untyped requests against its nodes: per cluster, so
+    // skyslurm leaves them to each cluster's translation and scheduler.
+    return "GRES names and typed/untyped mixes are checked per cluster";
+  }
+  if ((option == "time" || option == "time-min") && sbatch_accepts && !value.empty() &&
+      value[0] == '-' && value != "-1") {
+    return "a negative time passes sbatch's parser as a wrapped-around number";
+  }
+  return std::nullopt;
+}
+
+// "24G", "1000M", "0" -> MB.
+std::optional<std::int64_t> SlurmMb(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t scale = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K': return std::nullopt;
+    case 'M': digits.pop_back(); break;
+    case 'G': scale = 1024; digits.pop_back(); break;
+    case 'T': scale = 1024 * 1024; digits.pop_back(); break;
+    case 'P': scale = std::int64_t{1024} * 1024 * 1024; digits.pop_back(); break;
+    default: break;
+  }
+  char* end = nullptr;
+  const long long n = std::strtoll(digits.c_str(), &end, 10);
+  if (end == digits.c_str() || *end != '\0') return std::nullopt;
+  return n * scale;
+}
+
+// "gres:gpu:h100:2,gres:gpu:a100" -> "h100:2,a100:1" (sorted), the way
+// skyslurm's GPU asks are printed below.
+std::string SlurmGpus(const std::string& tres) {
+  std::vector<std::string> items;
+  std::stringstream in(tres);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.starts_with("gres:")) item.erase(0, 5);
+    std::vector<std::string> f;
+    std::stringstream parts(item);
+    std::string p;
+    while (std::getline(parts, p, ':')) f.push_back(p);
+    if (f.empty() || f[0] != "gpu") continue;
+    std::string type, count = "1";
+    if (f.size() == 2) {
+      const bool numeric = !f[1].empty() && f[1].find_first_not_of("0123456789") == std::string::npos;
+      (numeric ? count : type) = f[1];
+    } else if (f.size() >= 3) {
+      type = f[1];
+      count = f[2];
+    }
+    items.push_back(type + ":" + count);
+  }
+  std::sort(items.begin(), items.end());
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+std::string OurGpus(const job::Request& r, job::Opt option) {
+  std::vector<std::string> items;
+  for (const auto& g : r.gpus) {
+    if (g.option == option) items.push_back(g.type + ":" + std::to_string(g.count));
+  }
+  std::sort(items.begin(), items.end());
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+std::string Minutes(const std::optional<job::TimeLimit>& t) {
+  if (!t) return "unset";
+  return t->infinite() ? "UNLIMITED" : std::to_string(*t->minutes);
+}
+std::string SlurmMinutes(const std::string& text) {
+  if (text == "N/A") return "unset";
+  auto t = job::ParseTimeLimit(text);  // scontrol prints D-HH:MM:SS or HH:MM:SS
+  return t.ok() ? Minutes(*t) : "unreadable '" + text + "'";
+}
+
+// What slurmctld stored for the option, and what skyslurm read, as text.
+std::pair<std::string, std::string> Compare(const std::string& option,
+                                            const std::map<std::string, std::string>& job,
+                                            const job::Request& r) {
+  auto field = [&](const std::string& key) {
+    auto it = job.find(key);
+    return it == job.end() ? std::string("(none)") : it->second;
+  };
+  auto mb = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "unset"; };
+  if (option == "mem") return {mb(SlurmMb(field("MinMemoryNode"))), mb(r.mem_mb)};
+  if (option == "mem-per-cpu") return {mb(SlurmMb(field("MinMemoryCPU"))), mb(r.mem_per_cpu_mb)};
+  if (option == "mem-per-gpu") {
+    std::string t = field("MemPerTres");
+    const auto colon = t.rfind(':');
+    return {colon == std::string::npos ? t : t.substr(colon + 1), mb(r.mem_per_gpu_mb)};
+  }
+  if (option == "time") return {SlurmMinutes(field("TimeLimit")), Minutes(r.time_limit)};
+  if (option == "time-min") return {SlurmMinutes(field("TimeMin")), Minutes(r.time_min)};
+  if (option == "nodes") {
+    // NumNodes is the minimum once slurmctld settled it, "min-max" while held.
+    std::string n = field("NumNodes");
+    return {n.substr(0, n.find('-')), r.nodes ? std::to_string(r.nodes->min) : "unset"};
+  }
+  if (option == "ntasks") return {field("NumTasks"), r.ntasks ? std::to_string(*r.ntasks) : "unset"};
+  if (option == "cpus-per-task") {
+    return {field("CPUs/Task"), r.cpus_per_task ? std::to_string(*r.cpus_per_task) : "unset"};
+  }
+  if (option == "ntasks-per-node") {
+    std::string n = field("NtasksPerN:B:S:C");
+    return {n.substr(0, n.find(':')), r.ntasks_per_node ? std::to_string(*r.ntasks_per_node) : "0"};
+  }
+  if (option == "gres" || option == "gpus-per-node") {
+    // Both land in TresPerNode; skyslurm keeps --gres GPUs as per-node asks.
+    std::string ours = OurGpus(r, job::Opt::kGres);
+    const std::string per_node = OurGpus(r, job::Opt::kGpusPerNode);
+    if (!per_node.empty()) ours += (ours.empty() ? "" : ",") + per_node;
+    return {SlurmGpus(field("TresPerNode") == "(none)" ? "" : field("TresPerNode")), ours};
+  }
+  if (option == "gpus") {
+    return {SlurmGpus(field("TresPerJob") == "(none)" ? "" : field("TresPerJob")),
+            OurGpus(r, job::Opt::kGpus)};
+  }
+  if (option == "gpus-per-task") {
+    return {SlurmGpus(field("TresPerTask") == "(none)" ? "" : field("TresPerTask")),
+            OurGpus(r, job::Opt::kGpusPerTask)};
+  }
+  return {"", ""};  // carried: acceptance only
+}
+
+// scontrol -o show job: one line per job, "Key=Value" words.
+std::map<std::string, std::map<std::string, std::string>> ShowJobs(const std::string& text) {
+  std::map<std::string, std::map<std::string, std::string>> jobs;
+  std::stringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::map<std::string, std::string> fields;
+    std::stringstream words(line);
+    std::string word;
+    while (words >> word) {
+      const auto eq = word.find('=');
+      if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+    if (fields.count("JobId")) jobs[fields["JobId"]] = std::move(fields);
+  }
+  return jobs;
+}
+
+struct Tally {
+  int tried = 0, accepted = 0, parser_refused = 0, controller_refused = 0;
+  int divergent = 0, known = 0, values_compared = 0;
+};
+
+class SbatchDifferentialTest : public TestbedTest {};
+
+TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
+  const auto seed = static_cast<std::uint32_t>(EnvInt("SKYSLURM_DIFFERENTIAL_SEED", 11));
+  const int random = EnvInt("SKYSLURM_DIFFERENTIAL_RANDOM", 10);
+  const std::vector<OptionValue> cases = GenerateOptionValues(seed, random);
+  ASSERT_GT(cases.size(), 500u);
+
+  // One bash runs every sbatch: a process start per value, not two.
+  TempDir tmp;
+  std::string script = "cd " + ShellQuote(tmp.path()) + "\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string words;
+    for (const auto& c : ContextFor(cases[i].option)) words += " " + ShellQuote(c);
+    words += " " + ShellQuote("--" + cases[i].option + "=" + cases[i].value);
+    script += fmt::format(
+        "o=$(sbatch --hold --parsable -J skydiff -o /dev/null{} --wrap=true 2>&1 </dev/null); "
+        "r=$?; o=${{o//$'\\n'/ | }}; printf '%s\\t%s\\t%s\\n' {} \"$r\" \"$o\"\n",
+        words, i);
+  }
+  WriteFile(tmp.File("ask.sh"), script);
+  Command ask;
+  ask.argv = {"bash", tmp.File("ask.sh")};
+  ask.env_set = {{"SLURM_CONF", tb_.SlurmConf("alpha")}};
+  ask.timeout = std::chrono::minutes(30);
+  const CommandOutput asked = Exec(ask);
+  ASSERT_TRUE(asked.success()) << asked.err;
+
+  struct Answer {
+    int rc = -1;
+    std::string said;
+  };
+  std::vector<Answer> answers(cases.size());
+  {
+    std::stringstream lines(asked.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      const auto t1 = line.find('\t'), t2 = line.find('\t', t1 + 1);
+      ASSERT_NE(t2, std::string::npos) << line;
+      const std::size_t i = std::stoul(line.substr(0, t1));
+      ASSERT_LT(i, cases.size());
+      answers[i] = {std::stoi(line.substr(t1 + 1, t2 - t1 - 1)), line.substr(t2 + 1)};
+    }
+  }
+  const CommandOutput shown = RunOn(tb_, "alpha", {"scontrol", "-o", "show", "job"});
+  const auto jobs = ShowJobs(shown.out);
+  std::vector<std::string> held;
+  for (const auto& a : answers) {
+    if (a.rc == 0) held.push_back(a.said.substr(0, a.said.find(';')));
+  }
+  for (std::size_t i = 0; i < held.size(); i += 200) {
+    std::vector<std::string> argv = {"scancel"};
+    for (std::size_t k = i; k < std::min(held.size(), i + 200); ++k) argv.push_back(held[k]);
+    RunOn(tb_, "alpha", argv);
+  }
+
+  std::map<std::string, Tally> tally;
+  std::vector<std::string> failures, known;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const OptionValue& c = cases[i];
+    const Answer& a = answers[i];
+    Tally& t = tally[c.option];
+    ++t.tried;
+    ASSERT_NE(a.rc, -1) << "no answer for --" << c.option << "=" << c.value;
+    const bool accepted = a.rc == 0;
+    const bool by_controller = !accepted && a.said.find("Batch job submission failed") != std::string::npos;
+    if (accepted) ++t.accepted;
+    else if (by_controller) ++t.controller_refused;
+    else ++t.parser_refused;
+
+    job::RequestInput in;
+    in.tool = job::Tool::kSbatch;
+    in.args = ContextFor(c.option);
+    in.args.push_back("--" + c.option + "=" + c.value);
+    in.args.push_back("--wrap=true");
+    const auto ours = job::ParseRequest(in);
+    const std::string what = fmt::format("--{}={}", c.option, c.value);
+
+    std::string divergence;
+    if (accepted && !ours.ok()) {
+      divergence = fmt::format("{}: sbatch accepts it, skyslurm refuses: {}", what, ours.status().message());
+    } else if (!accepted && !by_controller && ours.ok()) {
+      divergence = fmt::format("{}: sbatch refuses it ({}), skyslurm accepts", what, a.said);
+    } else if (accepted && ours.ok() && !kCarried.count(c.option)) {
+      auto it = jobs.find(a.said.substr(0, a.said.find(';')));
+      if (it == jobs.end()) {
+        divergence = fmt::format("{}: job {} not in scontrol show job", what, a.said);
+      } else {
+        auto [slurm, mine] = Compare(c.option, it->second, *ours);
+        ++t.values_compared;
+        if (slurm != mine) {
+          divergence = fmt::format("{}: slurmctld stored {}, skyslurm read {}", what, slurm, mine);
+        }
+      }
+    }
+    if (divergence.empty()) continue;
+    if (auto why = KnownDivergence(c.option, c.value, accepted)) {
+      ++t.known;
+      known.push_back(divergence + " [known: " + *why + "]");
+    } else {
+      ++t.divergent;
+      failures.push_back(divergence);
+    }
+  }
+
+  std::string table = fmt::format(
+      "seed {}, {} random values per option, {} values in all\n"
+      "{:<16} {:>6} {:>9} {:>13} {:>14} {:>9} {:>7} {:>10}\n",
+      seed, random, cases.size(), "option", "tried", "accepted", "sbatch said no",
+      "slurmctld no", "compared", "known", "divergent");
+  Tally all;
+  for (const auto& name : GeneratedOptions()) {
+    const Tally& t = tally[name];
+    table += fmt::format("{:<16} {:>6} {:>9} {:>13} {:>14} {:>9} {:>7} {:>10}\n", name, t.tried,
+                         t.accepted, t.parser_refused, t.controller_refused, t.values_compared,
+                         t.known, t.divergent);
+    all.tried += t.tried;
+    all.accepted += t.accepted;
+    all.parser_refused += t.parser_refused;
+    all.controller_refused += t.controller_refused;
+    all.values_compared += t.values_compared;
+    all.known += t.known;
+    all.divergent += t.divergent;
+  }
+  table += fmt::format("{:<16} {:>6} {:>9} {:>13} {:>14} {:>9} {:>7} {:>10}\n", "all", all.tried,
+                       all.accepted, all.parser_refused, all.controller_refused,
+                       all.values_compared, all.known, all.divergent);
+  std::printf("%s", table.c_str());
+  if (std::getenv("SKYSLURM_DIFFERENTIAL_VERBOSE") != nullptr) {
+    for (const auto& k : known) std::printf("  %s\n", k.c_str());
+  }
+  EXPECT_TRUE(failures.empty()) << failures.size() << " divergences:\n"
+                                << fmt::format("{}", fmt::join(failures, "\n"));
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
