@@ -35,7 +35,14 @@ class Interpreter {
       case Opt::kCpusPerTask: return Count(s, value, &r_.cpus_per_task, fail);
       case Opt::kNtasksPerGpu: return Count(s, value, &r_.ntasks_per_gpu, fail);
       case Opt::kMem: return Memory(value, &r_.mem_mb, fail);
-      case Opt::kMemPerCpu: return Memory(value, &r_.mem_per_cpu_mb, fail);
+      case Opt::kMemPerCpu: {
+        SKY_RETURN_IF_ERROR(Memory(value, &r_.mem_per_cpu_mb, fail));
+        if (r_.mem_per_cpu_mb == 0) {  // Slurm: all of each node's memory, as --mem=0
+          r_.mem_per_cpu_mb.reset();
+          r_.mem_mb = 0;
+        }
+        break;
+      }
       case Opt::kMemPerGpu: return Memory(value, &r_.mem_per_gpu_mb, fail);
       case Opt::kTime:
       case Opt::kTimeMin: {

@@ -2,19 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
 
 namespace skyslurm::job {
 namespace {
-
-bool ParseNumber(std::string_view text, std::int64_t* out) {
-  if (text.empty()) return false;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && *out >= 0;
-}
 
 std::vector<std::string_view> Split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
@@ -52,45 +46,136 @@ Status BadTime(std::string_view text) {
       text));
 }
 
+// C's strtol in base 10 over `text` from `pos`: blanks, a sign, digits;
+// saturates at the limits of long as strtol does. False when there are no
+// digits (pos is then left where it was).
+bool StrToLong(std::string_view text, std::size_t* pos, long long* value) {
+  std::size_t i = *pos;
+  while (i < text.size() && IsCSpace(text[i])) ++i;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  const std::size_t digits = i;
+  unsigned long long magnitude = 0;
+  bool saturated = false;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    const unsigned d = static_cast<unsigned>(text[i] - '0');
+    if (magnitude > (static_cast<unsigned long long>(std::numeric_limits<long long>::max()) - d) / 10) {
+      saturated = true;
+    } else {
+      magnitude = magnitude * 10 + d;
+    }
+    ++i;
+  }
+  if (i == digits) return false;
+  *pos = i;
+  if (saturated) {
+    *value = negative ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
+  } else {
+    *value = negative ? -static_cast<long long>(magnitude) : static_cast<long long>(magnitude);
+  }
+  return true;
+}
+
+// The int Slurm keeps of a long: `(int)num`, which wraps.
+std::int64_t AsCInt(long long v) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<unsigned long long>(v)));
+}
+
+// _str_to_nodes (src/common/proc_args.c): strtol, then an optional k and an
+// optional m (x1024 each), then only blanks may follow. -1 with no digits.
+bool StrToNodes(std::string_view text, std::int64_t* nodes) {
+  std::size_t pos = 0;
+  long long n = 0;
+  if (!StrToLong(text, &pos, &n)) {
+    *nodes = -1;
+    return std::all_of(text.begin(), text.end(), IsCSpace);
+  }
+  auto wrap_multiply = [](long long a, long long b) {
+    return static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+  };
+  if (pos < text.size() && (text[pos] == 'k' || text[pos] == 'K')) {
+    n = wrap_multiply(n, 1024);
+    ++pos;
+  }
+  if (pos < text.size() && (text[pos] == 'm' || text[pos] == 'M')) {
+    n = wrap_multiply(n, 1024 * 1024);
+    ++pos;
+  }
+  *nodes = AsCInt(n);
+  return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), IsCSpace);
+}
+
 }  // namespace
 
 Result<TimeLimit> ParseTimeLimit(std::string_view text) {
+  // time_str2mins (src/common/parse_time.c), then sbatch's rule that 0 is no
+  // limit. Only digits, '-' and ':' ("1-" is one day; "1:60" two minutes).
   if (text == "-1" || EqualsIgnoreCase(text, "INFINITE") || EqualsIgnoreCase(text, "UNLIMITED")) {
     return TimeLimit{};
   }
-  std::int64_t days = 0, hours = 0, minutes = 0, seconds = 0;
-  std::string_view clock = text;
-  const auto dash = text.find('-');
-  const bool has_days = dash != std::string_view::npos;
-  if (has_days) {
-    if (!ParseNumber(text.substr(0, dash), &days)) return BadTime(text);
-    clock = text.substr(dash + 1);
+  // _is_valid_timespec: at most one '-', never after a ':', at most two ':',
+  // and enough groups of digits for the colons.
+  int digit_groups = 0, dashes = 0, colons = 0;
+  bool in_digits = false;
+  for (char c : text) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (!in_digits) ++digit_groups;
+      in_digits = true;
+    } else if (c == '-') {
+      in_digits = false;
+      ++dashes;
+      if (colons > 0) return BadTime(text);
+    } else if (c == ':') {
+      in_digits = false;
+      ++colons;
+    } else {
+      return BadTime(text);
+    }
   }
-  const auto fields = Split(clock, ':');
-  std::int64_t v[3] = {0, 0, 0};
-  if (fields.size() > 3) return BadTime(text);
-  for (std::size_t k = 0; k < fields.size(); ++k) {
-    if (!ParseNumber(fields[k], &v[k])) return BadTime(text);
+  if (digit_groups == 0 || dashes > 1 || colons > 2) return BadTime(text);
+  if (colons > 0 && digit_groups < colons + 1 + dashes) return BadTime(text);
+  // sscanf's "%d" fields, each stopping at the first character it cannot take.
+  std::size_t pos = 0;
+  auto scan = [&](std::int64_t* v) {
+    long long n = 0;
+    if (!StrToLong(text, &pos, &n)) return false;
+    *v = n;
+    return true;
+  };
+  auto literal = [&](char c) {
+    if (pos < text.size() && text[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  };
+  std::int64_t d = 0, h = 0, m = 0, sec = 0;
+  if (dashes == 1) {  // days-[hours[:minutes[:seconds]]]
+    if (scan(&d) && literal('-') && scan(&h) && literal(':') && scan(&m) && literal(':')) {
+      scan(&sec);
+    }
+  } else if (scan(&h) && literal(':') && scan(&m) && literal(':') && scan(&sec)) {
+    // hours:minutes:seconds
+  } else {  // minutes[:seconds]: what was read as hours and minutes
+    sec = m;
+    m = h;
+    h = 0;
   }
-  if (has_days) {  // D-HH, D-HH:MM, D-HH:MM:SS
-    hours = v[0];
-    if (fields.size() >= 2) minutes = v[1];
-    if (fields.size() == 3) seconds = v[2];
-  } else if (fields.size() == 1) {  // MM
-    minutes = v[0];
-  } else if (fields.size() == 2) {  // MM:SS
-    minutes = v[0];
-    seconds = v[1];
-  } else {  // HH:MM:SS
-    hours = v[0];
-    minutes = v[1];
-    seconds = v[2];
+  for (std::int64_t v : {d, h, m, sec}) {
+    if (v > std::numeric_limits<std::int32_t>::max() || v < std::numeric_limits<std::int32_t>::min()) {
+      return BadTime(text);  // beyond Slurm's int: it would compute garbage
+    }
   }
-  if (days > 365 * 100 || hours > 24 * 365 * 100 || minutes > 60 * 24 * 365 * 100) {
-    return BadTime(text);
+  const std::int64_t seconds = d * 86400 + h * 3600 + m * 60 + sec;
+  if (seconds > std::numeric_limits<std::int32_t>::max()) return BadTime(text);
+  if (seconds < 0) {
+    return InvalidArgumentError(fmt::format(
+        "invalid time limit '{}' (a negative time: sbatch sends it as a huge number, which the "
+        "controller refuses)",
+        text));
   }
-  const std::int64_t total = ((days * 24 + hours) * 60 + minutes) + (seconds + 59) / 60;
-  if (total == 0) return TimeLimit{};  // Slurm: a limit of 0 means no limit
+  const std::int64_t total = (seconds + 59) / 60;
+  if (total == 0) return TimeLimit{};  // sbatch: a limit of 0 means no limit
   return TimeLimit{total};
 }
 
@@ -145,31 +230,42 @@ Result<std::int64_t> ParseMemoryMb(std::string_view text) {
 }
 
 Result<NodeCount> ParseNodeCount(std::string_view text) {
-  const auto dash = text.find('-');
-  NodeCount count;
-  if (dash == std::string_view::npos) {
-    if (!ParseNumber(text, &count.min) || count.min < 1) {
-      return InvalidArgumentError(
-          fmt::format("invalid node count '{}' (expected N or MIN-MAX)", text));
-    }
-    count.max = count.min;
-    return count;
-  }
-  if (!ParseNumber(text.substr(0, dash), &count.min) ||
-      !ParseNumber(text.substr(dash + 1), &count.max) || count.min < 1 || count.max < count.min) {
+  // verify_node_count (src/common/proc_args.c): "N", or "MIN-MAX" split at
+  // the first '-' where an empty or negative MIN is 1 and a MAX of 0 is no
+  // maximum; "2k" is 2048.
+  auto bad = [&](std::string_view why) {
     return InvalidArgumentError(
-        fmt::format("invalid node count '{}' (expected N or MIN-MAX)", text));
+        fmt::format("invalid node count '{}' ({}; expected N or MIN-MAX)", text, why));
+  };
+  NodeCount count;
+  const auto dash = text.find('-');
+  if (dash == std::string_view::npos) {
+    if (!StrToNodes(text, &count.min) || count.min < 0) return bad("not a number of nodes");
+    count.max = count.min;
+  } else {
+    if (!StrToNodes(text.substr(0, dash), &count.min)) return bad("not a number of nodes");
+    if (count.min < 0) count.min = 1;
+    if (!StrToNodes(text.substr(dash + 1), &count.max)) return bad("not a number of nodes");
+    if (count.max != 0 && count.max < count.min) return bad("the maximum is below the minimum");
+    if (count.max == 0) count.max = count.min;  // no maximum: the minimum is what it gets
   }
   return count;
 }
 
 Result<std::int64_t> ParsePositiveCount(std::string_view text) {
-  std::int64_t n = 0;
-  if (!ParseNumber(text, &n) || n < 1) {
-    return InvalidArgumentError(fmt::format("invalid count '{}' (expected a whole number >= 1)",
-                                            text));
+  // parse_int (src/common/proc_args.c): strtol over the whole word, above 0;
+  // Slurm then keeps it as an int, and a count that wraps to 0 or below is
+  // refused by sbatch's own checks.
+  std::size_t pos = 0;
+  long long n = 0;
+  if (!StrToLong(text, &pos, &n) || pos != text.size() || n <= 0 ||
+      n == std::numeric_limits<long long>::max() || AsCInt(n) <= 0) {
+    return InvalidArgumentError(fmt::format(
+        "invalid count '{}' (expected a whole number from 1 to 2147483647; Slurm: Invalid numeric "
+        "value)",
+        text));
   }
-  return n;
+  return AsCInt(n);
 }
 
 namespace {
@@ -273,6 +369,14 @@ Result<std::vector<GresItem>> ParseGresList(std::string_view text) {
   for (std::string_view element : NonEmptyElements(text)) {
     SKY_ASSIGN_OR_RETURN(GresItem item, ParseGresElement(element));
     if (item.count == 0) continue;  // slurmctld drops a count of 0
+    // The same name and type twice: slurmctld keeps the larger count.
+    auto same = std::find_if(items.begin(), items.end(), [&](const GresItem& i) {
+      return i.name == item.name && i.type == item.type;
+    });
+    if (same != items.end()) {
+      if (item.count > same->count) *same = std::move(item);
+      continue;
+    }
     items.push_back(std::move(item));
   }
   return items;
@@ -299,6 +403,12 @@ Result<std::vector<GpuCount>> ParseGpuList(std::string_view text) {
           element, element));
     }
     if (item->count == 0) continue;
+    auto same = std::find_if(gpus.begin(), gpus.end(),
+                             [&](const GpuCount& g) { return g.type == item->type; });
+    if (same != gpus.end()) {
+      same->count = std::max(same->count, item->count);  // as slurmctld does
+      continue;
+    }
     gpus.push_back({item->type, item->count});
   }
   return gpus;

@@ -31,7 +31,9 @@ std::string FormatTimeLimit(const TimeLimit& limit);
 // up to a whole megabyte.
 Result<std::int64_t> ParseMemoryMb(std::string_view text);
 
-// --nodes: "N" or "MIN-MAX".
+// --nodes: "N" or "MIN-MAX", read as Slurm's verify_node_count reads it
+// (blanks, a sign, a k or m multiplier; an empty or negative MIN is 1, a MAX
+// of 0 is none, "0" is accepted).
 struct NodeCount {
   std::int64_t min = 1;
   std::int64_t max = 1;
@@ -39,7 +41,8 @@ struct NodeCount {
 };
 Result<NodeCount> ParseNodeCount(std::string_view text);
 
-// A positive whole number (--ntasks, --cpus-per-task, ...).
+// A positive whole number (--ntasks, --cpus-per-task, ...), read as Slurm's
+// parse_int: blanks and a sign before it, nothing after, at most 2^31-1.
 Result<std::int64_t> ParsePositiveCount(std::string_view text);
 
 // One element of a --gres list: name[:type][:count], "gres/" prefix allowed,

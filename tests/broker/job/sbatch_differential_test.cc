@@ -66,6 +66,9 @@ std::optional<std::string> KnownDivergence(const std::string& option, const std:
     // skyslurm leaves them to each cluster's translation and scheduler.
     return "GRES names and typed/untyped mixes are checked per cluster";
   }
+  if (option == "ntasks-per-node" && sbatch_accepts && value.size() >= 10) {
+    return "above 2^31-1 Slurm wraps --ntasks-per-node to a negative number and ignores it";
+  }
   if ((option == "time" || option == "time-min") && sbatch_accepts && !value.empty() &&
       value[0] == '-' && value != "-1") {
     return "a negative time passes sbatch's parser as a wrapped-around number";
@@ -92,40 +95,51 @@ std::optional<std::int64_t> SlurmMb(const std::string& text) {
   return n * scale;
 }
 
-// "gres:gpu:h100:2,gres:gpu:a100" -> "h100:2,a100:1" (sorted), the way
-// skyslurm's GPU asks are printed below.
-std::string SlurmGpus(const std::string& tres) {
-  std::vector<std::string> items;
+// The GPU types named in a stored TresPer* string ("gres:gpu:h100:2,
+// gres:gpu:a100" -> "a100,h100"): slurmctld keeps the text as sent, and the
+// type is its second field whatever the count says.
+std::string SlurmGpuTypes(const std::string& tres) {
+  std::set<std::string> types;
   std::stringstream in(tres);
   std::string item;
   while (std::getline(in, item, ',')) {
     if (item.starts_with("gres:")) item.erase(0, 5);
-    std::vector<std::string> f;
-    std::stringstream parts(item);
-    std::string p;
-    while (std::getline(parts, p, ':')) f.push_back(p);
-    if (f.empty() || f[0] != "gpu") continue;
-    std::string type, count = "1";
-    if (f.size() == 2) {
-      const bool numeric = !f[1].empty() && f[1].find_first_not_of("0123456789") == std::string::npos;
-      (numeric ? count : type) = f[1];
-    } else if (f.size() >= 3) {
-      type = f[1];
-      count = f[2];
-    }
-    items.push_back(type + ":" + count);
+    if (!item.starts_with("gpu:")) continue;
+    std::string rest = item.substr(4);
+    const auto colon = rest.find(':');
+    std::string first = rest.substr(0, colon);
+    // A second field that is a count is no type (digits, maybe a unit).
+    const bool count = colon == std::string::npos &&
+                       (first.empty() || std::isdigit(static_cast<unsigned char>(first[0])) ||
+                        first == "k" || first == "m" || first == "g");
+    if (!count) types.insert(first);
   }
-  std::sort(items.begin(), items.end());
-  return fmt::format("{}", fmt::join(items, ","));
+  return fmt::format("{}", fmt::join(types, ","));
 }
 
-std::string OurGpus(const job::Request& r, job::Opt option) {
-  std::vector<std::string> items;
-  for (const auto& g : r.gpus) {
-    if (g.option == option) items.push_back(g.type + ":" + std::to_string(g.count));
+// The GPUs slurmctld counted: "gres/gpu=N" in the job's TRES (0 when none).
+std::string SlurmGpuTotal(const std::map<std::string, std::string>& job) {
+  auto it = job.find("TRES");
+  if (it == job.end()) return "0";
+  std::stringstream in(it->second);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.starts_with("gres/gpu=")) return item.substr(9);
   }
-  std::sort(items.begin(), items.end());
-  return fmt::format("{}", fmt::join(items, ","));
+  return "0";
+}
+
+// skyslurm's reading of the same: the types and the total (one node, one task).
+std::pair<std::string, std::string> OurGpus(const job::Request& r,
+                                            std::initializer_list<job::Opt> options) {
+  std::set<std::string> types;
+  std::int64_t total = 0;
+  for (const auto& g : r.gpus) {
+    if (std::find(options.begin(), options.end(), g.option) == options.end()) continue;
+    if (!g.type.empty()) types.insert(g.type);
+    total += g.count;
+  }
+  return {fmt::format("{}", fmt::join(types, ",")), std::to_string(total)};
 }
 
 std::string Minutes(const std::optional<job::TimeLimit>& t) {
@@ -148,7 +162,13 @@ std::pair<std::string, std::string> Compare(const std::string& option,
   };
   auto mb = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "unset"; };
   if (option == "mem") return {mb(SlurmMb(field("MinMemoryNode"))), mb(r.mem_mb)};
-  if (option == "mem-per-cpu") return {mb(SlurmMb(field("MinMemoryCPU"))), mb(r.mem_per_cpu_mb)};
+  if (option == "mem-per-cpu") {
+    // --mem-per-cpu=0 is all of a node's memory: slurmctld shows MinMemoryNode=0.
+    if (job.count("MinMemoryCPU") == 0) {
+      return {"node " + mb(SlurmMb(field("MinMemoryNode"))), "node " + mb(r.mem_mb)};
+    }
+    return {mb(SlurmMb(field("MinMemoryCPU"))), mb(r.mem_per_cpu_mb)};
+  }
   if (option == "mem-per-gpu") {
     std::string t = field("MemPerTres");
     const auto colon = t.rfind(':');
@@ -169,21 +189,23 @@ std::pair<std::string, std::string> Compare(const std::string& option,
     std::string n = field("NtasksPerN:B:S:C");
     return {n.substr(0, n.find(':')), r.ntasks_per_node ? std::to_string(*r.ntasks_per_node) : "0"};
   }
+  auto gpus = [&](const char* tres_field, std::initializer_list<job::Opt> options) {
+    const std::string stored = field(tres_field) == "(none)" ? "" : field(tres_field);
+    auto [types, total] = OurGpus(r, options);
+    const std::string slurm_total = SlurmGpuTotal(job);
+    // No GPU counted, no type that matters; scontrol's words lose blanks.
+    const std::string slurm_types = slurm_total == "0" ? "" : SlurmGpuTypes(stored);
+    std::erase(types, ' ');
+    return std::pair<std::string, std::string>{
+        fmt::format("types [{}], {} GPUs", slurm_types, slurm_total),
+        fmt::format("types [{}], {} GPUs", types, total)};
+  };
+  // --gres and --gpus-per-node both land in TresPerNode.
   if (option == "gres" || option == "gpus-per-node") {
-    // Both land in TresPerNode; skyslurm keeps --gres GPUs as per-node asks.
-    std::string ours = OurGpus(r, job::Opt::kGres);
-    const std::string per_node = OurGpus(r, job::Opt::kGpusPerNode);
-    if (!per_node.empty()) ours += (ours.empty() ? "" : ",") + per_node;
-    return {SlurmGpus(field("TresPerNode") == "(none)" ? "" : field("TresPerNode")), ours};
+    return gpus("TresPerNode", {job::Opt::kGres, job::Opt::kGpusPerNode});
   }
-  if (option == "gpus") {
-    return {SlurmGpus(field("TresPerJob") == "(none)" ? "" : field("TresPerJob")),
-            OurGpus(r, job::Opt::kGpus)};
-  }
-  if (option == "gpus-per-task") {
-    return {SlurmGpus(field("TresPerTask") == "(none)" ? "" : field("TresPerTask")),
-            OurGpus(r, job::Opt::kGpusPerTask)};
-  }
+  if (option == "gpus") return gpus("TresPerJob", {job::Opt::kGpus});
+  if (option == "gpus-per-task") return gpus("TresPerTask", {job::Opt::kGpusPerTask});
   return {"", ""};  // carried: acceptance only
 }
 

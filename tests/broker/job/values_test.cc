@@ -27,6 +27,21 @@ TEST(TimeLimitTest, EverySlurmForm) {
   EXPECT_EQ(Minutes("0:01"), 1);
 }
 
+// time_str2mins' own reading (issue 11's differential test found "1-").
+TEST(TimeLimitTest, WhatTimeStr2MinsTakes) {
+  EXPECT_EQ(Minutes("1-"), 1440);
+  EXPECT_EQ(Minutes("12-"), 17280);
+  EXPECT_EQ(Minutes("1:60"), 2);
+  EXPECT_EQ(Minutes("0:30"), 1);
+  EXPECT_EQ(Minutes("1:2:3"), 63);
+  EXPECT_EQ(Minutes("1-2"), 1560);
+  EXPECT_EQ(Minutes("1-2:3"), 1563);
+  EXPECT_EQ(Minutes("1-2:3:4"), 1564);
+  EXPECT_EQ(Minutes("35791393"), 35791393);
+  EXPECT_TRUE(ParseTimeLimit("0:00:00")->infinite());
+  EXPECT_TRUE(ParseTimeLimit("-0")->infinite());
+}
+
 TEST(TimeLimitTest, Unlimited) {
   for (const char* text : {"UNLIMITED", "infinite", "-1", "0"}) {
     auto t = ParseTimeLimit(text);
@@ -36,7 +51,8 @@ TEST(TimeLimitTest, Unlimited) {
 }
 
 TEST(TimeLimitTest, RejectsWhatSlurmRejects) {
-  for (const char* text : {"", "abc", "1:2:3:4", "1-2:3:4:5", "-5", "1h", "1-", "1--2", ":30"}) {
+  for (const char* text : {"", "abc", "1:2:3:4", "1-2:3:4:5", "-5", "1h", "1--2", ":30", " 60",
+                           "+60", "1.5", "1:", "1::3", "1:2:", "1-:3", "1:2-3", "-0:30"}) {
     auto t = ParseTimeLimit(text);
     EXPECT_FALSE(t.ok()) << text;
     if (!t.ok()) {
@@ -86,8 +102,30 @@ TEST(MemoryTest, WhatStrToMbytesTakes) {
 TEST(NodeCountTest, SingleAndRange) {
   EXPECT_EQ(*ParseNodeCount("4"), (NodeCount{4, 4}));
   EXPECT_EQ(*ParseNodeCount("2-8"), (NodeCount{2, 8}));
-  for (const char* bad : {"0", "", "8-2", "a", "2-", "-2"}) {
+  for (const char* bad : {"", "8-2", "a", "2-", "-", "2,4", "1.5", "2--4", "3000000000"}) {
     EXPECT_FALSE(ParseNodeCount(bad).ok()) << bad;
+  }
+}
+
+// verify_node_count's own reading (issue 11's differential test).
+TEST(NodeCountTest, WhatVerifyNodeCountTakes) {
+  EXPECT_EQ(*ParseNodeCount("0"), (NodeCount{0, 0}));
+  EXPECT_EQ(*ParseNodeCount("-4"), (NodeCount{1, 4}));
+  EXPECT_EQ(*ParseNodeCount("3-0"), (NodeCount{3, 3}));
+  EXPECT_EQ(*ParseNodeCount("2k"), (NodeCount{2048, 2048}));
+  EXPECT_EQ(*ParseNodeCount(" 2"), (NodeCount{2, 2}));
+  EXPECT_EQ(*ParseNodeCount("2 "), (NodeCount{2, 2}));
+  EXPECT_EQ(*ParseNodeCount("+2"), (NodeCount{2, 2}));
+  EXPECT_EQ(*ParseNodeCount("3000000000-4"), (NodeCount{1, 4}));
+}
+
+TEST(CountTest, WhatParseIntTakes) {
+  EXPECT_EQ(*ParsePositiveCount("+2"), 2);
+  EXPECT_EQ(*ParsePositiveCount(" 2"), 2);
+  EXPECT_EQ(*ParsePositiveCount("08"), 8);
+  EXPECT_EQ(*ParsePositiveCount("2147483647"), 2147483647);
+  for (const char* bad : {"0", "-1", "", "2 ", "2k", "0x10", "1.5", "2147483648", "99999999999999999999"}) {
+    EXPECT_FALSE(ParsePositiveCount(bad).ok()) << bad;
   }
 }
 
