@@ -103,22 +103,35 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   };
   cluster::Inventory inv;
   inv.description.name = name_;
-  // Modules from the cache when it is fresh.
-  const std::string cache =
-      module_cache_dir_.empty() ? "" : module_cache_dir_ + "/" + name_ + ".modules";
-  bool modules_cached = false;
-  if (!cache.empty()) {
+  // Modules and plugin options, which change only when an admin changes
+  // them, from the cache when it is fresh.
+  auto cached = [&](const std::string& kind, std::vector<std::string>* out) {
+    if (module_cache_dir_.empty()) return false;
+    const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
     std::error_code ec;
-    const auto written = std::filesystem::last_write_time(cache, ec);
-    if (!ec && std::filesystem::file_time_type::clock::now() - written < module_cache_ttl_) {
-      std::ifstream in(cache);
-      std::ostringstream text;
-      text << in.rdbuf();
-      inv.description.modules = SplitList(text.str(), '\n');
-      inv.description.modules_known = true;
-      modules_cached = true;
+    const auto written = std::filesystem::last_write_time(file, ec);
+    if (ec || std::filesystem::file_time_type::clock::now() - written >= module_cache_ttl_) {
+      return false;
     }
-  }
+    std::ifstream in(file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    *out = SplitList(text.str(), '\n');
+    return true;
+  };
+  auto keep = [&](const std::string& kind, const std::vector<std::string>& lines) {
+    if (module_cache_dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(module_cache_dir_, ec);
+    const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
+    const std::string tmp = file + ".tmp";
+    std::ofstream(tmp) << fmt::format("{}\n", fmt::join(lines, "\n"));
+    std::filesystem::rename(tmp, file, ec);
+  };
+  const bool modules_cached = cached("modules", &inv.description.modules);
+  inv.description.modules_known = modules_cached;
+  const bool plugins_cached = cached("plugin-options", &inv.description.plugin_options);
+  inv.description.plugin_options_known = plugins_cached;
   // The queries run side by side (over SSH through one channel): a probe
   // costs the slowest of them, not their sum.
   std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
@@ -134,6 +147,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
     if (!modulepath_.empty()) modules.env_set.emplace_back("MODULEPATH", modulepath_);
     queries.push_back(std::move(modules));
   }
+  const std::size_t help_query = queries.size();
+  if (!plugins_cached) queries.push_back({.argv = {"sbatch", "--help"}});
   std::vector<std::string> programs;
   for (auto& q : queries) {
     programs.push_back(q.argv[0]);
@@ -164,13 +179,16 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
     if (auto out = Checked(programs[3], std::move(results[3])); out.ok()) {
       inv.description.modules = cluster::ParseModuleAvail(out->out);
       inv.description.modules_known = true;
-      if (!cache.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(module_cache_dir_, ec);
-        const std::string tmp = cache + ".tmp";
-        std::ofstream(tmp) << fmt::format("{}\n", fmt::join(inv.description.modules, "\n"));
-        std::filesystem::rename(tmp, cache, ec);
+      keep("modules", inv.description.modules);
+    }
+  }
+  if (!plugins_cached) {
+    if (auto out = Checked("sbatch", std::move(results[help_query])); out.ok()) {
+      for (const auto& option : job::ParseSpankOptionsFromHelp(out->out)) {
+        inv.description.plugin_options.push_back(option.name);
       }
+      inv.description.plugin_options_known = true;
+      keep("plugin-options", inv.description.plugin_options);
     }
   }
   inv.probed_at = std::time(nullptr);

@@ -75,6 +75,11 @@ struct Description {
   std::vector<Node> nodes;
   std::vector<std::string> modules;  // "name/version" or "name"
   bool modules_known = false;        // false: the module list could not be read
+  // The options of the cluster's SPANK plugins, as its sbatch --help lists
+  // them under "Options provided by plugins:" (names without "--"): an option
+  // of a plugin the cluster does not load is refused by its sbatch.
+  std::vector<std::string> plugin_options;
+  bool plugin_options_known = false;  // false: not read (a description file)
 
   const Partition* FindPartition(std::string_view name) const;
   const Partition* DefaultPartition() const;

@@ -70,12 +70,25 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
         return ArgError(where, "option '--" + name + "' is ambiguous; possibilities:" + possibilities);
       }
       if (match.spec == nullptr) {
-        // A site's SPANK option we were not told about: keep it verbatim.
+        // None of Slurm's: a SPANK plugin's option (pyxis' --container-image),
+        // kept verbatim; each cluster's translation says whether its sbatch
+        // takes it. In a directive, which has no operands, a word that
+        // follows and is no option can only be its value.
         occ.name = name;
-        if (eq != std::string::npos) occ.value = body.substr(eq + 1);
-        parsed.warnings.push_back("unknown option '--" + name +
-                                  "' kept as written (if it takes a value, write --" + name +
-                                  "=VALUE)");
+        if (eq != std::string::npos) {
+          occ.value = body.substr(eq + 1);
+        } else if (policy == OperandPolicy::kReject && i + 1 < args.size() &&
+                   !args[i + 1].starts_with("-")) {
+          occ.value = args[++i];
+          occ.words.push_back(*occ.value);
+        }
+        parsed.warnings.push_back(
+            "option '--" + name +
+            "' is none of Slurm's (a SPANK plugin's?): kept as written, for the clusters whose "
+            "sbatch recognises it" +
+            (eq == std::string::npos && policy != OperandPolicy::kReject
+                 ? " (if it takes a value, write --" + name + "=VALUE)"
+                 : ""));
         parsed.options.push_back(std::move(occ));
         ++i;
         continue;

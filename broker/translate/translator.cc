@@ -92,6 +92,7 @@ class Translator {
 
     Portability();
     NodeNames();
+    PluginOptions();
     Gpus();
     Features();
     AccountAndQos();
@@ -447,6 +448,31 @@ class Translator {
     }
   }
 
+  // An option that is none of Slurm's belongs to a SPANK plugin (pyxis'
+  // --container-image): it travels as written to a cluster whose sbatch lists
+  // it, and rules out one whose sbatch does not ("unrecognized option").
+  void PluginOptions() {
+    std::set<std::string> seen;
+    for (const Setting& s : r_.settings) {
+      const bool plugin = s.occurrence.spec == nullptr || s.id() == Opt::kSpank;
+      if (!plugin || !seen.insert(s.name()).second) continue;
+      if (!target_.plugin_options_known) {
+        job_.caveats.push_back(fmt::format(
+            "{}: --{} is no option of Slurm's; whether sbatch on {} has a plugin that takes it is "
+            "not known: left as written",
+            Where(s), s.name(), target_.name));
+        continue;
+      }
+      const auto& known = target_.plugin_options;
+      if (std::find(known.begin(), known.end(), s.name()) == known.end()) {
+        reasons_.push_back(fmt::format(
+            "{}: sbatch on {} does not recognise --{} (\"unrecognized option\": no SPANK plugin "
+            "there registers it)",
+            Where(s), target_.name, s.name()));
+      }
+    }
+  }
+
   void Modules() {
     if (r_.modules.empty()) return;
     if (!target_.modules_known) {
@@ -470,14 +496,19 @@ class Translator {
       // (a user's own module path, a site default) stays as written.
       const bool at_home = home != nullptr && IsAvailable(use.word, *home);
       if (!at_home) {
-        const std::string note =
-            home == nullptr
-                ? fmt::format("the modules of {} (home) are not known", ctx_.home)
-                : fmt::format("{} (home) has no module {} either", ctx_.home, use.word);
-        job_.caveats.push_back(fmt::format(
-            "{}:{}: module {} is left as written: {}, so it cannot be translated{}",
-            r_.script_name, use.line, use.word, note,
-            res.found ? "" : fmt::format("; {} has none ({})", target_.name, res.why)));
+        std::string why;
+        if (!peer_) {
+          why = fmt::format("{} (home) does not list it, so it is left as written, as sbatch "
+                            "submits it", target_.name);
+        } else if (home == nullptr) {
+          why = fmt::format("the modules of {} (home) are not known, so it is left as written",
+                            ctx_.home);
+        } else {
+          why = fmt::format("{} (home) has no module {} either, so it is left as written",
+                            ctx_.home, use.word);
+        }
+        job_.caveats.push_back(
+            fmt::format("{}:{}: module {}: {}", r_.script_name, use.line, use.word, why));
         continue;
       }
       if (!res.found) {

@@ -104,7 +104,23 @@ TEST(ArgvParserTest, UnknownLongOptionsAreKeptWithAWarning) {
   EXPECT_EQ(*p->options[1].value, "x");
   EXPECT_THAT(p->options[1].words, ElementsAre("--site-opt=x"));
   ASSERT_EQ(p->warnings.size(), 2u);
-  EXPECT_THAT(p->warnings[0], HasSubstr("unknown option '--site-flag' kept as written"));
+  EXPECT_THAT(p->warnings[0], HasSubstr("option '--site-flag' is none of Slurm's"));
+}
+
+// Regression (issue 11): "#SBATCH --container-image ghcr.io#..." of a plugin
+// this site does not load was refused as "'ghcr.io#...' is not an option".
+// A directive has no operands: the word after an unknown option is its value.
+TEST(ArgvParserTest, AnUnknownOptionInADirectiveTakesTheNextWord) {
+  auto p = Parse({"--container-image", "ghcr.io#nvidia/pytorch", "-N", "1"}, Tool::kSbatch,
+                 OperandPolicy::kReject);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->options[0].name, "container-image");
+  EXPECT_EQ(*p->options[0].value, "ghcr.io#nvidia/pytorch");
+  EXPECT_THAT(p->options[0].words, ElementsAre("--container-image", "ghcr.io#nvidia/pytorch"));
+  EXPECT_EQ(p->options[1].name, "nodes");
+  auto flag = Parse({"--site-flag", "-N", "1"}, Tool::kSbatch, OperandPolicy::kReject);
+  ASSERT_TRUE(flag.ok());
+  EXPECT_FALSE(flag->options[0].value.has_value());
 }
 
 TEST(ArgvParserTest, ErrorsSayWhatGetoptSays) {

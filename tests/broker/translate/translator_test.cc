@@ -316,11 +316,15 @@ TEST_F(TranslatorTest, AModuleTheHomeLacksTooIsKeptAsWrittenEverywhere) {
     auto t = To(cluster, Parse({"job.sh"}, script));
     ASSERT_TRUE(t.ok()) << cluster << ": " << testing::PrintToString(t.reasons);
     EXPECT_THAT(t.job->script, HasSubstr("\nmodule load python\nmodule load anaconda/2023-Mar/3\n"));
-    EXPECT_THAT(t.job->caveats,
-                Contains(HasSubstr("job.sh:3: module python is left as written: alpha (home) has no "
-                                   "module python either")));
-    EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:4: module anaconda/2023-Mar/3 is left as written")));
+    EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:3: module python: ")));
+    EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:4: module anaconda/2023-Mar/3: ")));
   }
+  EXPECT_THAT(To("alpha", Parse({"job.sh"}, script)).job->caveats,
+              Contains("job.sh:3: module python: alpha (home) does not list it, so it is left as "
+                       "written, as sbatch submits it"));
+  EXPECT_THAT(To("beta", Parse({"job.sh"}, script)).job->caveats,
+              Contains("job.sh:3: module python: alpha (home) has no module python either, so it "
+                       "is left as written"));
   // cuda/12.1 is at home: still translated for beta.
   auto beta = To("beta", Parse({"job.sh"}, script));
   EXPECT_THAT(beta.job->script, HasSubstr("\nmodule load cuda/12.4\n"));
@@ -339,6 +343,22 @@ TEST_F(TranslatorTest, OnlyAModuleTheHomeHasCanRuleAPeerOut) {
   ASSERT_TRUE(unknown_home.ok());
   EXPECT_THAT(unknown_home.job->caveats,
               Contains(HasSubstr("the modules of alpha (home) are not known")));
+}
+
+// Each cluster's sbatch --help says which plugin options it takes.
+TEST_F(TranslatorTest, PluginOptionsTravelOnlyWhereSbatchListsThem) {
+  const std::string script = "#!/bin/bash\n#SBATCH --container-mounts=/data:/data\ntrue\n";
+  cluster::Description d = Cluster("beta");
+  d.plugin_options_known = true;
+  auto refused = Translate(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.reasons, ElementsAre("job.sh:2: sbatch on beta does not recognise "
+                                           "--container-mounts (\"unrecognized option\": no SPANK "
+                                           "plugin there registers it)"));
+  d.plugin_options = {"container-image", "container-mounts"};
+  auto travels = Translate(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_});
+  ASSERT_TRUE(travels.ok());
+  EXPECT_THAT(travels.job->script, HasSubstr("\n#SBATCH --container-mounts=/data:/data\n"));
 }
 
 // Regression (issue 11): -w with a node no cluster has was "can run it"

@@ -115,5 +115,51 @@ TEST_F(ClusterCommandsTest, ExplainRestrictedBySkyAnyClusterList) {
   EXPECT_THAT(out.out, HasSubstr("  => beta/h100-cluster"));
 }
 
+// Regression (issue 11): working scripts from public repositories that
+// explain refused: "--mem=24gb", a GPU type alone, and modules that the home
+// cluster does not have either (kept as written, with a note).
+TEST_F(ClusterCommandsTest, ExplainAcceptsWhatSbatchAccepts) {
+  std::ofstream(tmp_.File("job.sh"))
+      << "#!/bin/bash\n#SBATCH --mem=24gb\n#SBATCH --gpus-per-node=h100\n#SBATCH -t 5\n"
+         "module load python\nmodule load anaconda/2023-Mar/3\npython -V\n";
+  CommandOutput out = Skyslurm({"explain", "job.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, HasSubstr("alpha (home): can run it"));
+  EXPECT_THAT(out.out, HasSubstr("note: job.sh:5: module python: alpha (home) does not list it, so "
+                                 "it is left as written, as sbatch submits it"));
+  EXPECT_THAT(out.out, HasSubstr("note: job.sh:5: module python: alpha (home) has no module python "
+                                 "either, so it is left as written"));
+  EXPECT_THAT(out.out, HasSubstr("note: job.sh:6: module anaconda/2023-Mar/3: alpha (home) has no "
+                                 "module anaconda/2023-Mar/3 either"));
+  EXPECT_THAT(out.out, ::testing::Not(HasSubstr("no counterpart")));
+}
+
+// Regression (issue 11): "-w somenode" printed "no cluster can run the job"
+// and then "Can run it: alpha, beta, gamma".
+TEST_F(ClusterCommandsTest, ExplainsSummaryAgreesWithThePlacement) {
+  std::ofstream(tmp_.File("job.sh")) << "#!/bin/bash\n#SBATCH -w somenode\n#SBATCH -t 5\nhostname\n";
+  CommandOutput out = Skyslurm({"explain", "job.sh"});
+  EXPECT_EQ(out.exit_code, 1) << out.out;
+  EXPECT_THAT(out.out, HasSubstr("  => no cluster can run the job"));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: none. Cannot: alpha, beta, gamma."));
+  EXPECT_THAT(out.out, HasSubstr("alpha has no node somenode"));
+}
+
+// Regression (issue 11): an option of a SPANK plugin the home does not load
+// (pyxis' --container-image; on the testbed only gamma has a plugin for it)
+// is refused where sbatch refuses it and travels where sbatch lists it.
+TEST_F(ClusterCommandsTest, APluginOptionGoesWhereSbatchRecognisesIt) {
+  std::ofstream(tmp_.File("job.sh"))
+      << "#!/bin/bash\n#SBATCH --container-image ghcr.io#nvidia/pytorch:24.01\n#SBATCH -t 5\n"
+         "hostname\n";
+  CommandOutput out = Skyslurm({"explain", "job.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, HasSubstr("job.sh:2: sbatch on alpha does not recognise --container-image"));
+  EXPECT_THAT(out.out, HasSubstr("job.sh:2: sbatch on beta does not recognise --container-image"));
+  EXPECT_THAT(out.out, HasSubstr("gamma: can run it"));
+  EXPECT_THAT(out.out, HasSubstr("  => gamma/batch"));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: gamma. Cannot: alpha, beta."));
+}
+
 }  // namespace
 }  // namespace skyslurm::testing
