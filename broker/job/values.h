@@ -45,8 +45,8 @@ Result<NodeCount> ParseNodeCount(std::string_view text);
 // parse_int: blanks and a sign before it, nothing after, at most 2^31-1.
 Result<std::int64_t> ParsePositiveCount(std::string_view text);
 
-// One element of a --gres list: name[:type][:count], "gres/" prefix allowed,
-// read as slurmctld reads it (sbatch itself checks nothing): a second field
+// One element of a --gres list: name[:type][:count], read as slurmctld reads
+// it (sbatch itself checks nothing): a second field
 // that is not a count is a type with a count of 1; counts take suffix_mult's
 // units (k = 1024, kb = 1000, ... up to p); empty elements are skipped, and
 // so are elements with a count of 0; "none" is no GRES.

@@ -17,6 +17,8 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -95,9 +97,29 @@ std::optional<std::int64_t> SlurmMb(const std::string& text) {
   return n * scale;
 }
 
-// The GPU types named in a stored TresPer* string ("gres:gpu:h100:2,
-// gres:gpu:a100" -> "a100,h100"): slurmctld keeps the text as sent, and the
-// type is its second field whatever the count says.
+// Whether slurmctld takes a GRES field for a count, and which: C's strtoull,
+// then nothing or one of suffix_mult's units (checked with the C library, not
+// with skyslurm's parser).
+std::optional<unsigned long long> SlurmCount(const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (n == ULLONG_MAX) return std::nullopt;
+  std::string unit(end);
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::map<std::string, unsigned long long> kUnits = {
+      {"", 1},          {"k", 1024},     {"kib", 1024},   {"kb", 1000},
+      {"m", 1u << 20},  {"mib", 1u << 20}, {"mb", 1000000}, {"g", 1u << 30},
+      {"gib", 1u << 30}, {"gb", 1000000000}, {"t", 1ull << 40}, {"tib", 1ull << 40},
+      {"tb", 1000000000000}, {"p", 1ull << 50}, {"pib", 1ull << 50}, {"pb", 1000000000000000}};
+  auto it = kUnits.find(unit);
+  if (it == kUnits.end()) return std::nullopt;
+  return n * it->second;
+}
+
+// The GPU types of the items slurmctld keeps in a stored TresPer* string
+// ("gres:gpu:h100:2,gres:gpu:a100" -> "a100,h100"); items with a count of 0
+// are dropped.
 std::string SlurmGpuTypes(const std::string& tres) {
   std::set<std::string> types;
   std::stringstream in(tres);
@@ -105,14 +127,21 @@ std::string SlurmGpuTypes(const std::string& tres) {
   while (std::getline(in, item, ',')) {
     if (item.starts_with("gres:")) item.erase(0, 5);
     if (!item.starts_with("gpu:")) continue;
-    std::string rest = item.substr(4);
+    const std::string rest = item.substr(4);
     const auto colon = rest.find(':');
-    std::string first = rest.substr(0, colon);
-    // A second field that is a count is no type (digits, maybe a unit).
-    const bool count = colon == std::string::npos &&
-                       (first.empty() || std::isdigit(static_cast<unsigned char>(first[0])) ||
-                        first == "k" || first == "m" || first == "g");
-    if (!count) types.insert(first);
+    std::string type;
+    std::optional<unsigned long long> count = 1;
+    if (colon == std::string::npos) {
+      if (auto c = SlurmCount(rest)) {
+        count = c;
+      } else {
+        type = rest;
+      }
+    } else {
+      type = rest.substr(0, colon);
+      count = SlurmCount(rest.substr(colon + 1));
+    }
+    if (count && *count != 0 && !type.empty()) types.insert(type);
   }
   return fmt::format("{}", fmt::join(types, ","));
 }
@@ -136,7 +165,11 @@ std::pair<std::string, std::string> OurGpus(const job::Request& r,
   std::int64_t total = 0;
   for (const auto& g : r.gpus) {
     if (std::find(options.begin(), options.end(), g.option) == options.end()) continue;
-    if (!g.type.empty()) types.insert(g.type);
+    // scontrol's one-line output loses a type's trailing blanks ("h100 " at
+    // the end of a line): compared without them.
+    std::string type = g.type;
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+    if (!type.empty()) types.insert(type);
     total += g.count;
   }
   return {fmt::format("{}", fmt::join(types, ",")), std::to_string(total)};
@@ -194,8 +227,7 @@ std::pair<std::string, std::string> Compare(const std::string& option,
     auto [types, total] = OurGpus(r, options);
     const std::string slurm_total = SlurmGpuTotal(job);
     // No GPU counted, no type that matters; scontrol's words lose blanks.
-    const std::string slurm_types = slurm_total == "0" ? "" : SlurmGpuTypes(stored);
-    std::erase(types, ' ');
+    std::string slurm_types = slurm_total == "0" ? "" : SlurmGpuTypes(stored);
     return std::pair<std::string, std::string>{
         fmt::format("types [{}], {} GPUs", slurm_types, slurm_total),
         fmt::format("types [{}], {} GPUs", types, total)};
@@ -215,12 +247,19 @@ std::map<std::string, std::map<std::string, std::string>> ShowJobs(const std::st
   std::stringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
+    // A value with blanks in it (a GRES type the user wrote with one) goes
+    // on in the words that have no '='.
     std::map<std::string, std::string> fields;
     std::stringstream words(line);
-    std::string word;
+    std::string word, last;
     while (words >> word) {
       const auto eq = word.find('=');
-      if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
+      if (eq != std::string::npos) {
+        last = word.substr(0, eq);
+        fields[last] = word.substr(eq + 1);
+      } else if (!last.empty()) {
+        fields[last] += " " + word;
+      }
     }
     if (fields.count("JobId")) jobs[fields["JobId"]] = std::move(fields);
   }

@@ -38,6 +38,8 @@ TEST(TimeLimitTest, WhatTimeStr2MinsTakes) {
   EXPECT_EQ(Minutes("1-2:3"), 1563);
   EXPECT_EQ(Minutes("1-2:3:4"), 1564);
   EXPECT_EQ(Minutes("35791393"), 35791393);
+  // sscanf's %d keeps an int of strtol's saturated long: -1 second.
+  EXPECT_EQ(Minutes("60:18446744073709551617"), 60);
   EXPECT_TRUE(ParseTimeLimit("0:00:00")->infinite());
   EXPECT_TRUE(ParseTimeLimit("-0")->infinite());
 }
@@ -138,8 +140,11 @@ TEST(GresTest, EveryForm) {
   EXPECT_EQ((*ParseGresList("gpu"))[0].count, 1);
   EXPECT_EQ((*ParseGresList("gpu:a100"))[0].type, "a100");
   EXPECT_EQ((*ParseGresList("gpu:a100"))[0].count, 1);
-  EXPECT_EQ((*ParseGresList("gres/gpu:nvidia_a100-sxm4-80gb:4"))[0].type,
-            "nvidia_a100-sxm4-80gb");
+  EXPECT_EQ((*ParseGresList("gpu:nvidia_a100-sxm4-80gb:4"))[0].type, "nvidia_a100-sxm4-80gb");
+  // Slurm has no "gres/" prefix here: a GRES of that name, which no cluster has.
+  EXPECT_EQ((*ParseGresList("gres/gpu:2"))[0].name, "gres/gpu");
+  // A count of 0 is dropped before the name is looked at.
+  EXPECT_TRUE(ParseGresList(":0")->empty());
   EXPECT_EQ((*ParseGresList("gpu:1g.10gb:2"))[0].type, "1g.10gb");
   auto list = ParseGresList("gpu:v100:2,nvme:1,bandwidth:2g");
   ASSERT_TRUE(list.ok());
