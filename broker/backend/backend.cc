@@ -6,12 +6,6 @@
 
 namespace skyslurm::backend {
 
-bool IsLiveSlurmState(std::string_view s) {
-  return s == "PENDING" || s == "REQUEUED" || s == "RUNNING" || s == "CONFIGURING" ||
-         s == "COMPLETING" || s == "SUSPENDED" || s == "RESIZING" || s == "SIGNALING" ||
-         s == "STAGE_OUT" || s == "REQUEUE_HOLD" || s == "REQUEUE_FED";
-}
-
 Result<std::vector<JobInfo>> Backend::Jobs(std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Queue(timeout));
   std::erase_if(all, [](const JobInfo& j) { return j.sky_id.empty(); });

@@ -110,10 +110,6 @@ class Backend {
                                      std::chrono::milliseconds timeout) = 0;
 };
 
-// Whether a Slurm job state is one of a job not yet ended (pending, running,
-// completing, suspended...).
-bool IsLiveSlurmState(std::string_view state);
-
 // The tag a routed job carries in its comment.
 std::string SkyTag(const std::string& sky_id);
 // The sky id in a comment, if any.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/backend/slurm_state.h"
 #include "broker/job/argv_parser.h"
 #include "broker/job/option_table.h"
 #include "broker/util/strings.h"
@@ -220,7 +221,7 @@ Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Jobs(timeout));
   // Only a live job: an ended one (a managed job's preempted copy) must not
   // stand in for the one being submitted now.
-  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag || !IsLiveSlurmState(j.state); });
+  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag || !IsLiveState(j.state); });
   return all;
 }
 

@@ -2,20 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "broker/backend/slurm_state.h"
+
 namespace skyslurm::daemon {
-namespace {
-
-bool IsSlurmRunning(const std::string& s) {
-  return s == "RUNNING" || s == "CONFIGURING" || s == "COMPLETING" || s == "SUSPENDED" ||
-         s == "RESIZING" || s == "SIGNALING" || s == "STAGE_OUT";
-}
-
-bool IsSlurmPending(const std::string& s) { return s == "PENDING" || s == "REQUEUED"; }
-
-}  // namespace
 
 bool IsInfrastructureFailure(const std::string& s) {
-  return s == "NODE_FAIL" || s == "BOOT_FAIL" || s == "PREEMPTED";
+  return backend::IsInfrastructureFailure(backend::PhaseOf(s));
 }
 
 bool MovePays(std::time_t here, std::time_t there, int gain) { return there + gain <= here; }
@@ -48,8 +40,16 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   const backend::JobInfo& c = *seen.copy;
   const std::string slurm_reason = c.reason == "None" || c.reason.empty() ? "waiting" : c.reason;
-  if (IsSlurmPending(c.state)) {
+  const backend::SlurmPhase phase = backend::PhaseOf(c.state);
+  // Held (REQUEUE_HOLD, a user's or admin's hold): it waits for whoever
+  // holds it, here; moving it would start it elsewhere against their will.
+  const bool held = phase == backend::SlurmPhase::kHeld || c.reason.starts_with("JobHeld");
+  if (backend::IsWaiting(phase)) {
     if (job.state != "PENDING") return {Action::kRecord, "PENDING", slurm_reason};
+    if (held) {
+      if (job.reason != slurm_reason) return {Action::kRecord, "PENDING", slurm_reason};
+      return {};
+    }
     const long pending = static_cast<long>(seen.now - job.submitted);
     if (pending >= policy.migrate_after && job.moves < policy.max_moves) {
       return {Action::kWeighMove, "PENDING",
@@ -59,7 +59,10 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
     if (job.reason != slurm_reason) return {Action::kRecord, "PENDING", slurm_reason};
     return {};
   }
-  if (IsSlurmRunning(c.state)) {
+  // A state this version does not know is never taken for an end (the job
+  // would be recorded ended, or run twice): the next look may tell more.
+  if (phase == backend::SlurmPhase::kUnknown) return {};
+  if (backend::HasNodes(phase)) {
     if (job.state != "RUNNING") {
       return {Action::kRecord, "RUNNING",
               fmt::format("running on {}:{}", job.cluster, job.slurm_id)};
@@ -68,7 +71,7 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   // A final state.
   const std::string where = fmt::format("{}:{}", job.cluster, job.slurm_id);
-  if (job.managed && IsInfrastructureFailure(c.state)) {
+  if (job.managed && backend::IsInfrastructureFailure(phase)) {
     if (job.restarts < policy.max_restarts) {
       return {Action::kRestart, "RECOVERING",
               fmt::format("{} on {}: restart {} of at most {}", c.state, where, job.restarts + 1,
@@ -78,7 +81,8 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
         Action::kFinish, c.state,
         fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
   }
-  if (job.managed && c.state != "COMPLETED" && c.state != "CANCELLED" &&
+  if (job.managed && phase != backend::SlurmPhase::kCompleted &&
+      phase != backend::SlurmPhase::kCancelled &&
       job.restarts < job.retry_on_failure) {
     return {
         Action::kRestart, "RECOVERING",

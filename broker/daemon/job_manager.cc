@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "broker/backend/slurm_state.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/place/audit.h"
@@ -21,7 +22,7 @@ using place::AppendAudit;
 using place::AuditLine;
 using place::NoClusterMessage;
 
-using backend::IsLiveSlurmState;
+using backend::IsLiveState;
 
 bool LooksLikeSkyId(std::string_view id) {
   return id.starts_with("sky-") && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
@@ -332,7 +333,8 @@ std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
       continue;
     }
     const bool live = std::any_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
-      return j.key.job_id == c.slurm_id && IsLiveSlurmState(j.state) && j.state != "COMPLETING";
+      return j.key.job_id == c.slurm_id && IsLiveState(j.state) &&
+             backend::PhaseOf(j.state) != backend::SlurmPhase::kEnding;
     });
     // scancel refuses a job that has already ended: the queue decides.
     if (live && !b->Cancel(c.slurm_id, false, options_.submit_timeout).ok()) {
@@ -385,11 +387,11 @@ std::vector<QueueRow> JobManager::Queue() {
                                    : ws_.config.paths.user;
       for (const auto& j : it->second.jobs) {
         if (j.user != user) continue;
-        if (!IsLiveSlurmState(j.state)) continue;  // as squeue: what has not ended
+        if (!IsLiveState(j.state)) continue;  // as squeue: what has not ended
         QueueRow r{j.sky_id,     j.key.cluster,
                    j.key.job_id, j.user,
                    j.state,      j.reason,
-                   j.name,       j.state == "PENDING" ? j.submit_time : j.start_time};
+                   j.name,       backend::IsWaitingState(j.state) ? j.submit_time : j.start_time};
         if (!j.sky_id.empty()) {
           // A sky job's row is its current copy; stale copies say so.
           auto sky = store_.Get(j.sky_id);
@@ -481,12 +483,12 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     // A move cancels only a pending copy; where the copy is now decides.
     auto state_of_copy = [&](const std::vector<backend::JobInfo>& jobs) {
       for (const auto& j : jobs) {
-        if (j.key.job_id == intent.slurm_id && IsLiveSlurmState(j.state)) return j.state;
+        if (j.key.job_id == intent.slurm_id && IsLiveState(j.state)) return j.state;
       }
       return std::string("CANCELLED");
     };
     std::string state = state_of_copy(*queue);
-    if (state == "PENDING") {
+    if (backend::IsWaitingState(state)) {
       (void)b->Cancel(intent.slurm_id, true, options_.queue_timeout);
       auto again = b->Jobs(options_.queue_timeout);
       if (!again.ok()) return;
@@ -494,7 +496,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     }
     const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
     (void)store_.Apply([&] {
-      if (IsLiveSlurmState(state)) {
+      if (IsLiveState(state)) {
         // It started before the move reached it: it stays where it runs.
         if (current && !store::IsFinalState(job->state)) {
           job->state = "RUNNING";
@@ -528,7 +530,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   (void)store_.Apply([&] {
     if (found != nullptr && store::IsFinalState(job->state)) {
       // Cancelled (or ended) meanwhile: the copy that did reach the cluster goes too.
-      if (IsLiveSlurmState(found->state))
+      if (IsLiveState(found->state))
         (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", "CANCELLED", Now()}));
@@ -566,7 +568,7 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
   if (live.size() < 2) return false;
   const backend::JobInfo* keep = nullptr;
   for (const auto& j : live) {
-    if (j.state == "PENDING" || j.start_time == 0) continue;
+    if (backend::IsWaitingState(j.state) || j.start_time == 0) continue;
     if (keep == nullptr || j.start_time < keep->start_time) keep = &j;
   }
   if (keep == nullptr) {
@@ -579,19 +581,19 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     if (&j == keep) continue;
     backend::Backend* b = BackendOf(j.key.cluster);
     if (b == nullptr) continue;
-    const bool pending = j.state == "PENDING";
+    const bool pending = backend::IsWaitingState(j.state);
     if (!b->Cancel(j.key.job_id, pending, options_.queue_timeout).ok()) continue;
     (void)store_.SetCopyState(j.key.cluster, j.key.job_id, "CANCELLED");
     (void)store_.AddEvent(
         {0, job.sky_id, Now(), "duplicate-cancelled", j.key.cluster, j.key.job_id,
          fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
                      j.key.ToString(), keep->key.ToString(),
-                     keep->state == "PENDING" ? "the current copy" : "started first")});
+                     backend::IsWaitingState(keep->state) ? "the current copy" : "started first")});
   }
   if (job.cluster != keep->key.cluster || job.slurm_id != keep->key.job_id) {
     job.cluster = keep->key.cluster;
     job.slurm_id = keep->key.job_id;
-    job.state = keep->state == "PENDING" ? "PENDING" : "RUNNING";
+    job.state = backend::IsWaitingState(keep->state) ? "PENDING" : "RUNNING";
     job.started = keep->start_time;
     (void)Record(job, "kept", "this copy started first", job.cluster, job.slurm_id);
     return true;
@@ -617,10 +619,10 @@ void JobManager::SettleStaleCopies() {
     auto job = store_.Get(c.sky_id);
     if (!job.ok()) continue;
     if (job->cluster == c.cluster && job->slurm_id == c.slurm_id) continue;  // kept as current
-    if (seen && IsLiveSlurmState(seen->state) && !store::IsFinalState(job->state)) {
+    if (seen && IsLiveState(seen->state) && !store::IsFinalState(job->state)) {
       continue;  // the job lives on: ResolveCopies keeps the first to start
     }
-    if (seen && IsLiveSlurmState(seen->state)) {
+    if (seen && IsLiveState(seen->state)) {
       // The job has ended elsewhere: this copy must not run it again.
       backend::Backend* b = BackendOf(c.cluster);
       if (b == nullptr || !b->Cancel(c.slurm_id, false, options_.queue_timeout).ok()) continue;
@@ -704,10 +706,10 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   auto queue = b->Jobs(options_.queue_timeout);
   if (!queue.ok()) return;  // settled on a later tick from the intent
   for (const auto& j : *queue) {
-    if (j.key.job_id == old_id && IsLiveSlurmState(j.state)) {
+    if (j.key.job_id == old_id && IsLiveState(j.state)) {
       // It started before the cancel reached it: it stays where it is.
       (void)store_.EndIntent(*intent);
-      job.state = j.state == "PENDING" ? "PENDING" : "RUNNING";
+      job.state = backend::IsWaitingState(j.state) ? "PENDING" : "RUNNING";
       (void)Record(job, "move-abandoned", "it started on " + old_cluster + " before the move",
                    old_cluster, old_id);
       return;
@@ -787,7 +789,7 @@ void JobManager::Tick() {
         for (const auto& j : view.jobs) {
           if (j.sky_id != job.sky_id) continue;
           if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) seen.copy = j;
-          if (IsLiveSlurmState(j.state)) copies.push_back(j);
+          if (IsLiveState(j.state)) copies.push_back(j);
         }
       }
       if (seen.cluster_answered == 0 && !v.error.empty()) {

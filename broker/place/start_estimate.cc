@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "broker/backend/slurm_state.h"
+
 namespace skyslurm::place {
 
 std::set<std::string> OverlappingPartitions(const cluster::Description& d,
@@ -64,14 +66,16 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   };
   std::time_t latest_end = floor;
   for (const auto& j : queue) {
-    if (!relevant(j) || j.state != "RUNNING") continue;
+    // Holding GPUs: running, suspended, or finishing.
+    if (!relevant(j) || !backend::HasNodes(backend::PhaseOf(j.state))) continue;
     const std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;
     uses.push_back({in.now, end, j.TotalGpus()});
     latest_end = std::max(latest_end, end);
   }
   for (const auto& j : queue) {
-    if (!relevant(j) || j.state != "PENDING") continue;
+    // Waiting to start; a held job waits for whoever holds it, not for GPUs.
+    if (!relevant(j) || backend::PhaseOf(j.state) != backend::SlurmPhase::kPending) continue;
     const std::int64_t minutes = j.time_limit_minutes > 0 ? j.time_limit_minutes : in.minutes;
     // Without a backfill estimate, assume it starts once the running work ends.
     const std::time_t from = j.start_time > 0 ? std::max(j.start_time, in.now) : latest_end;

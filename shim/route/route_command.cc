@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include <thread>
 
 #include "broker/backend/backend.h"
+#include "broker/backend/slurm_state.h"
 #include "broker/cluster/registry.h"
 #include "broker/daemon/job_input.h"
 #include "broker/job/request.h"
@@ -25,6 +28,7 @@
 #include "shim/cli/daemon_client.h"
 #include "shim/cli/explain_view.h"
 #include "shim/real_command.h"
+#include "shim/route/wait_bound.h"
 
 namespace skyslurm::route {
 namespace {
@@ -97,10 +101,10 @@ int Fail(const std::string& tool, const std::string& message) {
   return 1;
 }
 
-bool IsFinal(const std::string& state) {
-  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" &&
-         state != "COMPLETING" && state != "SUSPENDED" && state != "REQUEUED" &&
-         state != "RESIZING" && state != "SIGNALING" && state != "STAGE_OUT";
+// The job's own time limit in minutes, when it has a finite one.
+std::optional<std::int64_t> TimeLimitMinutes(const job::Request& request) {
+  if (!request.time_limit || request.time_limit->infinite()) return std::nullopt;
+  return request.time_limit->minutes;
 }
 
 // Slurm's wait status as sbatch --wait exits: the exit code, or 128+signal.
@@ -115,7 +119,7 @@ int WaitStatusExit(const std::string& state, int wait_status) {
 // answers with the job it has, never a second one.
 int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                         cli::DaemonClient& client, const daemon::JobInput& input,
-                        Progress& progress) {
+                        Progress& progress, const config::FailoverSettings& failover) {
   Json::Value body(Json::objectValue);
   body["sky_id"] = backend::NewSkyId(std::time(nullptr));
   body["input"] = daemon::ToJson(input);
@@ -166,6 +170,10 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                  tool.c_str(), sky_id.c_str(), (*answer)["summary"].asCString(), sky_id.c_str());
   }
   if (!request.wait) return 0;
+  // Waited for while skyslurmd answers and knows how the job is doing; its
+  // silence, or its not knowing (the job's cluster silent: UNKNOWN), ends
+  // the wait after the job's time limit plus cluster_dead_after.
+  WaitBound bound(TimeLimitMinutes(request), failover.cluster_dead_after, std::time(nullptr));
   while (true) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     auto now = client.Get("/v1/jobs/" + sky_id);
@@ -174,11 +182,20 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
       if (now.status().code() != StatusCode::kUnavailable) {
         return Fail(tool, "skyslurm: " + now.status().message());
       }
+      if (auto error = bound.GiveUp(std::time(nullptr), "skyslurmd", sky_id)) {
+        return Fail(tool, "skyslurm: " + *error);
+      }
       (void)client.EnsureRunning();
       continue;
     }
     const std::string state = (*now)["job"]["state"].asString();
     if (store::IsFinalState(state)) return WaitStatusExit(state, (*now)["job"]["exit_code"].asInt());
+    if (state != "UNKNOWN") {
+      bound.Answered(std::time(nullptr));
+    } else if (auto error = bound.GiveUp(std::time(nullptr),
+                                         "cluster " + (*now)["job"]["cluster"].asString(), sky_id)) {
+      return Fail(tool, "skyslurm: " + *error);
+    }
   }
 }
 
@@ -249,7 +266,8 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     if (Status up = client.EnsureRunning(); up.ok()) {
       daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
                                  .env = env.vars(), .cwd = fs::current_path().string()};
-      return SubmitThroughDaemon(tool, *request, client, job_input, progress);
+      return SubmitThroughDaemon(tool, *request, client, job_input, progress,
+                                 loaded->settings.failover);
     } else if (request->sky.managed) {
       progress.Clear();
       if (!home_on_error) return Fail(tool, "skyslurm: " + up.message());
@@ -387,14 +405,35 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   std::fflush(stdout);
   if (!request->wait) return 0;
   // --wait: wait for the job wherever it runs; exit as sbatch --wait does.
+  // A cluster that stops answering is waited for within a bound (wait_bound.h).
+  const std::string job_name = fmt::format("{}:{}", key->cluster, key->job_id);
+  WaitBound bound(TimeLimitMinutes(*request), loaded->settings.failover.cluster_dead_after,
+                  std::time(nullptr));
+  const std::time_t submitted = std::time(nullptr);
   while (true) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    auto jobs = target.backend->Jobs(std::chrono::seconds(30));
-    if (!jobs.ok()) continue;
+    const std::time_t now = std::time(nullptr);
+    auto jobs = target.backend->Jobs(std::chrono::seconds(10));
+    if (!jobs.ok()) {
+      if (auto error = bound.GiveUp(now, "cluster " + target.name, job_name)) {
+        return Fail(tool, "skyslurm: " + *error + " (" + jobs.status().message() + ")");
+      }
+      continue;
+    }
+    bound.Answered(now);
+    bool seen = false;
     for (const auto& j : *jobs) {
-      if (j.key.job_id != key->job_id || !IsFinal(j.state)) continue;
+      if (j.key.job_id != key->job_id) continue;
+      seen = true;
+      if (!backend::IsFinalState(j.state)) break;
       // Slurm keeps a wait status: the exit code above 8 bits, a signal below.
       return WaitStatusExit(j.state, j.exit_code);
+    }
+    // Gone from the queue without an end seen (purged, MinJobAge passed).
+    if (!seen && now - submitted > 10) {
+      return Fail(tool, fmt::format("skyslurm: {} left the queue of {} unseen; how it ended is "
+                                    "not known",
+                                    job_name, target.name));
     }
   }
 }

@@ -62,6 +62,31 @@ TEST(FailoverPolicyTest, PendingIsRecordedThenWeighedAfterMigrateAfter) {
   EXPECT_EQ(Decide(old, Seen("PENDING"), Policy()).action, Action::kNone);
 }
 
+// Regression (issue 11): REQUEUE_HOLD counted as live in one place and as
+// final in the policy, so a held managed job was recorded as ended (and
+// restarted: then two copies could run). Held, it waits where it is.
+TEST(FailoverPolicyTest, AHeldJobIsPendingAndNeverMoved) {
+  store::SkyJob job = Job("PENDING", kNow - 3600);
+  job.managed = true;
+  for (const char* held : {"REQUEUE_HOLD", "SPECIAL_EXIT", "RESV_DEL_HOLD"}) {
+    Decision d = Decide(job, Seen(held), Policy());
+    EXPECT_NE(d.action, Action::kFinish) << held;
+    EXPECT_NE(d.action, Action::kRestart) << held;
+    EXPECT_NE(d.action, Action::kWeighMove) << held;
+  }
+  Observation user_hold = Seen("PENDING");
+  user_hold.copy->reason = "JobHeldUser";
+  job.reason = "JobHeldUser";
+  EXPECT_EQ(Decide(job, user_hold, Policy()).action, Action::kNone);
+}
+
+// A state word this version does not know never ends a job.
+TEST(FailoverPolicyTest, AnUnknownStateIsNoEnd) {
+  store::SkyJob job = Job("RUNNING");
+  job.managed = true;
+  EXPECT_EQ(Decide(job, Seen("SOME_NEW_STATE"), Policy()).action, Action::kNone);
+}
+
 TEST(FailoverPolicyTest, ADeadClusterReplacesPendingJobsAndMarksRunningOnesUnknown) {
   EXPECT_EQ(Decide(Job("PENDING"), Seen(std::nullopt, kNow - 19), Policy()).action, Action::kNone);
   Decision d = Decide(Job("PENDING"), Seen(std::nullopt, kNow - 20), Policy());

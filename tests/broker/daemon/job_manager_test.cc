@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "broker/backend/backend.h"
+#include "broker/backend/slurm_state.h"
 #include "broker/cluster/description.h"
 
 namespace skyslurm::daemon {
@@ -45,7 +46,7 @@ class FakeCluster final : public backend::Backend {
     if (refuse) return UnavailableError(name_ + ": sbatch failed (exit 1): Invalid account");
     if (!spec.first_attempt) {
       for (const auto& j : jobs) {
-        if (j.sky_id == spec.sky_id && backend::IsLiveSlurmState(j.state)) return j.key;
+        if (j.sky_id == spec.sky_id && backend::IsLiveState(j.state)) return j.key;
       }
     }
     backend::JobInfo j;
@@ -68,7 +69,7 @@ class FakeCluster final : public backend::Backend {
     if (down) return UnavailableError(name_ + ": down");
     for (auto& j : jobs) {
       if (j.key.job_id != id) continue;
-      if (!backend::IsLiveSlurmState(j.state)) {
+      if (!backend::IsLiveState(j.state)) {
         return UnavailableError("scancel: error: Kill job error on job id " + id +
                                 ": Job/step already completing or completed");
       }
@@ -103,7 +104,7 @@ class FakeCluster final : public backend::Backend {
   int LiveWithTag(const std::string& sky_id) {
     std::lock_guard lock(mu_);
     int n = 0;
-    for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLiveSlurmState(j.state) ? 1 : 0;
+    for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLiveState(j.state) ? 1 : 0;
     return n;
   }
   bool down = false, refuse = false;
