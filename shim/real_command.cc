@@ -54,7 +54,9 @@ std::optional<std::string> FindRealCommand(std::string_view name, std::string_vi
     if (end == std::string_view::npos) end = search_path.size();
     std::string dir(search_path.substr(start, end - start));
     start = end + 1;
-    if (dir.empty()) dir = ".";
+    // assign(1, '.'), not = ".": GCC 12 at -O3 reports a false -Wrestrict
+    // inside the latter (GCC bug 105651).
+    if (dir.empty()) dir.assign(1, '.');
     std::string candidate = dir;
     if (candidate.back() != '/') candidate += '/';
     candidate += name;

@@ -620,7 +620,8 @@ class Translator {
       std::vector<std::string> lines = {"#" + directive.text};
       if (!words.empty()) {
         std::string line = directive.magic;
-        for (const auto& w : words) line += " " + QuoteDirectiveWord(w);
+        // append(): GCC 12 -O3's false -Wrestrict on " " + string (bug 105651).
+        for (const auto& w : words) line.append(" ").append(QuoteDirectiveWord(w));
         lines.push_back(line);
       }
       replacement[directive.line] = lines;

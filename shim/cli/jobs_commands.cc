@@ -160,8 +160,9 @@ int RunStatus(const std::string& id, bool json) {
     const std::string where =
         e["cluster"].asString().empty()
             ? ""
-            : e["cluster"].asString() +
-                  (e["slurm_id"].asString().empty() ? "" : ":" + e["slurm_id"].asString());
+            // fmt: GCC 12 -O3's false -Wrestrict on ":" + string (bug 105651).
+            : fmt::format("{}{}{}", e["cluster"].asString(),
+                          e["slurm_id"].asString().empty() ? "" : ":", e["slurm_id"].asString());
     std::printf("  %s  %-18s %-10s %s\n", Time(e["time"].asInt64()).c_str(), e["kind"].asCString(),
                 where.c_str(), e["detail"].asCString());
   }

@@ -346,19 +346,16 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       return Fail(tool, fmt::format("skyslurm: {} is not reached over SSH; cannot run {} there",
                                     target.name, tool));
     }
-    const config::SshHost& h = *entry->ssh;
-    std::vector<std::string> ssh = {"ssh", isatty(STDIN_FILENO) != 0 ? "-t" : "-T", "-p",
-                                    std::to_string(h.port), "-l", h.user, "-o",
-                                    "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+    // OpenSSH reads the user's own clusters file, so that every setting of
+    // it applies (ConnectTimeout, ServerAliveInterval, ProxyJump, Match ...),
+    // as for `ssh -F ~/.slurm/config <cluster>` by hand.
+    const std::string& clusters_file = ws->config.paths.clusters_file;
+    const bool interactive = isatty(STDIN_FILENO) != 0;
+    std::vector<std::string> ssh = {"ssh", "-F", clusters_file, interactive ? "-t" : "-T",
                                     // errors only: no "Connection to ... closed."
                                     "-o", "LogLevel=ERROR"};
-    for (const auto& f : h.known_hosts_files) {
-      ssh.insert(ssh.end(), {"-o", "UserKnownHostsFile=" + f});
-    }
-    for (const auto& f : h.identity_files) ssh.insert(ssh.end(), {"-i", f});
-    if (h.identities_only) ssh.insert(ssh.end(), {"-o", "IdentitiesOnly=yes"});
-    if (!h.proxy_jump.empty()) ssh.insert(ssh.end(), {"-J", h.proxy_jump});
-    ssh.push_back(h.hostname);
+    if (!interactive) ssh.insert(ssh.end(), {"-o", "BatchMode=yes"});  // no prompt nobody sees
+    ssh.push_back(entry->ssh->name);
     std::string remote = "env -u SKYSLURM_ANY_CLUSTER " +
                          ShellQuote("SKYPILOT_TASK_ID=" + sky_id) + " " +
                          ShellQuote("SKYSLURM_CLUSTER=" + target.name) + " " + ShellJoin(argv);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -213,8 +214,8 @@ TEST_F(RouteTest, ErrorsAreSbatchsOwnShape) {
                              Script("bad.sh", "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n")});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err,
-            "sbatch: error: bad.sh:3: --gres: invalid count 'x' in GRES 'gpu:h100:x' (expected a "
-            "whole number)\n");
+            "sbatch: error: bad.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count; Slurm "
+            "reads name[:type][:count]: \"Invalid generic resource (gres) specification\")\n");
   EXPECT_EQ(bad.out, "");
   CommandOutput nowhere = Typed({"sbatch", "--sky-any-cluster", "--gres=gpu:b200:1", "--wrap", "true"});
   EXPECT_EQ(nowhere.exit_code, 1);
@@ -271,6 +272,22 @@ TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
   CommandOutput quiet = Typed({"salloc", "--sky-any-cluster=beta", "-Q", "-t", "5", "true"});
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err, "");
+}
+
+// Regression (issue 11): salloc/srun to a peer rebuilt OpenSSH's options by
+// hand and dropped the user's own. Now `ssh -F ~/.slurm/config beta` reads the
+// file: a ControlMaster setting there (which only OpenSSH acts on) shows it.
+TEST_F(RouteTest, SallocOnAPeerHonoursTheUsersSshSettings) {
+  const std::string config = home_ + "/.slurm/config";
+  const std::string socket = tmp_.File("cm-beta");
+  std::string text = ReadFile(config);
+  text = "Host beta\n  ControlMaster auto\n  ControlPath " + socket +
+         "\n  ControlPersist 30\n" + text;
+  WriteFile(config, text);
+  CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "-Q", "-t", "5", "true"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_TRUE(std::filesystem::exists(socket)) << "no ControlMaster socket: ~/.slurm/config unread";
+  Exec({.argv = {"ssh", "-F", config, "-O", "exit", "-o", "ControlPath=" + socket, "beta"}});
 }
 
 // A terminal, as a user has one: tmux runs a shell with the shim first on

@@ -141,6 +141,7 @@ std::string SlurmGpuTypes(const std::string& tres) {
       type = rest.substr(0, colon);
       count = SlurmCount(rest.substr(colon + 1));
     }
+    while (!type.empty() && type.back() == ' ') type.pop_back();  // as for ours, below
     if (count && *count != 0 && !type.empty()) types.insert(type);
   }
   return fmt::format("{}", fmt::join(types, ","));

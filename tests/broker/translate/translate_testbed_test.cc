@@ -43,7 +43,9 @@ class TranslateTestbedTest : public TestbedTest {
     if (!request.ok()) return "";
     cluster::Description d = Live(target);
     catalog::AcceleratorCatalog catalog;
-    translate::Translation t = translate::Translate(*request, d, {"alpha", &catalog, &settings});
+    const cluster::Description home = Live("alpha");  // what the script was written against
+    translate::Translation t =
+        translate::Translate(*request, d, {"alpha", &catalog, &settings, "", &home.modules});
     EXPECT_TRUE(t.ok()) << ::testing::PrintToString(t.reasons);
     if (!t.ok()) return "";
     const std::string out = tmp_.File(target + ".out");
@@ -173,8 +175,8 @@ TEST_F(ExplainCommandTest, BadInputExitsTwoNamingTheLine) {
   CommandOutput out = Explain({"bad.sh"});
   EXPECT_EQ(out.exit_code, 2);
   EXPECT_EQ(out.err,
-            "skyslurm explain: bad.sh:3: --gres: invalid count 'x' in GRES 'gpu:h100:x' (expected "
-            "a whole number)\n");
+            "skyslurm explain: bad.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count; "
+            "Slurm reads name[:type][:count]: \"Invalid generic resource (gres) specification\")\n");
   EXPECT_EQ(Explain({"missing.sh"}).exit_code, 2);
   EXPECT_EQ(Explain({"--time", "abc", "--wrap", "true"}).exit_code, 2);
 }
