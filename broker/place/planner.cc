@@ -99,7 +99,7 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
     // Known to be unreachable (skyslurmd: a dead cluster): not asked again.
     if (skipped(c) || !c.unavailable.empty() || c.backend == nullptr) continue;
     backend::Backend* b = c.backend;
-    probes.Start(i, [b, timeout] {
+    probes.Start(i, [b, owner = c.backend_owner, timeout] {
       const auto t0 = Clock::now();
       ProbeOutcome o;
       o.inventory = b->Probe(timeout);
@@ -272,10 +272,13 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
   for (const auto& t : tasks) {
     backend::Backend* b = clusters[t.cluster].backend;
-    // The thread owns its copy: it may outlive this call when it is late.
+    // The thread owns its copy of the job and a share of the backend: it may
+    // outlive this call, and the caller's workspace, when it is late.
     auto job = std::make_shared<const translate::TranslatedJob>(std::move(*asked[t.candidate]));
     const auto timeout = options.estimate_timeout;
-    estimates.Start(t.candidate, [b, job, timeout] { return b->EstimateStart(*job, timeout); });
+    estimates.Start(t.candidate, [b, owner = clusters[t.cluster].backend_owner, job, timeout] {
+      return b->EstimateStart(*job, timeout);
+    });
   }
   auto answers = estimates.Wait(
       Clock::now() + options.estimate_timeout + std::chrono::milliseconds(500), tasks.size());

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -27,6 +28,10 @@ struct ClusterHandle {
   bool home = false;
   config::ClusterSettings settings;
   backend::Backend* backend = nullptr;              // a live cluster
+  // Keeps `backend` (and what it wraps) alive for as long as a probe or an
+  // estimate thread still uses it: a late thread outlives the call that
+  // abandoned it, and may outlive the Workspace too (explain exits).
+  std::shared_ptr<const void> backend_owner;
   std::optional<cluster::Description> offline;      // or only its description
   std::string excluded;                             // policy said no
   std::string unavailable;                          // no way to reach it

@@ -48,6 +48,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     if (!ws.config.settings.Allowed(entry.name)) {
       h.excluded = "excluded by clusters_allowed/clusters_denied";
     }
+    std::shared_ptr<backend::SlurmBackend> slurm;
     switch (entry.access) {
       case cluster::ClusterEntry::Access::kDescriptionFile: {
         auto d = cluster::ReadDescriptionFile(entry.description_file);
@@ -59,13 +60,13 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
         break;
       }
       case cluster::ClusterEntry::Access::kLocal:
-        ws.backends.push_back(std::make_unique<backend::SlurmLocalBackend>(
-            entry.name, entry.slurm_conf, entry.modulepath, slurm_bin_dir));
+        slurm = std::make_shared<backend::SlurmLocalBackend>(entry.name, entry.slurm_conf,
+                                                             entry.modulepath, slurm_bin_dir);
         break;
       case cluster::ClusterEntry::Access::kSsh:
         if (entry.ssh) {
-          ws.backends.push_back(std::make_unique<backend::SlurmSshBackend>(
-              entry.name, ssh::TargetFromConfig(*entry.ssh)));
+          slurm = std::make_shared<backend::SlurmSshBackend>(entry.name,
+                                                             ssh::TargetFromConfig(*entry.ssh));
         } else {
           h.unavailable = fmt::format(
               "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",
@@ -73,14 +74,15 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
         }
         break;
     }
-    const bool live =
-        entry.access != cluster::ClusterEntry::Access::kDescriptionFile && h.unavailable.empty();
-    if (live) {
-      auto* slurm = static_cast<backend::SlurmBackend*>(ws.backends.back().get());
+    if (slurm != nullptr && h.unavailable.empty()) {
       slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
-      ws.backends.push_back(std::make_unique<backend::CachingBackend>(*slurm, cache));
-      h.backend = ws.backends.back().get();
-      ws.slurm.push_back(slurm);
+      // The caching wrapper owns the backend it wraps (its deleter holds it).
+      std::shared_ptr<backend::Backend> caching(
+          new backend::CachingBackend(*slurm, cache),
+          [inner = slurm](backend::Backend* b) { delete b; });
+      h.backend = caching.get();
+      h.backend_owner = caching;
+      ws.slurm.push_back(slurm.get());
     } else {
       ws.slurm.push_back(nullptr);
     }

@@ -23,9 +23,9 @@ struct Workspace {
   config::LoadedConfig config;
   cluster::ClusterRegistry registry;
   catalog::AcceleratorCatalog catalog;
-  std::vector<std::unique_ptr<backend::Backend>> backends;
   // One per cluster, in registry order (home first); their backends are
-  // caching, rate-limited wrappers (caching_backend.h) of `slurm`'s.
+  // caching, rate-limited wrappers (caching_backend.h) of `slurm`'s, owned
+  // by their handles (backend_owner).
   std::vector<ClusterHandle> handles;
   std::vector<backend::SlurmBackend*> slurm;  // per handle, null when offline
   std::string home() const { return registry.home(); }

@@ -1,0 +1,73 @@
+// Regression (issue 11): a probe thread that outlived its deadline held a raw
+// pointer to a backend that `skyslurm explain` destroyed when it exited. The
+// thread now holds a share of the backend (ClusterHandle::backend_owner).
+// Under ASan+UBSan a use after free here aborts the test.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "broker/backend/backend.h"
+#include "broker/place/planner.h"
+
+namespace skyslurm::place {
+namespace {
+
+std::atomic<int> g_alive{0};
+
+// A cluster that answers late, and reads its own members when it does.
+class SlowBackend final : public backend::Backend {
+ public:
+  SlowBackend() { ++g_alive; }
+  ~SlowBackend() override { --g_alive; }
+  const std::string& name() const override { return name_; }
+  backend::Capabilities capabilities() const override { return {"slurm", {}}; }
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // past ProbeAll's grace of 500 ms
+    cluster::Inventory inv;
+    inv.description.name = name_;  // touches the object after the caller gave up
+    return inv;
+  }
+  Result<backend::StartEstimate> EstimateStart(const translate::TranslatedJob&,
+                                               std::chrono::milliseconds) override {
+    return UnavailableError("not asked");
+  }
+  Result<backend::JobKey> Submit(const backend::SubmitSpec&, std::chrono::milliseconds) override {
+    return UnavailableError("not asked");
+  }
+  Result<std::vector<backend::JobInfo>> Queue(std::chrono::milliseconds) override {
+    return std::vector<backend::JobInfo>{};
+  }
+  Status Cancel(const std::string&, bool, std::chrono::milliseconds) override { return OkStatus(); }
+  Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
+    return std::string();
+  }
+
+ private:
+  std::string name_ = std::string(64, 'b');  // on the heap
+};
+
+TEST(ProbeLifetimeTest, ALateProbeKeepsItsBackendAlive) {
+  {
+    std::vector<ClusterHandle> handles(1);
+    auto backend = std::make_shared<SlowBackend>();
+    handles[0].name = "beta";
+    handles[0].backend = backend.get();
+    handles[0].backend_owner = backend;
+    backend.reset();
+    auto results = ProbeAll(handles, std::chrono::milliseconds(20));
+    EXPECT_FALSE(results[0].inventory.has_value());
+    EXPECT_NE(results[0].unreachable.find("no answer within"), std::string::npos);
+    // The handles (the caller's workspace) go away while the probe runs.
+  }
+  EXPECT_EQ(g_alive.load(), 1);  // kept by the late thread
+  for (int i = 0; i < 100 && g_alive.load() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(g_alive.load(), 0);  // released when it finished
+}
+
+}  // namespace
+}  // namespace skyslurm::place
