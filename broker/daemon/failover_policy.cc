@@ -82,8 +82,7 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
         fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
   }
   if (job.managed && phase != backend::SlurmPhase::kCompleted &&
-      phase != backend::SlurmPhase::kCancelled &&
-      job.restarts < job.retry_on_failure) {
+      phase != backend::SlurmPhase::kCancelled && job.restarts < job.retry_on_failure) {
     return {
         Action::kRestart, "RECOVERING",
         fmt::format("{} on {} (exit status {}): retry {} of {} (--sky-retry-on-failure)", c.state,

@@ -44,9 +44,9 @@ struct SubmitRequest {
 
 struct SubmitAnswer {
   store::SkyJob job;
-  std::string summary;  // why this cluster
-  std::string workdir;  // where it runs there ("" = the default)
-  bool home = false;    // it went to the home cluster
+  std::string summary;             // why this cluster
+  std::string workdir;             // where it runs there ("" = the default)
+  bool home = false;               // it went to the home cluster
   std::vector<std::string> notes;  // what the user should know (modules left as written ...)
 };
 
@@ -62,6 +62,12 @@ struct QueueRow {
   std::time_t since = 0;  // submitted (pending) or started (running)
 };
 
+// Whether `id` has the shape of a sky id ("sky-20261201-123456-abcdef").
+bool LooksLikeSkyId(std::string_view id);
+
+// Tracks the user's sky jobs across clusters. The state below is shared by
+// its protocols, one file each: job_submission.cc, intent_recovery.cc,
+// copy_cleanup.cc, job_moves.cc; job_manager.cc holds the rest.
 class JobManager {
  public:
   JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options = {});

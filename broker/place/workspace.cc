@@ -77,9 +77,8 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     if (slurm != nullptr && h.unavailable.empty()) {
       slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
       // The caching wrapper owns the backend it wraps (its deleter holds it).
-      std::shared_ptr<backend::Backend> caching(
-          new backend::CachingBackend(*slurm, cache),
-          [inner = slurm](backend::Backend* b) { delete b; });
+      std::shared_ptr<backend::Backend> caching(new backend::CachingBackend(*slurm, cache),
+                                                [inner = slurm](backend::Backend* b) { delete b; });
       h.backend = caching.get();
       h.backend_owner = caching;
       ws.slurm.push_back(slurm.get());

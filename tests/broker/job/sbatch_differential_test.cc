@@ -43,9 +43,9 @@ int EnvInt(const char* name, int fallback) {
 // real sbatch of the cluster the job goes to reads it. A value sbatch's own
 // parser refuses is then refused by that sbatch at submission (nothing is
 // submitted, its message is shown), not by skyslurm's parser before placement.
-const std::set<std::string> kCarried = {"array", "dependency", "distribution", "cpu-freq",
-                                        "signal", "mail-type", "export", "begin", "nice",
-                                        "open-mode", "exclusive", "deadline"};
+const std::set<std::string> kCarried = {"array",  "dependency", "distribution", "cpu-freq",
+                                        "signal", "mail-type",  "export",       "begin",
+                                        "nice",   "open-mode",  "exclusive",    "deadline"};
 
 // Other options sbatch needs beside one under test for its own checks to pass.
 std::vector<std::string> ContextFor(const std::string& option) {
@@ -84,12 +84,25 @@ std::optional<std::int64_t> SlurmMb(const std::string& text) {
   std::int64_t scale = 1;
   std::string digits = text;
   switch (text.back()) {
-    case 'K': return std::nullopt;
-    case 'M': digits.pop_back(); break;
-    case 'G': scale = 1024; digits.pop_back(); break;
-    case 'T': scale = 1024 * 1024; digits.pop_back(); break;
-    case 'P': scale = std::int64_t{1024} * 1024 * 1024; digits.pop_back(); break;
-    default: break;
+    case 'K':
+      return std::nullopt;
+    case 'M':
+      digits.pop_back();
+      break;
+    case 'G':
+      scale = 1024;
+      digits.pop_back();
+      break;
+    case 'T':
+      scale = 1024 * 1024;
+      digits.pop_back();
+      break;
+    case 'P':
+      scale = std::int64_t{1024} * 1024 * 1024;
+      digits.pop_back();
+      break;
+    default:
+      break;
   }
   char* end = nullptr;
   const long long n = std::strtoll(digits.c_str(), &end, 10);
@@ -107,11 +120,22 @@ std::optional<unsigned long long> SlurmCount(const std::string& text) {
   if (n == ULLONG_MAX) return std::nullopt;
   std::string unit(end);
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static const std::map<std::string, unsigned long long> kUnits = {
-      {"", 1},          {"k", 1024},     {"kib", 1024},   {"kb", 1000},
-      {"m", 1u << 20},  {"mib", 1u << 20}, {"mb", 1000000}, {"g", 1u << 30},
-      {"gib", 1u << 30}, {"gb", 1000000000}, {"t", 1ull << 40}, {"tib", 1ull << 40},
-      {"tb", 1000000000000}, {"p", 1ull << 50}, {"pib", 1ull << 50}, {"pb", 1000000000000000}};
+  static const std::map<std::string, unsigned long long> kUnits = {{"", 1},
+                                                                   {"k", 1024},
+                                                                   {"kib", 1024},
+                                                                   {"kb", 1000},
+                                                                   {"m", 1u << 20},
+                                                                   {"mib", 1u << 20},
+                                                                   {"mb", 1000000},
+                                                                   {"g", 1u << 30},
+                                                                   {"gib", 1u << 30},
+                                                                   {"gb", 1000000000},
+                                                                   {"t", 1ull << 40},
+                                                                   {"tib", 1ull << 40},
+                                                                   {"tb", 1000000000000},
+                                                                   {"p", 1ull << 50},
+                                                                   {"pib", 1ull << 50},
+                                                                   {"pb", 1000000000000000}};
   auto it = kUnits.find(unit);
   if (it == kUnits.end()) return std::nullopt;
   return n * it->second;
@@ -215,7 +239,8 @@ std::pair<std::string, std::string> Compare(const std::string& option,
     std::string n = field("NumNodes");
     return {n.substr(0, n.find('-')), r.nodes ? std::to_string(r.nodes->min) : "unset"};
   }
-  if (option == "ntasks") return {field("NumTasks"), r.ntasks ? std::to_string(*r.ntasks) : "unset"};
+  if (option == "ntasks")
+    return {field("NumTasks"), r.ntasks ? std::to_string(*r.ntasks) : "unset"};
   if (option == "cpus-per-task") {
     return {field("CPUs/Task"), r.cpus_per_task ? std::to_string(*r.cpus_per_task) : "unset"};
   }
@@ -337,10 +362,14 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
     ++t.tried;
     ASSERT_NE(a.rc, -1) << "no answer for --" << c.option << "=" << c.value;
     const bool accepted = a.rc == 0;
-    const bool by_controller = !accepted && a.said.find("Batch job submission failed") != std::string::npos;
-    if (accepted) ++t.accepted;
-    else if (by_controller) ++t.controller_refused;
-    else ++t.parser_refused;
+    const bool by_controller =
+        !accepted && a.said.find("Batch job submission failed") != std::string::npos;
+    if (accepted)
+      ++t.accepted;
+    else if (by_controller)
+      ++t.controller_refused;
+    else
+      ++t.parser_refused;
 
     job::RequestInput in;
     in.tool = job::Tool::kSbatch;
@@ -352,7 +381,8 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
 
     std::string divergence;
     if (accepted && !ours.ok()) {
-      divergence = fmt::format("{}: sbatch accepts it, skyslurm refuses: {}", what, ours.status().message());
+      divergence =
+          fmt::format("{}: sbatch accepts it, skyslurm refuses: {}", what, ours.status().message());
     } else if (!accepted && !by_controller && ours.ok()) {
       divergence = fmt::format("{}: sbatch refuses it ({}), skyslurm accepts", what, a.said);
     } else if (accepted && ours.ok() && !kCarried.count(c.option)) {
@@ -380,8 +410,8 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
   std::string table = fmt::format(
       "seed {}, {} random values per option, {} values in all\n"
       "{:<16} {:>6} {:>9} {:>13} {:>14} {:>9} {:>7} {:>10}\n",
-      seed, random, cases.size(), "option", "tried", "accepted", "sbatch said no",
-      "slurmctld no", "compared", "known", "divergent");
+      seed, random, cases.size(), "option", "tried", "accepted", "sbatch said no", "slurmctld no",
+      "compared", "known", "divergent");
   Tally all;
   for (const auto& name : GeneratedOptions()) {
     const Tally& t = tally[name];

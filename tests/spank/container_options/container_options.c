@@ -6,13 +6,13 @@
  * as at a site where only some clusters run pyxis. It does nothing with the
  * values: the job runs as if they were not there.
  */
+#include <slurm/spank.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <slurm/spank.h>
 
 SPANK_PLUGIN(container_options, 1);
 
-static int accept_value(int val, const char *optarg, int remote) {
+static int accept_value(int val, const char* optarg, int remote) {
   (void)val;
   (void)remote;
   return optarg != NULL && optarg[0] != '\0' ? 0 : -1;
@@ -27,10 +27,10 @@ static struct spank_option container_options[] = {
      "[testbed] bind mounts for the container (accepted, not used)", 1, 1, accept_value},
     SPANK_OPTIONS_TABLE_END};
 
-int slurm_spank_init(spank_t sp, int ac, char **av) {
+int slurm_spank_init(spank_t sp, int ac, char** av) {
   (void)ac;
   (void)av;
-  for (struct spank_option *o = container_options; o->name != NULL; ++o) {
+  for (struct spank_option* o = container_options; o->name != NULL; ++o) {
     if (spank_option_register(sp, o) != ESPANK_SUCCESS) return -1;
   }
   return 0;

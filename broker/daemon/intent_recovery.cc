@@ -1,0 +1,126 @@
+// Intent recovery: an intent written before a submit, move or cancel and
+// still open after a crash (or while its cluster was silent) is settled by
+// what the cluster's queue shows: the job is adopted, finished or left alone,
+// never run twice.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "broker/backend/slurm_state.h"
+#include "broker/daemon/job_manager.h"
+
+namespace skyslurm::daemon {
+
+using backend::IsLiveState;
+
+void JobManager::SettleIntent(const store::Intent& intent) {
+  std::lock_guard lock(LockFor(intent.sky_id));
+  auto job = store_.Get(intent.sky_id);
+  if (!job.ok()) {
+    // Only a job that is not there at all ends its intent; a database that
+    // cannot answer leaves it for the next look.
+    if (job.status().code() == StatusCode::kNotFound) (void)store_.EndIntent(intent.id);
+    return;
+  }
+  if (intent.action == "cancel") {
+    // The user's cancel: every copy that may be live, then the job.
+    if (!CancelCopies(*job).empty()) return;  // a cluster does not answer: later
+    (void)store_.Apply([&] {
+      if (!store::IsFinalState(job->state)) {
+        job->state = "CANCELLED";
+        job->reason = "cancelled by the user";
+        job->ended = Now();
+        SKY_RETURN_IF_ERROR(
+            Record(*job, "cancelled", "skyslurm cancel, settled after a restart of skyslurmd"));
+      }
+      return store_.EndIntent(intent.id);
+    });
+    return;
+  }
+  backend::Backend* b = BackendOf(intent.cluster);
+  if (b == nullptr) return;  // a cluster no longer configured: kept for the record
+  auto queue = b->Jobs(options_.queue_timeout);
+  if (!queue.ok()) return;  // the cluster does not answer: later
+  if (intent.action == "move") {
+    // A move cancels only a pending copy; where the copy is now decides.
+    auto state_of_copy = [&](const std::vector<backend::JobInfo>& jobs) {
+      for (const auto& j : jobs) {
+        if (j.key.job_id == intent.slurm_id && IsLiveState(j.state)) return j.state;
+      }
+      return std::string("CANCELLED");
+    };
+    std::string state = state_of_copy(*queue);
+    if (backend::IsWaitingState(state)) {
+      (void)b->Cancel(intent.slurm_id, true, options_.queue_timeout);
+      auto again = b->Jobs(options_.queue_timeout);
+      if (!again.ok()) return;
+      state = state_of_copy(*again);
+    }
+    const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
+    (void)store_.Apply([&] {
+      if (IsLiveState(state)) {
+        // It started before the move reached it: it stays where it runs.
+        if (current && !store::IsFinalState(job->state)) {
+          job->state = "RUNNING";
+          SKY_RETURN_IF_ERROR(Record(*job, "move-abandoned",
+                                     "it started on " + intent.cluster + " before the move",
+                                     intent.cluster, intent.slurm_id));
+        }
+        return store_.EndIntent(intent.id);
+      }
+      SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
+      if (current && !store::IsFinalState(job->state)) {
+        SKY_RETURN_IF_ERROR(
+            DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, "recovered",
+                       "the move's cancel was settled after a restart of skyslurmd"));
+      }
+      return store_.EndIntent(intent.id);
+    });
+    return;
+  }
+  // submit: did the job reach the cluster before the crash? Any job there
+  // carrying the sky id that the store does not know yet is that one, live
+  // or already ended (a short job): it is adopted, never submitted again.
+  std::set<std::string> known;
+  if (auto copies = store_.Copies(job->sky_id); copies.ok()) {
+    for (const auto& c : *copies) known.insert(c.cluster + ":" + c.slurm_id);
+  }
+  const backend::JobInfo* found = nullptr;
+  for (const auto& j : *queue) {
+    if (j.sky_id == intent.sky_id && !known.contains(j.key.ToString())) found = &j;
+  }
+  (void)store_.Apply([&] {
+    if (found != nullptr && store::IsFinalState(job->state)) {
+      // Cancelled (or ended) meanwhile: the copy that did reach the cluster goes too.
+      if (IsLiveState(found->state))
+        (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
+      SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
+                                          found->partition, "", "", "CANCELLED", Now()}));
+    } else if (found != nullptr && job->cluster.empty()) {
+      SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
+                                          found->partition, "", "", found->state, Now()}));
+      job->cluster = found->key.cluster;
+      job->slurm_id = found->key.job_id;
+      job->state = "PENDING";  // the next look records what it really is
+      job->submitted = found->submit_time != 0 ? found->submit_time : Now();
+      SKY_RETURN_IF_ERROR(Record(*job, "recovered",
+                                 "found on the cluster after a restart of skyslurmd",
+                                 found->key.cluster, found->key.job_id));
+    }
+    return store_.EndIntent(intent.id);
+  });
+}
+
+std::set<std::string> JobManager::Recover() {
+  std::set<std::string> unsettled;
+  auto open = store_.OpenIntents();
+  if (!open.ok()) return unsettled;
+  for (const auto& intent : *open) SettleIntent(intent);
+  auto left = store_.OpenIntents();
+  if (left.ok()) {
+    for (const auto& intent : *left) unsettled.insert(intent.sky_id);
+  }
+  return unsettled;
+}
+
+}  // namespace skyslurm::daemon

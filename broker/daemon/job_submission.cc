@@ -1,0 +1,173 @@
+// Submission: a new sky job is recorded, placed on the warm view of the
+// clusters and submitted under an intent, so that a crash at any step leaves
+// either no job or exactly one (intent_recovery.cc settles the rest).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "broker/daemon/fault_points.h"
+#include "broker/daemon/job_manager.h"
+#include "broker/place/audit.h"
+#include "broker/place/planner.h"
+#include "broker/place/submission.h"
+
+namespace skyslurm::daemon {
+
+using place::AppendAudit;
+using place::AuditLine;
+using place::NoClusterMessage;
+
+// The answer of the last submission on this thread (under the job's lock).
+thread_local std::string JobManager::last_answer_workdir_;
+thread_local std::vector<std::string> JobManager::last_answer_notes_;
+thread_local bool JobManager::last_answer_home_ = false;
+
+Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
+                                  const std::string& why, const std::vector<std::string>& avoid,
+                                  bool first_attempt) {
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
+  SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
+
+  std::vector<place::ClusterHandle> handles = ws_.handles;  // MakePlan may mark them
+  for (auto& h : handles) {
+    if (std::find(avoid.begin(), avoid.end(), h.name) != avoid.end() && h.unavailable.empty()) {
+      h.unavailable = "not answering (skyslurmd)";
+    }
+  }
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.only = request.sky.clusters;
+  if (request.sky.infra) options.pinned = *request.sky.infra;
+  place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+  if (kind == "submitted") {
+    AppendAudit(ws_.config.paths.state_dir,
+                AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
+  }
+  if (!plan.decision.chosen) {
+    const std::string msg = NoClusterMessage(plan);
+    if (kind == "submitted") {
+      job.state = "REFUSED";
+      job.reason = msg;
+      job.ended = Now();
+      SKY_RETURN_IF_ERROR(Record(job, "refused", msg));
+      return FailedPreconditionError(msg);
+    }
+    if (job.reason != msg) {  // retried each poll; recorded when the reason changes
+      job.reason = msg;
+      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg));
+    }
+    return UnavailableError(msg);
+  }
+  const place::Candidate& chosen = plan.candidates[*plan.decision.chosen];
+  place::ClusterHandle* target = ws_.Find(chosen.cluster);
+  if (target == nullptr || target->backend == nullptr) {
+    return InternalError(fmt::format("cluster {} has no backend", chosen.cluster));
+  }
+  place::SubmissionContext context{
+      .sky_id = job.sky_id, .env = &input.env, .submit_dir = input.cwd};
+  if (job.restarts > 0) {
+    context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
+  }
+  backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
+  if (job.managed) {
+    // skyslurm, not Slurm, owns the retry: a requeue would hide the failure.
+    spec.job.args.push_back("--no-requeue");
+  }
+  spec.first_attempt = first_attempt;
+
+  SKY_ASSIGN_OR_RETURN(std::int64_t intent,
+                       store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
+  if (kind == "submitted") FaultPoint("submit.intent");
+  auto key = target->backend->Submit(spec, options_.submit_timeout);
+  if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
+    // sbatch may have made the job before its answer was lost: the intent
+    // stays open and the next look at that cluster settles it by sky id.
+    return UnavailableError(
+        fmt::format("{}; skyslurmd finishes the submission of {} when {} answers",
+                    key.status().message(), job.sky_id, target->name));
+  }
+  if (!key.ok()) {
+    (void)store_.EndIntent(intent);
+    const std::string msg = key.status().message();
+    if (kind == "submitted") {
+      // sbatch said no (a limit, an account...): the job's answer, not a
+      // passing trouble to retry.
+      job.state = "REFUSED";
+      job.reason = msg;
+      job.ended = Now();
+      SKY_RETURN_IF_ERROR(Record(job, "refused", msg, target->name));
+      return FailedPreconditionError(msg);
+    }
+    if (job.reason != msg) {
+      job.reason = msg;
+      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg, target->name));
+    }
+    return key.status();
+  }
+  if (kind == "submitted") FaultPoint("submit.sent");
+  if (kind == "moved") FaultPoint("move.sent");
+  if (kind == "restarted") FaultPoint("restart.sent");
+  const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
+  Status st = store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
+                                        fmt::format("{}", fmt::join(spec.job.args, "\n")),
+                                        spec.job.script, "PENDING", Now()}));
+    job.cluster = key->cluster;
+    job.slurm_id = key->job_id;
+    job.state = "PENDING";
+    job.reason = plan.decision.summary;
+    job.submitted = Now();
+    job.expected_start = chosen.start.value_or(0);
+    if (kind == "moved" || kind == "re-placed") ++job.moves;
+    SKY_RETURN_IF_ERROR(Record(job, kind, decision, key->cluster, key->job_id));
+    return store_.EndIntent(intent);
+  });
+  {
+    std::lock_guard lock(view_mu_);
+    if (kind == "moved" || kind == "re-placed") moves_into_[key->cluster].push_back(Now());
+  }
+  last_answer_workdir_ = spec.workdir;
+  last_answer_home_ = target->home;
+  last_answer_notes_ = plan.chosen_job()->caveats;
+  return st;
+}
+
+Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
+  if (!LooksLikeSkyId(r.sky_id)) {
+    return InvalidArgumentError(fmt::format("'{}' is not a sky id", r.sky_id));
+  }
+  std::lock_guard lock(LockFor(r.sky_id));
+  if (auto existing = store_.Get(r.sky_id); existing.ok()) {
+    // The client's retry of a request the daemon may have half done.
+    store::SkyJob job = *existing;
+    auto open = store_.OpenIntents();
+    const bool intent_open = open.ok() && std::any_of(open->begin(), open->end(), [&](auto& i) {
+                               return i.sky_id == job.sky_id;
+                             });
+    if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
+      SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), false));
+    }
+    if (job.state == "REFUSED") return FailedPreconditionError(job.reason);
+    const place::ClusterHandle* h = ws_.Find(job.cluster);
+    return SubmitAnswer{job, job.reason, "", h != nullptr && h->home};
+  }
+  auto request = job::ParseRequest(r.input.ToRequestInput());
+  if (!request.ok()) return request.status();
+  store::SkyJob job;
+  job.sky_id = r.sky_id;
+  job.owner = ws_.config.paths.user;
+  job.input_json = JobInputText(r.input);
+  job.managed = r.managed || request->sky.managed;
+  job.retry_on_failure = request->sky.retry_on_failure;
+  job.created = job.updated = Now();
+  SKY_RETURN_IF_ERROR(store_.Insert(job));
+  last_answer_notes_.clear();
+  FaultPoint("submit.recorded");
+  SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), true));
+  FaultPoint("submit.done");
+  return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_, last_answer_notes_};
+}
+
+}  // namespace skyslurm::daemon
