@@ -4,18 +4,17 @@
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(libssh 0.10 CONFIG REQUIRED)        # target: ssh
-find_package(CURL 7.88 REQUIRED)                 # CURL::libcurl
+find_package(CURL 7.88 REQUIRED)                 # CURL::libcurl, for the Kubernetes backend (docs/architecture.md)
 find_package(yaml-cpp 0.7 CONFIG REQUIRED)       # target: yaml-cpp
 find_package(jsoncpp CONFIG REQUIRED)            # JsonCpp::JsonCpp
 find_package(fmt 9 CONFIG REQUIRED)              # fmt::fmt (GCC 12 has no <format>)
-find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog, built on external fmt
+find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog (skyslurmd's log), built on external fmt
 find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3
 find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB
 
 # libslurm-dev ships neither a .pc file nor a CMake config.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
-find_library(SLURM_LIBRARY slurm REQUIRED)
 # The Slurm release, spelled as Slurm spells it (22.05.8, not 22.5.8); the
 # packages ask the same script (docs/packaging.md).
 execute_process(COMMAND sh ${PROJECT_SOURCE_DIR}/packaging/slurm-version.sh ${SLURM_INCLUDE_DIR}
@@ -28,9 +27,6 @@ message(STATUS "Slurm headers: ${SLURM_INCLUDE_DIR} (Slurm ${SLURM_BUILD_VERSION
 # in sbatch/srun/slurmstepd, never bring a second copy.
 add_library(Slurm::headers INTERFACE IMPORTED)
 set_target_properties(Slurm::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
-add_library(Slurm::slurm UNKNOWN IMPORTED)
-set_target_properties(Slurm::slurm PROPERTIES IMPORTED_LOCATION "${SLURM_LIBRARY}"
-                      INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
 
 if(SKYSLURM_BUILD_TESTS)
   find_package(GTest 1.12 CONFIG REQUIRED)       # GTest::gtest_main, GTest::gmock

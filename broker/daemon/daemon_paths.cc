@@ -25,6 +25,7 @@ DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Pat
   d.lock = paths.state_dir + "/skyslurmd.lock";
   d.database = paths.state_dir + "/skyslurmd.db";
   d.log = paths.state_dir + "/skyslurmd.log";
+  d.stderr_file = paths.state_dir + "/skyslurmd.stderr";
   return d;
 }
 

@@ -18,7 +18,9 @@ struct DaemonPaths {
   std::string socket;    // run_dir/skyslurmd.sock
   std::string lock;      // state_dir/skyslurmd.lock: one daemon per database
   std::string database;  // state_dir/skyslurmd.db
-  std::string log;       // state_dir/skyslurmd.log
+  std::string log;       // state_dir/skyslurmd.log (rotated by size: .1.log, .2.log ...)
+  // What the on-demand daemon prints outside its log (a crash report).
+  std::string stderr_file;  // state_dir/skyslurmd.stderr
 };
 
 DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Paths& paths);

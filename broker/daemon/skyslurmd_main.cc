@@ -1,7 +1,7 @@
 // skyslurmd: the per-user daemon that tracks routed jobs and fails them over
 // (docs/architecture.md, docs/api.md). It runs in the foreground (systemd
-// --user, or started on demand by `skyslurm`/the shim, which detach it and
-// send its output to <state dir>/skyslurmd.log).
+// --user, logging to the journal through stderr), or started on demand by
+// `skyslurm`/the shim, which detach it with --log-file <state dir>/skyslurmd.log.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -23,6 +23,7 @@
 
 #include "broker/config/settings.h"
 #include "broker/daemon/api_server.h"
+#include "broker/daemon/daemon_log.h"
 #include "broker/daemon/daemon_paths.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/workspace.h"
@@ -35,18 +36,8 @@ std::mutex g_mu;
 std::condition_variable g_wake;
 std::atomic<bool> g_stop{false};
 
-void Log(const std::string& line) {
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::fprintf(stderr, "%s skyslurmd[%d]: %s\n", stamp, ::getpid(), line.c_str());
-  std::fflush(stderr);
-}
-
 int Fail(const std::string& message) {
-  Log("error: " + message);
+  skyslurm::daemon::LogError(message);
   return 1;
 }
 
@@ -57,11 +48,20 @@ int main(int argc, char** argv) {
   CLI::App app{"skyslurmd: tracks skyslurm's routed jobs across Slurm clusters", "skyslurmd"};
   bool version = false, on_demand = false;
   std::string slurm_bin_dir;
+  daemon::LogOptions log;
+  std::size_t log_max_mb = 10;
   app.add_flag("-V,--version", version, "Print the version and exit");
   app.add_flag("--on-demand", on_demand,
                "Started by a client: exit after idle_exit seconds with nothing to watch");
   app.add_option("--slurm-bin-dir", slurm_bin_dir,
                  "The folder of the home cluster's real Slurm commands (default: PATH)");
+  app.add_option("--log-level", log.level,
+                 "trace, debug, info (the default: every decision), warning, error or off");
+  app.add_option("--log-file", log.file,
+                 "Log to this file, rotated by size, instead of stderr (systemd's journal)");
+  app.add_option("--log-max-size", log_max_mb, "Rotate the log file at this many MB (default 10)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--log-files", log.max_files, "Rotated log files kept (default 5)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -70,6 +70,11 @@ int main(int argc, char** argv) {
   if (version) {
     std::printf("skyslurmd %s (built against Slurm %s)\n", kVersion, kSlurmBuildVersion);
     return 0;
+  }
+  log.max_bytes = log_max_mb * 1024 * 1024;
+  if (Status st = daemon::SetUpLog(log); !st.ok()) {
+    std::fprintf(stderr, "skyslurmd: %s\n", st.message().c_str());
+    return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);
   // Its own sbatch calls are never to be routed again.
@@ -90,7 +95,7 @@ int main(int argc, char** argv) {
   const int lock_fd = ::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return Fail("cannot open " + paths.lock + ": " + std::strerror(errno));
   if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    Log("another skyslurmd holds " + paths.lock);
+    daemon::LogInfo("another skyslurmd holds " + paths.lock);
     return 0;
   }
   // The lock file says which process holds it.
@@ -111,13 +116,13 @@ int main(int argc, char** argv) {
   if (!ws.ok()) return Fail(ws.status().message());
 
   daemon::ManagerOptions manager_options;
-  manager_options.log = Log;
+  manager_options.log = daemon::LogInfo;
   daemon::JobManager manager(**store, *ws, manager_options);
   // Settle what a crash left half done before taking anything new.
   try {
     manager.Tick();
   } catch (const std::exception& e) {
-    Log(std::string("error: the first look at the queues failed: ") + e.what());
+    daemon::LogError(std::string("the first look at the queues failed: ") + e.what());
   }
   daemon::ApiServer server(manager);
   server.OnShutdown([] {
@@ -125,7 +130,7 @@ int main(int argc, char** argv) {
     g_wake.notify_all();
   });
   if (Status st = server.Bind(paths.socket); !st.ok()) return Fail(st.message());
-  Log("serving " + paths.socket + " (state " + paths.database + ")");
+  daemon::LogInfo("serving " + paths.socket + " (state " + paths.database + ")");
 
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
@@ -145,19 +150,19 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       // A bug in one look at the queues must not take the daemon down: the
       // state is on disk and the next look starts afresh.
-      Log(std::string("error: one look at the queues failed: ") + e.what());
+      daemon::LogError(std::string("one look at the queues failed: ") + e.what());
     }
     const std::time_t now = std::time(nullptr);
     if (manager.LiveJobs() > 0 || server.last_request() > idle_since) idle_since = now;
     if (on_demand && idle_exit > 0 &&
         now - std::max(idle_since, server.last_request()) >= idle_exit) {
-      Log("nothing to watch for " + std::to_string(idle_exit) + " s: exiting");
+      daemon::LogInfo("nothing to watch for " + std::to_string(idle_exit) + " s: exiting");
       break;
     }
   }
   server.Stop();
   http.join();
   ::unlink(paths.socket.c_str());
-  Log("stopped");
+  daemon::LogInfo("stopped");
   return 0;
 }

@@ -95,7 +95,7 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
   std::error_code ec;
   fs::create_directories(fs::path(paths_.log).parent_path(), ec);
   const std::string program = SkyslurmdPath();
-  std::vector<std::string> args = {program, "--on-demand"};
+  std::vector<std::string> args = {program, "--on-demand", "--log-file", paths_.log};
   if (!slurm_bin_dir_.empty()) args.insert(args.end(), {"--slurm-bin-dir", slurm_bin_dir_});
   const pid_t pid = ::fork();
   if (pid < 0)
@@ -106,7 +106,9 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
     if (::fork() != 0) ::_exit(0);
     ::setsid();
     const int in = ::open("/dev/null", O_RDONLY);
-    const int log = ::open(paths_.log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    // The daemon logs to its own, rotated file; what it prints besides (a
+    // crash report) goes here.
+    const int log = ::open(paths_.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (in >= 0) ::dup2(in, 0);
     if (log >= 0) {
       ::dup2(log, 1);

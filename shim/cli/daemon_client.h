@@ -1,6 +1,6 @@
 // The client side of skyslurmd's API (docs/api.md), for `skyslurm` and the
 // shim: finds the user's daemon socket, starts the daemon when it is not
-// running (detached, its output to <state dir>/skyslurmd.log), and sends
+// running (detached, with --log-file <state dir>/skyslurmd.log), and sends
 // JSON requests.
 #pragma once
 
