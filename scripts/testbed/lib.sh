@@ -202,6 +202,105 @@ tb_nodes_up() {
   [ "$(SLURM_CONF=$(tb_conf "$c") timeout 5 sinfo -h -N -o '%N' | sort -u | wc -l)" -eq "${TB_NODE_COUNT[$c]}" ]
 }
 
-tb_port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# tb_port_open PORT [HOST]: something accepts connections there (127.0.0.1 by default).
+tb_port_open() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
+
+# ------------------------------------------------ the peers' own networks
+# The peers' login nodes (beta's, gamma's) each sit in a network namespace
+# of their own, joined to this machine by a veth pair, so that a cut cable
+# can be staged (scripts/testbed/cut, heal) while every daemon keeps running.
+# alpha, the home, stays on loopback. Each link is a /30 that exists only on
+# this machine: 10.77.<i>.1 on this machine's side, 10.77.<i>.2 the login
+# node's. The clusters' own daemons stay on loopback (slurmctld and slurmd
+# listen on every address), so Slurm's own -M keeps working; the login node
+# reaches them across the link through a copy of the cluster's slurm.conf
+# that names this machine's side of it (tb_login_conf).
+declare -A TB_NETNS_INDEX=([beta]=1 [gamma]=2)
+tb_has_netns() { [ -n "${TB_NETNS_INDEX[$1]:-}" ]; }
+tb_netns() { echo "skytb-$1"; }
+tb_veth_host() { echo "skytb-$1-h"; }
+tb_veth_ns() { echo "skytb-$1-n"; }
+tb_link_host_addr() { echo "10.77.${TB_NETNS_INDEX[$1]}.1"; }
+tb_login_addr() {
+  if tb_has_netns "$1"; then echo "10.77.${TB_NETNS_INDEX[$1]}.2"; else echo 127.0.0.1; fi
+}
+# The slurm.conf the login node's sessions use.
+tb_login_conf() {
+  if tb_has_netns "$1"; then echo "$TB/clusters/$1/etc/login/slurm.conf"; else tb_conf "$1"; fi
+}
+# Bounded: across a cut link a connection would hang for minutes. A peer's
+# address is tried only while its link exists.
+tb_login_up() {
+  if tb_has_netns "$1"; then tb_link_exists "$1" || return 1; fi
+  timeout 3 bash -c "exec 3<>/dev/tcp/$(tb_login_addr "$1")/$(tb_login_port "$1")" 2>/dev/null
+}
+tb_link_exists() { [ -e "/run/netns/$(tb_netns "$1")" ] && ip link show "$(tb_veth_host "$1")" >/dev/null 2>&1; }
+
+# The links' addresses never leave this machine: without its link, an
+# address of 10.77.0.0/16 is unreachable here (never routed out through the
+# default route).
+tb_fence_links() {
+  ip route show type unreachable 2>/dev/null | grep -q '^unreachable 10\.77\.0\.0/16' ||
+    ip route add unreachable 10.77.0.0/16 metric 4000
+}
+
+# Creates the namespace and its link (again: idempotent).
+tb_netns_up() {
+  local c=$1 ns h n
+  tb_has_netns "$c" || return 0
+  tb_fence_links
+  ns=$(tb_netns "$c") h=$(tb_veth_host "$c") n=$(tb_veth_ns "$c")
+  [ -e "/run/netns/$ns" ] || ip netns add "$ns"
+  if ! ip link show "$h" >/dev/null 2>&1; then
+    ip link add "$h" type veth peer name "$n"
+    ip link set "$n" netns "$ns"
+  fi
+  ip addr replace "$(tb_link_host_addr "$c")/30" dev "$h"
+  ip link set "$h" up
+  ip netns exec "$ns" ip addr replace "$(tb_login_addr "$c")/30" dev "$n"
+  ip netns exec "$ns" ip link set "$n" up
+  ip netns exec "$ns" ip link set lo up
+}
+
+# Removes the link and the namespace (nothing may run in it any more).
+tb_netns_down() {
+  tb_has_netns "$1" || return 0
+  ip link del "$(tb_veth_host "$1")" 2>/dev/null || true
+  [ -e "/run/netns/$(tb_netns "$1")" ] && ip netns del "$(tb_netns "$1")"
+  return 0
+}
+
+# The link drops every packet, silently, both ways: each side's neighbour
+# entry for the other names a MAC address that nobody has, so frames go
+# nowhere and connections time out, as over a cut cable (never "refused").
+tb_netns_cut() {
+  local c=$1 ns
+  ns=$(tb_netns "$c")
+  ip neigh replace "$(tb_login_addr "$c")" lladdr 02:00:5e:77:00:01 nud permanent \
+    dev "$(tb_veth_host "$c")"
+  ip netns exec "$ns" ip neigh replace "$(tb_link_host_addr "$c")" lladdr 02:00:5e:77:00:02 \
+    nud permanent dev "$(tb_veth_ns "$c")"
+}
+tb_netns_heal() {
+  local c=$1 ns
+  ns=$(tb_netns "$c")
+  ip neigh del "$(tb_login_addr "$c")" dev "$(tb_veth_host "$c")" 2>/dev/null || true
+  ip netns exec "$ns" ip neigh del "$(tb_link_host_addr "$c")" dev "$(tb_veth_ns "$c")" \
+    2>/dev/null || true
+}
+tb_netns_is_cut() {
+  ip neigh show "$(tb_login_addr "$1")" dev "$(tb_veth_host "$1")" 2>/dev/null | grep -q PERMANENT
+}
+
+# Starts the login node's sshd (in its namespace for a peer).
+tb_start_login() {
+  local c=$1 cfg="$TB/ssh/$1/sshd_config"
+  if tb_has_netns "$c"; then
+    tb_netns_up "$c"
+    tb_start "sshd-$c" -- ip netns exec "$(tb_netns "$c")" /usr/sbin/sshd -D -e -f "$cfg"
+  else
+    tb_start "sshd-$c" -- /usr/sbin/sshd -D -e -f "$cfg"
+  fi
+}
 
 tb_dbd_enabled() { [ -f "$TB/dbd/enabled" ]; }

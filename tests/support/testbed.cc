@@ -25,6 +25,20 @@ std::string Testbed::SlurmConf(std::string_view cluster) const {
   return it == env.end() ? std::string() : it->second;
 }
 
+std::string Testbed::LoginHost(std::string_view cluster) const {
+  std::string key = "SKYSLURM_LOGIN_HOST_";
+  for (char c : cluster) key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto it = env.find(key);
+  return it == env.end() ? std::string("127.0.0.1") : it->second;
+}
+
+std::string Testbed::LoginSlurmConf(std::string_view cluster) const {
+  std::string key = "SKYSLURM_LOGIN_SLURM_CONF_";
+  for (char c : cluster) key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto it = env.find(key);
+  return it == env.end() ? SlurmConf(cluster) : it->second;
+}
+
 std::string Testbed::Path(std::string_view relative) const {
   return dir + "/" + std::string(relative);
 }

@@ -24,6 +24,12 @@ struct Testbed {
 
   // SLURM_CONF of a cluster, from the env file.
   std::string SlurmConf(std::string_view cluster) const;
+  // The address of a cluster's login node: 127.0.0.1 for the home, a
+  // peer's own in its network namespace (scripts/testbed/cut).
+  std::string LoginHost(std::string_view cluster) const;
+  // The SLURM_CONF of a session on a cluster's login node (a peer's names
+  // its controller across the link: scripts/testbed/lib.sh).
+  std::string LoginSlurmConf(std::string_view cluster) const;
   // $dir/<relative>.
   std::string Path(std::string_view relative) const;
 };

@@ -1,4 +1,5 @@
-// Each cluster has a login node: an sshd on 127.0.0.1 with its own host key,
+// Each cluster has a login node: an sshd with its own host key (the home's on
+// 127.0.0.1, each peer's in a network namespace of its own),
 // key-only authentication, whose sessions see that cluster. slurm-config and
 // known_hosts are what a user keeps; a wrong or unknown host key is refused.
 #include <gmock/gmock.h>
@@ -42,13 +43,14 @@ class LoginTest : public TestbedTest {
     std::string type, blob;
     pub >> type >> blob;
     const std::string port = tb_.env.at("SKYSLURM_LOGIN_PORT_" + Upper(cluster));
+    const std::string host = "[" + tb_.LoginHost(cluster) + "]:" + port;
     std::istringstream in(ReadFile(tb_.Path("known_hosts")));
     std::ostringstream out;
     std::string line;
     int replaced = 0;
     while (std::getline(in, line)) {
-      if (line.starts_with("[127.0.0.1]:" + port + " ")) {
-        line = "[127.0.0.1]:" + port + " " + type + " " + blob;
+      if (line.starts_with(host + " ")) {
+        line = host + " " + type + " " + blob;
         ++replaced;
       }
       out << line << "\n";
@@ -76,7 +78,7 @@ TEST_P(EachLoginNode, SessionSeesItsOwnClusterAsTheUser) {
   ASSERT_TRUE(out.success()) << out.err;
   std::map<std::string, std::string> partitions = {
       {"alpha", "cpu gpu "}, {"beta", "debug h100-cluster "}, {"gamma", "batch "}};
-  EXPECT_EQ(out.out, "skyuser1\n" + tb_.SlurmConf(cluster) + "\n" + partitions[cluster]);
+  EXPECT_EQ(out.out, "skyuser1\n" + tb_.LoginSlurmConf(cluster) + "\n" + partitions[cluster]);
 }
 
 TEST_P(EachLoginNode, ModuleLoadWorksOnTheLoginNode) {
@@ -140,7 +142,7 @@ TEST_F(LoginTest, SlurmConfigHasEveryClusterAsSpecified) {
   ASSERT_EQ(hosts.size(), 3u);
   for (const char* cluster : kClusters) {
     auto& h = hosts[cluster];
-    EXPECT_EQ(h["HostName"], "127.0.0.1");
+    EXPECT_EQ(h["HostName"], tb_.LoginHost(cluster));
     EXPECT_EQ(h["Port"], tb_.env.at("SKYSLURM_LOGIN_PORT_" + Upper(cluster)));
     EXPECT_EQ(h["User"], "skyuser1");
     EXPECT_THAT(h["IdentityFile"], StartsWith("/"));
@@ -148,7 +150,7 @@ TEST_F(LoginTest, SlurmConfigHasEveryClusterAsSpecified) {
     EXPECT_EQ(h["StrictHostKeyChecking"], "yes");
   }
   EXPECT_THAT(ReadFile(tb_.Path("known_hosts")),
-              MatchesRegex("(\\[127\\.0\\.0\\.1\\]:[0-9]+ ssh-ed25519 [A-Za-z0-9+/=]+\n){3}"));
+              MatchesRegex("(\\[[0-9.]+\\]:[0-9]+ ssh-ed25519 [A-Za-z0-9+/=]+\n){3}"));
 }
 
 TEST_F(LoginTest, KeysAreNotInterchangeableBetweenUsers) {

@@ -316,6 +316,57 @@ TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledO
   EXPECT_NE(Where(s), stale);
 }
 
+// A cut network, not a dead process: the link to beta's login node drops
+// every packet while beta's daemons run on (scripts/testbed/cut). The managed
+// job pending there is re-placed; a command in flight across the cut link
+// returns within its deadline with a clear error; once the link heals, the
+// stale copy on beta is cancelled and exactly one copy is left.
+TEST_F(DaemonTest, ACutLinkReplacesThePendingJobAndLeavesOneCopyOnceHealed) {
+  Fill("alpha", "gpu:h100:8", 30);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
+  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
+  const std::string stale = Where(s);
+  ASSERT_TRUE(TestbedScriptRun("cut", "beta").success());
+  struct Guard {  // whatever happens below, the testbed is left whole
+    std::function<void()> undo;
+    ~Guard() { undo(); }
+  } healer{[this] { TestbedScriptRun("heal", "beta"); }};
+  const auto cut = std::chrono::steady_clock::now();
+  // In flight across the cut: the job's output, read from beta by skyslurmd
+  // over its pooled session.
+  CommandOutput logs = Sky({"logs", id});
+  const auto logs_took = std::chrono::steady_clock::now() - cut;
+  EXPECT_NE(logs.exit_code, 0) << logs.out;
+  EXPECT_THAT(logs.err, HasSubstr("beta")) << logs.err;
+  EXPECT_LT(logs_took, std::chrono::seconds(60));
+  s = WaitFor(
+      id,
+      [](const Json::Value& v) {
+        return v["job"]["cluster"].asString() == "alpha" &&
+               !v["job"]["slurm_id"].asString().empty();
+      },
+      std::chrono::seconds(90));
+  const auto took = std::chrono::steady_clock::now() - cut;
+  std::printf(
+      "cut link: logs answered in %lld ms; re-placed %lld ms after beta's link was cut\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(logs_took).count()),
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  EXPECT_TRUE(HasEvent(s, "cluster-lost"));
+  EXPECT_TRUE(HasEvent(s, "re-placed"));
+  // beta's own daemons never stopped: the stale copy is still queued there.
+  EXPECT_EQ(JobState(tb_, "beta", stale.substr(stale.find(':') + 1)), "PENDING");
+  ASSERT_TRUE(TestbedScriptRun("heal", "beta").success());
+  s = WaitFor(
+      id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
+      std::chrono::seconds(90));
+  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
+  EXPECT_NE(Where(s), stale);
+  EXPECT_EQ(s["job"]["restarts"].asInt(), 0);
+}
+
 const char kRestartable[] =
     "#!/bin/bash\n"
     "echo \"task=$SKYPILOT_TASK_ID restart=${SKYSLURM_RESTART_COUNT:-0} node=$SLURMD_NODENAME\"\n"

@@ -207,7 +207,7 @@ TEST_F(PlannerTestbedTest, ChangedHostKeyOnGammaIsRefused) {
   pub >> type >> blob;
   ssh::SshTarget gamma = targets_["gamma"];
   std::ofstream(tmp.File("known_hosts"))
-      << "[127.0.0.1]:" << gamma.port << " " << type << " " << blob << "\n";
+      << "[" << gamma.hostname << "]:" << gamma.port << " " << type << " " << blob << "\n";
   gamma.known_hosts_files = {tmp.File("known_hosts")};
   auto handles = Handles(gamma);
   place::Plan p = Plan(Request({"--gpus-per-node=a100:1", "-t", "5"}), handles);

@@ -53,7 +53,7 @@ TEST_F(SessionPoolTest, RunsCommandsOnEachLoginNodeOverOneConnection) {
       CommandOutput out =
           MustRun(pool, {.argv = {"sh", "-c", "id -un; echo $SLURM_CONF; sinfo -h -o %R | head -1"}});
       EXPECT_EQ(out.exit_code, 0) << out.err;
-      EXPECT_THAT(out.out, HasSubstr("skyuser1\n" + tb_.SlurmConf(name) + "\n"));
+      EXPECT_THAT(out.out, HasSubstr("skyuser1\n" + tb_.LoginSlurmConf(name) + "\n"));
     }
     EXPECT_EQ(pool.connections_opened(), 1) << name;
   }
@@ -115,7 +115,7 @@ TEST_F(SessionPoolTest, RunAllRunsSeveralCommandsThroughOneChannel) {
   for (const auto& r : results) ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(results[0]->out, "h100-cluster\ndebug\n");
   EXPECT_EQ(results[1]->exit_code, 5);
-  EXPECT_EQ(results[1]->out, tb_.SlurmConf("beta") + "\n");
+  EXPECT_EQ(results[1]->out, tb_.LoginSlurmConf("beta") + "\n");
   EXPECT_EQ(results[1]->err, "oops\n");
   EXPECT_EQ(results[2]->out, "skyuser1\n");
   EXPECT_EQ(pool.connections_opened(), 1);
@@ -153,14 +153,15 @@ TEST_F(SessionPoolTest, ChangedHostKeyIsRefusedWithTheFix) {
   pub >> type >> blob;
   SshTarget t = targets_["gamma"];
   const std::string port = std::to_string(t.port);
-  std::ofstream(tmp_.File("known_hosts")) << "[127.0.0.1]:" << port << " " << type << " " << blob << "\n";
+  std::ofstream(tmp_.File("known_hosts"))
+      << "[" << t.hostname << "]:" << port << " " << type << " " << blob << "\n";
   t.known_hosts_files = {tmp_.File("known_hosts")};
   SessionPool pool(t);
   auto r = pool.Run({.argv = {"true"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   EXPECT_THAT(r.status().message(), HasSubstr("host key CHANGED"));
-  EXPECT_THAT(r.status().message(), HasSubstr("ssh-keygen -R '[127.0.0.1]:" + port + "'"));
+  EXPECT_THAT(r.status().message(), HasSubstr("ssh-keygen -R '[" + t.hostname + "]:" + port + "'"));
   EXPECT_THAT(r.status().message(), HasSubstr("SHA256:"));
 }
 

@@ -44,16 +44,26 @@ class ClusterCommandsTest : public TestbedTest {
   TempDir tmp_;
 };
 
+// An address as a regular expression matches it.
+std::string Escaped(const std::string& address) {
+  std::string out;
+  for (char c : address) {
+    if (c == '.') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 TEST_F(ClusterCommandsTest, CheckSaysEveryClusterAnswers) {
   CommandOutput out = Skyslurm({"check"});
   EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
   EXPECT_THAT(out.out, MatchesRegex(
                            "CLUSTER +STATUS +ACCESS +DETAIL\n"
                            "alpha +ok +local +slurm-wlm 22\\.05\\.8; 2 partitions, 3/3 nodes usable\n"
-                           "beta +ok +ssh skyuser1@127\\.0\\.0\\.1:[0-9]+ +slurm-wlm 22\\.05\\.8; 2 "
-                           "partitions, 2/2 nodes usable\n"
-                           "gamma +ok +ssh skyuser1@127\\.0\\.0\\.1:[0-9]+ +slurm-wlm 22\\.05\\.8; 1 "
-                           "partitions, 3/3 nodes usable\n"));
+                           "beta +ok +ssh skyuser1@" + Escaped(tb_.LoginHost("beta")) +
+                           ":[0-9]+ +slurm-wlm 22\\.05\\.8; 2 partitions, 2/2 nodes usable\n"
+                           "gamma +ok +ssh skyuser1@" + Escaped(tb_.LoginHost("gamma")) +
+                           ":[0-9]+ +slurm-wlm 22\\.05\\.8; 1 partitions, 3/3 nodes usable\n"));
 }
 
 TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
@@ -68,7 +78,8 @@ TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_THAT(out.out, HasSubstr("alpha      ok"));
   EXPECT_THAT(out.out, MatchesRegex("(.|\n)*beta +unreachable +ssh [^ ]+ +beta: the login node "
-                                    "\\[127\\.0\\.0\\.1\\]:1 refused the connection(.|\n)*"));
+                                    "\\[" + Escaped(tb_.LoginHost("beta")) +
+                                    "\\]:1 refused the connection(.|\n)*"));
   EXPECT_THAT(out.out, HasSubstr("delta: cannot resolve the login node's name 'delta.invalid'"));
   EXPECT_THAT(out.out, HasSubstr("gamma      ok"));
 }
