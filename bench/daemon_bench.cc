@@ -10,10 +10,14 @@
 //      managed job pends on alpha; beta frees up: time until it is on beta;
 //   4. failover after a cluster death: the job pends on beta; beta's
 //      slurmctld stops: time until it is pending elsewhere (default
-//      cluster_dead_after, 20 s).
+//      cluster_dead_after, 20 s);
+//   5. failover after a cut network: the job pends on beta; the link to
+//      beta's login node drops every packet (scripts/testbed/cut) while
+//      beta's daemons run on: time until it is pending elsewhere, then the
+//      link heals and the stale copy on beta is cancelled.
 // Every job it makes is cancelled at the end.
 //
-//   build/bench/daemon_bench [jobs (200)] [clients (8)] [only: decide|submit|migrate|death]
+//   build/bench/daemon_bench [jobs (200)] [clients (8)] [only: decide|submit|migrate|death|cut]
 #include <httplib.h>
 #include <json/json.h>
 #include <signal.h>
@@ -318,6 +322,31 @@ void ClusterDeath() {
 
 }  // namespace
 
+void CutLink() {
+  Daemon d;
+  d.Start({{"SKYSLURM_POLL_INTERVAL", "1"}});  // cluster_dead_after: the default 20 s
+  Fill("alpha", "gpu:h100:8", 30);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
+  const std::string id = SkyId(900003);
+  SubmitSleeper(d, id);
+  const std::string first = d.Where(id);
+  const std::string script = std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/";
+  Run({script + "cut", "beta"});
+  const auto t0 = Clock::now();
+  std::string now = first;
+  while (Ms(Clock::now() - t0) < 120'000 && (now.empty() || now == first)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    now = d.Where(id);
+  }
+  std::printf(
+      "5. failover after a cut network (cluster_dead_after 20 s): %s -> %s %.1f s after the link "
+      "to beta's login node was cut, its daemons running on (aim <= 30 s)\n",
+      first.c_str(), now.c_str(), Ms(Clock::now() - t0) / 1000);
+  Run({script + "heal", "beta"});
+  d.Stop();
+  CancelBenchJobs();
+}
+
 int main(int argc, char** argv) {
   const int jobs = argc > 1 ? std::atoi(argv[1]) : 200;
   const int clients = argc > 2 ? std::atoi(argv[2]) : 8;
@@ -332,5 +361,6 @@ int main(int argc, char** argv) {
   if (want("submit")) Throughput(jobs, clients);
   if (want("migrate")) Migration();
   if (want("death")) ClusterDeath();
+  if (want("cut")) CutLink();
   return 0;
 }
