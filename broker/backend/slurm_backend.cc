@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "broker/backend/slurm_state.h"
 #include "broker/job/argv_parser.h"
@@ -125,7 +126,10 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
     std::error_code ec;
     std::filesystem::create_directories(module_cache_dir_, ec);
     const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
-    const std::string tmp = file + ".tmp";
+    // A name of its own: the daemon and a command may write the same cache.
+    const std::string tmp =
+        fmt::format("{}.tmp.{}.{}", file, ::getpid(),
+                    std::hash<std::thread::id>{}(std::this_thread::get_id()));
     std::ofstream(tmp) << fmt::format("{}\n", fmt::join(lines, "\n"));
     std::filesystem::rename(tmp, file, ec);
   };

@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   log.max_bytes = log_max_mb * 1024 * 1024;
-  if (Status st = daemon::SetUpLog(log); !st.ok()) {
+  // To stderr until this daemon holds the lock: a second one, started by a
+  // racing client, must never write (or rotate) the first one's log file.
+  if (Status st = daemon::SetUpLog({.level = log.level}); !st.ok()) {
     std::fprintf(stderr, "skyslurmd: %s\n", st.message().c_str());
     return 2;
   }
@@ -97,6 +99,9 @@ int main(int argc, char** argv) {
   if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     daemon::LogInfo("another skyslurmd holds " + paths.lock);
     return 0;
+  }
+  if (!log.file.empty()) {
+    if (Status st = daemon::SetUpLog(log); !st.ok()) return Fail(st.message());
   }
   // The lock file says which process holds it.
   if (::ftruncate(lock_fd, 0) == 0) {

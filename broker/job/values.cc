@@ -174,7 +174,14 @@ Result<TimeLimit> ParseTimeLimit(std::string_view text) {
         "controller refuses)",
         text));
   }
-  const std::int64_t total = (seconds + 59) / 60;
+  // (seconds + 59) / 60 in Slurm's int: near 2^31 it wraps below 0.
+  const std::int64_t total = AsCInt(seconds + 59) / 60;
+  if (total < 0) {
+    return InvalidArgumentError(fmt::format(
+        "invalid time limit '{}' (too long: Slurm's minutes wrap below 0, which the controller "
+        "refuses)",
+        text));
+  }
   if (total == 0) return TimeLimit{};  // sbatch: a limit of 0 means no limit
   return TimeLimit{total};
 }
@@ -261,8 +268,8 @@ Result<std::int64_t> ParsePositiveCount(std::string_view text) {
   if (!StrToLong(text, &pos, &n) || pos != text.size() || n <= 0 ||
       n == std::numeric_limits<long long>::max() || AsCInt(n) <= 0) {
     return InvalidArgumentError(fmt::format(
-        "invalid count '{}' (expected a whole number from 1 to 2147483647; Slurm: Invalid numeric "
-        "value)",
+        "invalid count '{}' (expected a whole number above 0, nothing after it; Slurm: Invalid "
+        "numeric value)",
         text));
   }
   return AsCInt(n);
@@ -288,7 +295,9 @@ bool ParseGresCount(std::string_view text, std::int64_t* count) {
     const auto [ptr, ec] = std::from_chars(text.data() + digits_start, text.data() + i, n);
     if (ec != std::errc()) return false;
   }
-  std::string suffix(text.substr(i));
+  // Without digits, strtoull leaves its end where the text starts: the
+  // blanks and the sign belong to the suffix then.
+  std::string suffix(i > digits_start ? text.substr(i) : text);
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::int64_t multiplier = 0;
   if (suffix.empty()) {

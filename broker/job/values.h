@@ -42,7 +42,8 @@ struct NodeCount {
 Result<NodeCount> ParseNodeCount(std::string_view text);
 
 // A positive whole number (--ntasks, --cpus-per-task, ...), read as Slurm's
-// parse_int: blanks and a sign before it, nothing after, at most 2^31-1.
+// parse_int: blanks and a sign before it, nothing after; kept as Slurm's int
+// keeps it (wrapped at 2^32), and refused when that is 0 or below.
 Result<std::int64_t> ParsePositiveCount(std::string_view text);
 
 // One element of a --gres list: name[:type][:count], read as slurmctld reads

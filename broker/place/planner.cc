@@ -87,13 +87,11 @@ std::int64_t JobGpus(const job::Request& r) {
 }  // namespace
 
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
-                                    std::chrono::milliseconds timeout, bool excluded_home_too) {
+                                    std::chrono::milliseconds timeout) {
   std::vector<ClusterResult> results(clusters.size());
   Gather<ProbeOutcome> probes(clusters.size());
   std::size_t started = 0;
-  auto skipped = [&](const ClusterHandle& c) {
-    return !c.excluded.empty() && !(excluded_home_too && c.home);
-  };
+  auto skipped = [](const ClusterHandle& c) { return !c.excluded.empty(); };
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     const ClusterHandle& c = clusters[i];
     // Known to be unreachable (skyslurmd: a dead cluster): not asked again.
@@ -159,9 +157,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     }
   }
 
-  const bool has_modules = std::any_of(request.modules.begin(), request.modules.end(),
-                                       [](const job::ModuleUse& m) { return !m.dynamic; });
-  plan.clusters = ProbeAll(clusters, options.probe_timeout, has_modules);
+  plan.clusters = ProbeAll(clusters, options.probe_timeout);
   // What the script was written against: the home's modules, when known.
   const std::vector<std::string>* home_modules = nullptr;
   for (std::size_t i = 0; i < clusters.size(); ++i) {

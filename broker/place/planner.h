@@ -70,12 +70,9 @@ struct Plan {
 };
 
 // Probes every live, not excluded cluster at once; each answers within
-// `timeout` or is reported unreachable. With `excluded_home_too`, the home
-// cluster is probed even when excluded (its modules tell what a script was
-// written against).
+// `timeout` or is reported unreachable.
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
-                                    std::chrono::milliseconds timeout,
-                                    bool excluded_home_too = false);
+                                    std::chrono::milliseconds timeout);
 
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,

@@ -66,7 +66,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   };
   std::time_t latest_end = floor;
   for (const auto& j : queue) {
-    // Holding GPUs: running, suspended, or finishing.
+    // Holding GPUs (the probe's squeue lists pending and running jobs only).
     if (!relevant(j) || !backend::HasNodes(backend::PhaseOf(j.state))) continue;
     const std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;

@@ -448,9 +448,12 @@ class Translator {
     }
   }
 
-  // An option that is none of Slurm's belongs to a SPANK plugin (pyxis'
-  // --container-image): it travels as written to a cluster whose sbatch lists
-  // it, and rules out one whose sbatch does not ("unrecognized option").
+  // An option that is none of Slurm 22.05's belongs to a SPANK plugin (pyxis'
+  // --container-image), or to a newer Slurm. It travels as written to a
+  // cluster whose sbatch lists it (getopt's unique prefixes too), and rules
+  // out a Slurm 22.05 cluster whose sbatch does not ("unrecognized option").
+  // A cluster of another Slurm release, or whose options are not known, gets
+  // it as written, with a note.
   void PluginOptions() {
     std::set<std::string> seen;
     for (const Setting& s : r_.settings) {
@@ -463,14 +466,30 @@ class Translator {
             Where(s), s.name(), target_.name));
         continue;
       }
-      const auto& known = target_.plugin_options;
-      if (std::find(known.begin(), known.end(), s.name()) == known.end()) {
-        reasons_.push_back(fmt::format(
-            "{}: sbatch on {} does not recognise --{} (\"unrecognized option\": no SPANK plugin "
-            "there registers it)",
-            Where(s), target_.name, s.name()));
+      if (ListsOption(target_.plugin_options, s.name())) continue;
+      if (!target_.slurm_version.empty() &&
+          target_.slurm_version.find("22.05") == std::string::npos) {
+        job_.caveats.push_back(fmt::format(
+            "{}: --{} is none of Slurm 22.05's options and no plugin of {} lists it; {} runs {}, "
+            "whose sbatch decides: left as written",
+            Where(s), s.name(), target_.name, target_.name, target_.slurm_version));
+        continue;
       }
+      reasons_.push_back(fmt::format(
+          "{}: sbatch on {} does not recognise --{} (\"unrecognized option\": no SPANK plugin "
+          "there registers it)",
+          Where(s), target_.name, s.name()));
     }
+  }
+
+  // getopt_long's rule: the name itself, or an unambiguous prefix of one.
+  static bool ListsOption(const std::vector<std::string>& options, const std::string& name) {
+    int prefixes = 0;
+    for (const auto& o : options) {
+      if (o == name) return true;
+      if (o.starts_with(name)) ++prefixes;
+    }
+    return prefixes == 1;
   }
 
   void Modules() {
@@ -493,16 +512,15 @@ class Translator {
       ModuleResolution res = ResolveModule(use.word, target_.modules, settings_.modules);
       if (res.found && res.module == use.word) continue;
       // Only a module the home has can be translated; one it lacks too
-      // (a user's own module path, a site default) stays as written.
-      const bool at_home = home != nullptr && IsAvailable(use.word, *home);
+      // (a user's own module path, a site default) stays as written. With
+      // the home's modules unknown (home unreachable), the script is taken as
+      // written for modules the home has: translated, or this cluster ruled out.
+      const bool at_home = home == nullptr || IsAvailable(use.word, *home);
       if (!at_home) {
         std::string why;
         if (!peer_) {
           why = fmt::format("{} (home) does not list it, so it is left as written, as sbatch "
                             "submits it", target_.name);
-        } else if (home == nullptr) {
-          why = fmt::format("the modules of {} (home) are not known, so it is left as written",
-                            ctx_.home);
         } else {
           why = fmt::format("{} (home) has no module {} either, so it is left as written",
                             ctx_.home, use.word);

@@ -57,9 +57,10 @@ struct TranslateContext {
   // whatever the request asked: placement's way to try each partition.
   std::string partition;
   // The home cluster's modules, or nullptr when they are not known (home
-  // unreachable, its listing failed). A module the home does not have either
-  // cannot be translated: it is kept as written everywhere, with a note,
-  // never a reason to refuse (the real sbatch submits it as written).
+  // unreachable or not asked, its listing failed). A module the home does not
+  // have either cannot be translated: it is kept as written everywhere, with
+  // a note, never a reason to refuse (the real sbatch submits it as written).
+  // Unknown, every module is taken for one the home has.
   const std::vector<std::string>* home_modules = nullptr;
 };
 

@@ -240,9 +240,11 @@ tb_link_exists() { [ -e "/run/netns/$(tb_netns "$1")" ] && ip link show "$(tb_ve
 # address of 10.77.0.0/16 is unreachable here (never routed out through the
 # default route).
 tb_fence_links() {
-  ip route show type unreachable 2>/dev/null | grep -q '^unreachable 10\.77\.0\.0/16' ||
-    ip route add unreachable 10.77.0.0/16 metric 4000
+  local routes
+  routes=$(ip route show type unreachable 2>/dev/null || true)
+  grep -q '^unreachable 10\.77\.0\.0/16' <<<"$routes" || ip route add unreachable 10.77.0.0/16 metric 4000
 }
+tb_unfence_links() { ip route del unreachable 10.77.0.0/16 metric 4000 2>/dev/null || true; }
 
 # Creates the namespace and its link (again: idempotent).
 tb_netns_up() {
@@ -266,7 +268,7 @@ tb_netns_up() {
 tb_netns_down() {
   tb_has_netns "$1" || return 0
   ip link del "$(tb_veth_host "$1")" 2>/dev/null || true
-  [ -e "/run/netns/$(tb_netns "$1")" ] && ip netns del "$(tb_netns "$1")"
+  if [ -e "/run/netns/$(tb_netns "$1")" ]; then ip netns del "$(tb_netns "$1")" || true; fi
   return 0
 }
 
@@ -289,7 +291,9 @@ tb_netns_heal() {
     2>/dev/null || true
 }
 tb_netns_is_cut() {
-  ip neigh show "$(tb_login_addr "$1")" dev "$(tb_veth_host "$1")" 2>/dev/null | grep -q PERMANENT
+  local entry
+  entry=$(ip neigh show "$(tb_login_addr "$1")" dev "$(tb_veth_host "$1")" 2>/dev/null || true)
+  grep -q PERMANENT <<<"$entry"
 }
 
 # Starts the login node's sshd (in its namespace for a peer).

@@ -129,8 +129,9 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
     if (Alive()) return OkStatus();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return UnavailableError(fmt::format("skyslurmd ({}) did not start within {} s; see {}", program,
-                                      wait.count() / 1000, paths_.log));
+  return UnavailableError(fmt::format("skyslurmd ({}) did not start within {} s; see {} and {}",
+                                      program, wait.count() / 1000, paths_.stderr_file,
+                                      paths_.log));
 }
 
 }  // namespace skyslurm::cli

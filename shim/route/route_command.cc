@@ -182,7 +182,8 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
       if (now.status().code() != StatusCode::kUnavailable) {
         return Fail(tool, "skyslurm: " + now.status().message());
       }
-      if (auto error = bound.GiveUp(std::time(nullptr), "skyslurmd", sky_id)) {
+      if (auto error = bound.GiveUp(std::time(nullptr), "skyslurmd", sky_id,
+                                    "skyslurm status " + sky_id + " tells later")) {
         return Fail(tool, "skyslurm: " + *error);
       }
       (void)client.EnsureRunning();
@@ -192,8 +193,9 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     if (store::IsFinalState(state)) return WaitStatusExit(state, (*now)["job"]["exit_code"].asInt());
     if (state != "UNKNOWN") {
       bound.Answered(std::time(nullptr));
-    } else if (auto error = bound.GiveUp(std::time(nullptr),
-                                         "cluster " + (*now)["job"]["cluster"].asString(), sky_id)) {
+    } else if (auto error = bound.GiveUp(
+                   std::time(nullptr), "cluster " + (*now)["job"]["cluster"].asString(), sky_id,
+                   "skyslurm status " + sky_id + " tells later")) {
       return Fail(tool, "skyslurm: " + *error);
     }
   }
@@ -347,13 +349,17 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
                                     target.name, tool));
     }
     // OpenSSH reads the user's own clusters file, so that every setting of
-    // it applies (ConnectTimeout, ServerAliveInterval, ProxyJump, Match ...),
-    // as for `ssh -F ~/.slurm/config <cluster>` by hand.
+    // it applies (ConnectTimeout, ServerAliveInterval, ProxyJump ...), as for
+    // `ssh -F ~/.slurm/config <cluster>` by hand; host keys are checked as
+    // skyslurm checks them (the file's StrictHostKeyChecking, default yes,
+    // where OpenSSH's own default would ask).
     const std::string& clusters_file = ws->config.paths.clusters_file;
     const bool interactive = isatty(STDIN_FILENO) != 0;
     std::vector<std::string> ssh = {"ssh", "-F", clusters_file, interactive ? "-t" : "-T",
                                     // errors only: no "Connection to ... closed."
                                     "-o", "LogLevel=ERROR"};
+    ssh.insert(ssh.end(),
+               {"-o", "StrictHostKeyChecking=" + entry->ssh->strict_host_key_checking});
     if (!interactive) ssh.insert(ssh.end(), {"-o", "BatchMode=yes"});  // no prompt nobody sees
     ssh.push_back(entry->ssh->name);
     std::string remote = "env -u SKYSLURM_ANY_CLUSTER " +
@@ -404,15 +410,23 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   // --wait: wait for the job wherever it runs; exit as sbatch --wait does.
   // A cluster that stops answering is waited for within a bound (wait_bound.h).
   const std::string job_name = fmt::format("{}:{}", key->cluster, key->job_id);
-  WaitBound bound(TimeLimitMinutes(*request), loaded->settings.failover.cluster_dead_after,
-                  std::time(nullptr));
+  std::optional<std::int64_t> minutes = TimeLimitMinutes(*request);
+  if (!minutes) {  // the partition's own default, as the plan knows it
+    const auto& inventory = plan.clusters[cluster_index].inventory;
+    const cluster::Partition* p =
+        inventory ? inventory->description.FindPartition(chosen.partition) : nullptr;
+    if (p != nullptr) minutes = p->default_time_minutes ? p->default_time_minutes : p->max_time_minutes;
+  }
+  WaitBound bound(minutes, loaded->settings.failover.cluster_dead_after, std::time(nullptr));
   const std::time_t submitted = std::time(nullptr);
   while (true) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     const std::time_t now = std::time(nullptr);
     auto jobs = target.backend->Jobs(std::chrono::seconds(10));
     if (!jobs.ok()) {
-      if (auto error = bound.GiveUp(now, "cluster " + target.name, job_name)) {
+      if (auto error = bound.GiveUp(now, "cluster " + target.name, job_name,
+                                    "skyslurm queue shows it once " + target.name +
+                                        " answers again")) {
         return Fail(tool, "skyslurm: " + *error + " (" + jobs.status().message() + ")");
       }
       continue;

@@ -1,9 +1,9 @@
 // How long `sbatch --wait` on a routed job keeps waiting while nobody can
 // say how the job is doing (its cluster, or skyslurmd's view of it, silent):
-// the job's own time limit plus cluster_dead_after, counted from the last
-// answer. A job with no time limit of its own (-t; its partition's default is
-// not known here) is given cluster_dead_after alone. Then the wait ends with
-// an error saying what happened; the job itself is left alone.
+// the job's time limit plus cluster_dead_after, counted from the last answer.
+// The time limit is the job's -t, else its partition's DefaultTime where the
+// caller knows it, else an hour (what the planner assumes too). Then the wait
+// ends with an error saying what happened; the job itself is left alone.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@ namespace skyslurm::route {
 
 class WaitBound {
  public:
-  // time_limit_minutes: the job's -t, nullopt when none or UNLIMITED.
+  // time_limit_minutes: as above; nullopt when not known (an hour is used).
   WaitBound(std::optional<std::int64_t> time_limit_minutes, int cluster_dead_after_s,
             std::time_t now);
 
@@ -26,9 +26,10 @@ class WaitBound {
   std::int64_t bound_seconds() const { return bound_; }
 
   // The error that ends the wait, once silence has lasted past the bound;
-  // `who` names the silent party ("cluster beta", "skyslurmd").
-  std::optional<std::string> GiveUp(std::time_t now, const std::string& who,
-                                    const std::string& job) const;
+  // `who` names the silent party ("cluster beta", "skyslurmd"), `later` how
+  // to follow the job up ("skyslurm status sky-...").
+  std::optional<std::string> GiveUp(std::time_t now, const std::string& who, const std::string& job,
+                                    const std::string& later) const;
 
  private:
   std::int64_t bound_;

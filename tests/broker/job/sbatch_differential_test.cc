@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -57,19 +58,30 @@ std::vector<std::string> ContextFor(const std::string& option) {
 // A value of sbatch's that skyslurm knowingly reads otherwise: why.
 // Each is listed in docs/sbatch-compatibility.md.
 std::optional<std::string> KnownDivergence(const std::string& option, const std::string& value,
-                                           bool sbatch_accepts) {
+                                           bool sbatch_accepts, const job::Request* ours) {
   if (kCarried.count(option) && !sbatch_accepts) {
     return "carried as written: the destination's sbatch refuses it at submission";
   }
   const bool gres_like = option == "gres" || option.starts_with("gpus");
-  if (gres_like && !sbatch_accepts) {
+  if (gres_like && !sbatch_accepts && ours != nullptr) {
     // sbatch checks GRES names against its own slurm.conf's GresTypes and the
     // mix of typed and untyped requests against its nodes: per cluster, so
-    // skyslurm leaves them to each cluster's translation and scheduler.
-    return "GRES names and typed/untyped mixes are checked per cluster";
+    // skyslurm leaves them to each cluster's translation and scheduler. Only
+    // those cases are excused.
+    bool typed = false, untyped = false;
+    for (const auto& g : ours->gpus) (g.type.empty() ? untyped : typed) = true;
+    if (!ours->other_gres.empty() || (typed && untyped)) {
+      return "GRES names and typed/untyped mixes are checked per cluster";
+    }
   }
-  if (option == "ntasks-per-node" && sbatch_accepts && value.size() >= 10) {
-    return "above 2^31-1 Slurm wraps --ntasks-per-node to a negative number and ignores it";
+  if (option == "ntasks-per-node" && sbatch_accepts) {
+    // Slurm keeps an int of strtol's long: one that wraps to 0 or below is
+    // ignored by Slurm and refused by skyslurm.
+    errno = 0;
+    const long long n = std::strtoll(value.c_str(), nullptr, 10);
+    if (errno == 0 && static_cast<std::int32_t>(static_cast<std::uint32_t>(n)) <= 0) {
+      return "Slurm wraps --ntasks-per-node to 0 or below and ignores it";
+    }
   }
   if ((option == "time" || option == "time-min") && sbatch_accepts && !value.empty() &&
       value[0] == '-' && value != "-1") {
@@ -398,7 +410,7 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
       }
     }
     if (divergence.empty()) continue;
-    if (auto why = KnownDivergence(c.option, c.value, accepted)) {
+    if (auto why = KnownDivergence(c.option, c.value, accepted, ours.ok() ? &*ours : nullptr)) {
       ++t.known;
       known.push_back(divergence + " [known: " + *why + "]");
     } else {

@@ -40,6 +40,8 @@ TEST(TimeLimitTest, WhatTimeStr2MinsTakes) {
   EXPECT_EQ(Minutes("35791393"), 35791393);
   // sscanf's %d keeps an int of strtol's saturated long: -1 second.
   EXPECT_EQ(Minutes("60:18446744073709551617"), 60);
+  // Regression (review): (seconds + 59) / 60 is Slurm's int, which wraps.
+  EXPECT_FALSE(ParseTimeLimit("35791394").ok());
   EXPECT_TRUE(ParseTimeLimit("0:00:00")->infinite());
   EXPECT_TRUE(ParseTimeLimit("-0")->infinite());
 }
@@ -126,6 +128,7 @@ TEST(CountTest, WhatParseIntTakes) {
   EXPECT_EQ(*ParsePositiveCount(" 2"), 2);
   EXPECT_EQ(*ParsePositiveCount("08"), 8);
   EXPECT_EQ(*ParsePositiveCount("2147483647"), 2147483647);
+  EXPECT_EQ(*ParsePositiveCount("4294967298"), 2);  // Slurm's int of it
   for (const char* bad : {"0", "-1", "", "2 ", "2k", "0x10", "1.5", "2147483648", "99999999999999999999"}) {
     EXPECT_FALSE(ParsePositiveCount(bad).ok()) << bad;
   }
@@ -171,6 +174,11 @@ TEST(GresTest, AsSlurmctldReadsIt) {
   EXPECT_TRUE(ParseGresList("gpu:0")->empty());
   EXPECT_TRUE(ParseGresList("gpu:h100:0")->empty());
   EXPECT_TRUE(ParseGresList("gpu:k")->empty());  // no digits before a unit: 0
+  // Regression (review): without digits, blanks and a sign are part of the
+  // word, which is then a type, not a count of 0.
+  EXPECT_EQ((*ParseGresList("gpu:+"))[0], (GresItem{"gpu", "+", 1, "gpu:+"}));
+  EXPECT_EQ((*ParseGresList("gpu: k"))[0].type, " k");
+  EXPECT_FALSE(ParseGresList("gpu:h100:+").ok());
   EXPECT_TRUE(ParseGresList("none")->empty());
   EXPECT_TRUE(ParseGresList("NONE")->empty());
   EXPECT_TRUE(ParseGresList("")->empty());
