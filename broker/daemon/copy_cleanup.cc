@@ -36,7 +36,8 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     if (!b->Cancel(j.key.job_id, pending, options_.queue_timeout).ok()) continue;
     (void)store_.SetCopyState(j.key.cluster, j.key.job_id, "CANCELLED");
     (void)store_.AddEvent(
-        {0, job.sky_id, Now(), "duplicate-cancelled", j.key.cluster, j.key.job_id,
+        {0, job.sky_id, Now(), std::string(EventName(EventKind::kDuplicateCancelled)),
+         j.key.cluster, j.key.job_id,
          fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
                      j.key.ToString(), keep->key.ToString(),
                      backend::IsWaitingState(keep->state) ? "the current copy" : "started first")});
@@ -46,7 +47,7 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     job.slurm_id = keep->key.job_id;
     job.state = backend::IsWaitingState(keep->state) ? "PENDING" : "RUNNING";
     job.started = keep->start_time;
-    (void)Record(job, "kept", "this copy started first", job.cluster, job.slurm_id);
+    (void)Record(job, EventKind::kKept, "this copy started first", job.cluster, job.slurm_id);
     return true;
   }
   return false;
@@ -78,7 +79,9 @@ void JobManager::SettleStaleCopies() {
       backend::Backend* b = BackendOf(c.cluster);
       if (b == nullptr || !b->Cancel(c.slurm_id, false, options_.queue_timeout).ok()) continue;
       (void)store_.SetCopyState(c.cluster, c.slurm_id, "CANCELLED");
-      (void)store_.AddEvent({0, c.sky_id, Now(), "duplicate-cancelled", c.cluster, c.slurm_id,
+      (void)store_.AddEvent({0, c.sky_id, Now(),
+                             std::string(EventName(EventKind::kDuplicateCancelled)), c.cluster,
+                             c.slurm_id,
                              fmt::format("stale copy {}:{} cancelled: {} has ended ({})", c.cluster,
                                          c.slurm_id, c.sky_id, job->state)});
     } else {

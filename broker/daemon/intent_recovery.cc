@@ -30,8 +30,8 @@ void JobManager::SettleIntent(const store::Intent& intent) {
         job->state = "CANCELLED";
         job->reason = "cancelled by the user";
         job->ended = Now();
-        SKY_RETURN_IF_ERROR(
-            Record(*job, "cancelled", "skyslurm cancel, settled after a restart of skyslurmd"));
+        SKY_RETURN_IF_ERROR(Record(*job, EventKind::kCancelled,
+                                   "skyslurm cancel, settled after a restart of skyslurmd"));
       }
       return store_.EndIntent(intent.id);
     });
@@ -62,7 +62,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
         // It started before the move reached it: it stays where it runs.
         if (current && !store::IsFinalState(job->state)) {
           job->state = "RUNNING";
-          SKY_RETURN_IF_ERROR(Record(*job, "move-abandoned",
+          SKY_RETURN_IF_ERROR(Record(*job, EventKind::kMoveAbandoned,
                                      "it started on " + intent.cluster + " before the move",
                                      intent.cluster, intent.slurm_id));
         }
@@ -71,7 +71,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
       if (current && !store::IsFinalState(job->state)) {
         SKY_RETURN_IF_ERROR(
-            DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, "recovered",
+            DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, EventKind::kRecovered,
                        "the move's cancel was settled after a restart of skyslurmd"));
       }
       return store_.EndIntent(intent.id);
@@ -103,7 +103,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       job->slurm_id = found->key.job_id;
       job->state = "PENDING";  // the next look records what it really is
       job->submitted = found->submit_time != 0 ? found->submit_time : Now();
-      SKY_RETURN_IF_ERROR(Record(*job, "recovered",
+      SKY_RETURN_IF_ERROR(Record(*job, EventKind::kRecovered,
                                  "found on the cluster after a restart of skyslurmd",
                                  found->key.cluster, found->key.job_id));
     }

@@ -53,26 +53,26 @@ std::mutex& JobManager::LockFor(const std::string& sky_id) {
   return *m;
 }
 
-Status JobManager::Record(const store::SkyJob& job, const std::string& kind,
-                          const std::string& detail, const std::string& cluster,
-                          const std::string& slurm_id) {
+Status JobManager::Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
+                          const std::string& cluster, const std::string& slurm_id) {
   Status st = store_.Apply([&] {
     store::SkyJob j = job;
     j.updated = Now();
     SKY_RETURN_IF_ERROR(store_.Update(j));
-    return store_.AddEvent({0, job.sky_id, Now(), kind, cluster, slurm_id, detail});
+    return store_.AddEvent(
+        {0, job.sky_id, Now(), std::string(EventName(kind)), cluster, slurm_id, detail});
   });
   if (options_.log) {
     options_.log(fmt::format(
-        "{} {}{} {}", job.sky_id, kind,
+        "{} {}{} {}", job.sky_id, EventName(kind),
         cluster.empty() ? "" : " " + cluster + (slurm_id.empty() ? "" : ":" + slurm_id), detail));
   }
   return st;
 }
 
 Status JobManager::DetachCopy(store::SkyJob& job, const std::string& copy_state,
-                              const std::string& state, const std::string& reason,
-                              const std::string& kind, const std::string& detail) {
+                              const std::string& state, const std::string& reason, EventKind kind,
+                              const std::string& detail) {
   const std::string cluster = job.cluster, slurm_id = job.slurm_id;
   return store_.Apply([&] {
     SKY_RETURN_IF_ERROR(store_.SetCopyState(cluster, slurm_id, copy_state));
@@ -145,7 +145,8 @@ Status JobManager::Cancel(const std::string& id) {
   job.reason = "cancelled by the user";
   job.ended = Now();
   Status recorded = store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(Record(job, "cancelled", "skyslurm cancel", job.cluster, job.slurm_id));
+    SKY_RETURN_IF_ERROR(
+        Record(job, EventKind::kCancelled, "skyslurm cancel", job.cluster, job.slurm_id));
     return unreachable.empty() ? store_.EndIntent(intent) : OkStatus();
   });
   if (!recorded.ok()) return recorded;
@@ -307,9 +308,9 @@ void JobManager::Tick() {
     // Between two copies (a move or restart that could not be placed yet,
     // or a crash in between): place it now.
     if (job.cluster.empty()) {
-      const std::string kind = job.state == "SUBMITTING"   ? "submitted"
-                               : job.state == "RECOVERING" ? "restarted"
-                                                           : "re-placed";
+      const EventKind kind = job.state == "SUBMITTING"   ? EventKind::kSubmitted
+                             : job.state == "RECOVERING" ? EventKind::kRestarted
+                                                         : EventKind::kReplaced;
       (void)PlaceAndSubmit(job, kind, "resumed", DeadClusters(), false);
       continue;
     }
@@ -345,32 +346,34 @@ void JobManager::Tick() {
           job.state = d.state;
           job.reason = d.reason;
           if (started && seen.copy) job.started = seen.copy->start_time;
-          (void)Record(job, started ? "started" : "state", d.state + ": " + d.reason, job.cluster,
-                       job.slurm_id);
+          (void)Record(job, started ? EventKind::kStarted : EventKind::kState,
+                       d.state + ": " + d.reason, job.cluster, job.slurm_id);
           if (started) (void)store_.SetCopyState(job.cluster, job.slurm_id, "RUNNING");
         }
         break;
       case Action::kWeighMove:
         if (job.state != "PENDING") {
           job.state = "PENDING";
-          (void)Record(job, "state", "PENDING");
+          (void)Record(job, EventKind::kState, "PENDING");
         }
         WeighMove(job, d.reason);
         break;
       case Action::kReplace: {
         Status st =
-            DetachCopy(job, "STALE", d.state, d.reason, "cluster-lost",
+            DetachCopy(job, "STALE", d.state, d.reason, EventKind::kClusterLost,
                        d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} "
                                               "answers again",
                                               job.cluster, job.slurm_id, job.cluster));
-        if (st.ok()) (void)PlaceAndSubmit(job, "re-placed", d.reason, DeadClusters(), false);
+        if (st.ok())
+          (void)PlaceAndSubmit(job, EventKind::kReplaced, d.reason, DeadClusters(), false);
         break;
       }
       case Action::kRestart: {
         ++job.restarts;
-        Status st = DetachCopy(job, "ENDED", d.state, d.reason, "restarting", d.reason);
+        Status st = DetachCopy(job, "ENDED", d.state, d.reason, EventKind::kRestarting, d.reason);
         FaultPoint("restart.recorded");
-        if (st.ok()) (void)PlaceAndSubmit(job, "restarted", d.reason, DeadClusters(), false);
+        if (st.ok())
+          (void)PlaceAndSubmit(job, EventKind::kRestarted, d.reason, DeadClusters(), false);
         break;
       }
       case Action::kFinish:
@@ -379,7 +382,7 @@ void JobManager::Tick() {
         job.ended = now;
         if (seen.copy) job.exit_code = seen.copy->exit_code;
         (void)store_.SetCopyState(job.cluster, job.slurm_id, "ENDED");
-        (void)Record(job, "ended", d.reason, job.cluster, job.slurm_id);
+        (void)Record(job, EventKind::kEnded, d.reason, job.cluster, job.slurm_id);
         break;
     }
   }

@@ -19,6 +19,7 @@
 
 #include "broker/backend/backend.h"
 #include "broker/config/settings.h"
+#include "broker/daemon/event_kind.h"
 #include "broker/daemon/job_input.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
@@ -123,16 +124,16 @@ class JobManager {
   std::time_t Now() const;
   backend::Backend* BackendOf(const std::string& cluster);
   std::mutex& LockFor(const std::string& sky_id);
-  Status Record(const store::SkyJob& job, const std::string& kind, const std::string& detail,
+  Status Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
                 const std::string& cluster = "", const std::string& slurm_id = "");
   // Places the job (clusters in `avoid` left out) and submits it; records
-  // the new copy. `kind`: "submitted", "moved", "restarted", "re-placed".
-  Status PlaceAndSubmit(store::SkyJob& job, const std::string& kind, const std::string& why,
+  // the new copy. `kind`: kSubmitted, kMoved, kRestarted or kReplaced.
+  Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                         const std::vector<std::string>& avoid, bool first_attempt);
   // The job leaves its current copy (recorded as `copy_state`) for `state`,
   // in one transaction with the event.
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,
-                    const std::string& reason, const std::string& kind, const std::string& detail);
+                    const std::string& reason, EventKind kind, const std::string& detail);
   void WeighMove(store::SkyJob& job, const std::string& why);
   // Answers whether the job's current copy changed.
   bool ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live);

@@ -67,7 +67,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
           "{} already took {} moves this minute (moves_per_cluster)", best->cluster, recent.size());
       if (job.reason != deferred) {  // once, not every weighing
         job.reason = deferred;
-        (void)Record(job, "move-deferred", deferred, best->cluster);
+        (void)Record(job, EventKind::kMoveDeferred, deferred, best->cluster);
       }
       return;
     }
@@ -90,18 +90,19 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
       // It started before the cancel reached it: it stays where it is.
       (void)store_.EndIntent(*intent);
       job.state = backend::IsWaitingState(j.state) ? "PENDING" : "RUNNING";
-      (void)Record(job, "move-abandoned", "it started on " + old_cluster + " before the move",
-                   old_cluster, old_id);
+      (void)Record(job, EventKind::kMoveAbandoned,
+                   "it started on " + old_cluster + " before the move", old_cluster, old_id);
       return;
     }
   }
   Status released = store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(DetachCopy(job, "CANCELLED", "MIGRATING", reason, "move-started", reason));
+    SKY_RETURN_IF_ERROR(
+        DetachCopy(job, "CANCELLED", "MIGRATING", reason, EventKind::kMoveStarted, reason));
     return store_.EndIntent(*intent);
   });
   if (!released.ok()) return;
   FaultPoint("move.released");
-  (void)PlaceAndSubmit(job, "moved", reason, dead, false);
+  (void)PlaceAndSubmit(job, EventKind::kMoved, reason, dead, false);
 }
 
 }  // namespace skyslurm::daemon

@@ -23,9 +23,8 @@ thread_local std::string JobManager::last_answer_workdir_;
 thread_local std::vector<std::string> JobManager::last_answer_notes_;
 thread_local bool JobManager::last_answer_home_ = false;
 
-Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
-                                  const std::string& why, const std::vector<std::string>& avoid,
-                                  bool first_attempt) {
+Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
+                                  const std::vector<std::string>& avoid, bool first_attempt) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
   SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
 
@@ -41,22 +40,22 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
   place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
-  if (kind == "submitted") {
+  if (kind == EventKind::kSubmitted) {
     AppendAudit(ws_.config.paths.state_dir,
                 AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
   }
   if (!plan.decision.chosen) {
     const std::string msg = NoClusterMessage(plan);
-    if (kind == "submitted") {
+    if (kind == EventKind::kSubmitted) {
       job.state = "REFUSED";
       job.reason = msg;
       job.ended = Now();
-      SKY_RETURN_IF_ERROR(Record(job, "refused", msg));
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, msg));
       return FailedPreconditionError(msg);
     }
     if (job.reason != msg) {  // retried each poll; recorded when the reason changes
       job.reason = msg;
-      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg));
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kWaiting, msg));
     }
     return UnavailableError(msg);
   }
@@ -79,7 +78,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
 
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
-  if (kind == "submitted") FaultPoint("submit.intent");
+  if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
   auto key = target->backend->Submit(spec, options_.submit_timeout);
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
     // sbatch may have made the job before its answer was lost: the intent
@@ -91,24 +90,24 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
   if (!key.ok()) {
     (void)store_.EndIntent(intent);
     const std::string msg = key.status().message();
-    if (kind == "submitted") {
+    if (kind == EventKind::kSubmitted) {
       // sbatch said no (a limit, an account...): the job's answer, not a
       // passing trouble to retry.
       job.state = "REFUSED";
       job.reason = msg;
       job.ended = Now();
-      SKY_RETURN_IF_ERROR(Record(job, "refused", msg, target->name));
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, msg, target->name));
       return FailedPreconditionError(msg);
     }
     if (job.reason != msg) {
       job.reason = msg;
-      SKY_RETURN_IF_ERROR(Record(job, "waiting", msg, target->name));
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kWaiting, msg, target->name));
     }
     return key.status();
   }
-  if (kind == "submitted") FaultPoint("submit.sent");
-  if (kind == "moved") FaultPoint("move.sent");
-  if (kind == "restarted") FaultPoint("restart.sent");
+  if (kind == EventKind::kSubmitted) FaultPoint("submit.sent");
+  if (kind == EventKind::kMoved) FaultPoint("move.sent");
+  if (kind == EventKind::kRestarted) FaultPoint("restart.sent");
   const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
   Status st = store_.Apply([&] {
     SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
@@ -120,13 +119,14 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, const std::string& kind,
     job.reason = plan.decision.summary;
     job.submitted = Now();
     job.expected_start = chosen.start.value_or(0);
-    if (kind == "moved" || kind == "re-placed") ++job.moves;
+    if (kind == EventKind::kMoved || kind == EventKind::kReplaced) ++job.moves;
     SKY_RETURN_IF_ERROR(Record(job, kind, decision, key->cluster, key->job_id));
     return store_.EndIntent(intent);
   });
   {
     std::lock_guard lock(view_mu_);
-    if (kind == "moved" || kind == "re-placed") moves_into_[key->cluster].push_back(Now());
+    if (kind == EventKind::kMoved || kind == EventKind::kReplaced)
+      moves_into_[key->cluster].push_back(Now());
   }
   last_answer_workdir_ = spec.workdir;
   last_answer_home_ = target->home;
@@ -147,7 +147,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
                                return i.sky_id == job.sky_id;
                              });
     if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
-      SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), false));
+      SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), false));
     }
     if (job.state == "REFUSED") return FailedPreconditionError(job.reason);
     const place::ClusterHandle* h = ws_.Find(job.cluster);
@@ -165,7 +165,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   SKY_RETURN_IF_ERROR(store_.Insert(job));
   last_answer_notes_.clear();
   FaultPoint("submit.recorded");
-  SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, "submitted", "", DeadClusters(), true));
+  SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), true));
   FaultPoint("submit.done");
   return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_, last_answer_notes_};
 }
