@@ -293,8 +293,8 @@ void Migration() {
 // The job pends on beta; `fault` breaks beta (its controller stopped, or
 // the link to its login node cut while its daemons run on): the time until
 // the job pends elsewhere; then `repair` makes beta whole again.
-void FailoverAfter(const char* title, int sky, const std::string& fault,
-                   const std::string& repair, const char* after) {
+void FailoverAfter(const char* title, int sky, const std::string& fault, const std::string& repair,
+                   const char* after) {
   Daemon d;
   d.Start({{"SKYSLURM_POLL_INTERVAL", "1"}});  // cluster_dead_after: the default 20 s
   Fill("alpha", "gpu:h100:8", 30);
