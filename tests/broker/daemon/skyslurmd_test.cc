@@ -204,6 +204,47 @@ class DaemonTest : public TestbedTest {
     ASSERT_FALSE(urgent.empty());
     cleanup_.emplace_back("gamma", urgent);
   }
+  // Runs `undo` on every way out of a test, a failed assertion included.
+  struct Undo {
+    std::function<void()> undo;
+    ~Undo() { undo(); }
+  };
+  static long long MsSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t)
+        .count();
+  }
+  // alpha busy for 30 min, beta for 10: a managed job pends on beta.
+  void PendOnBeta(std::string* id, std::string* where) {
+    Fill("alpha", "gpu:h100:8", 30);
+    Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
+    *id = SubmitManaged({Script("job.sh", kSleeper)});
+    Json::Value s = Status(*id);
+    ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
+    *where = Where(s);
+  }
+  // beta silent: the job is placed again, on alpha, and says why.
+  Json::Value WaitReplacedOnAlpha(const std::string& id) {
+    Json::Value s = WaitFor(
+        id,
+        [](const Json::Value& v) {
+          return v["job"]["cluster"].asString() == "alpha" &&
+                 !v["job"]["slurm_id"].asString().empty();
+        },
+        std::chrono::seconds(90));
+    EXPECT_TRUE(HasEvent(s, "cluster-lost"));
+    EXPECT_TRUE(HasEvent(s, "re-placed"));
+    return s;
+  }
+  // beta back: the stale copy there is cancelled, one copy is left.
+  Json::Value ExpectOneCopyLeft(const std::string& id, const std::string& stale) {
+    Json::Value s = WaitFor(
+        id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
+        std::chrono::seconds(90));
+    EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
+    EXPECT_NE(Where(s), stale);
+    return s;
+  }
   CommandOutput TestbedScriptRun(const std::string& name, const std::string& arg) {
     return Exec(
         {.argv = {TestbedScript(name), arg}, .env_set = {{"SKYSLURM_TESTBED_DIR", tb_.dir}}});
@@ -291,29 +332,15 @@ TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
 }
 
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
-  Fill("alpha", "gpu:h100:8", 30);
-  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
-  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
-  Json::Value s = Status(id);
-  ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
-  const std::string stale = Where(s);
+  std::string id, stale;
+  ASSERT_NO_FATAL_FAILURE(PendOnBeta(&id, &stale));
   ASSERT_TRUE(TestbedScriptRun("stop-cluster", "beta").success());
+  Undo restart{[this] { TestbedScriptRun("start-cluster", "beta"); }};
   const auto died = std::chrono::steady_clock::now();
-  s = WaitFor(id, [](const Json::Value& v) {
-    return v["job"]["cluster"].asString() == "alpha" && !v["job"]["slurm_id"].asString().empty();
-  });
-  const auto took = std::chrono::steady_clock::now() - died;
-  std::printf(
-      "dead cluster: re-placed %lld ms after beta's slurmctld stopped\n",
-      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
-  EXPECT_TRUE(HasEvent(s, "cluster-lost"));
-  EXPECT_TRUE(HasEvent(s, "re-placed"));
+  Json::Value s = WaitReplacedOnAlpha(id);
+  std::printf("dead cluster: re-placed %lld ms after beta's slurmctld stopped\n", MsSince(died));
   ASSERT_TRUE(TestbedScriptRun("start-cluster", "beta").success());
-  s = WaitFor(
-      id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
-      std::chrono::seconds(90));
-  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
-  EXPECT_NE(Where(s), stale);
+  ExpectOneCopyLeft(id, stale);
 }
 
 // A cut network, not a dead process: the link to beta's login node drops
@@ -322,48 +349,25 @@ TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledO
 // returns within its deadline with a clear error; once the link heals, the
 // stale copy on beta is cancelled and exactly one copy is left.
 TEST_F(DaemonTest, ACutLinkReplacesThePendingJobAndLeavesOneCopyOnceHealed) {
-  Fill("alpha", "gpu:h100:8", 30);
-  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
-  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
-  Json::Value s = Status(id);
-  ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
-  const std::string stale = Where(s);
+  std::string id, stale;
+  ASSERT_NO_FATAL_FAILURE(PendOnBeta(&id, &stale));
   ASSERT_TRUE(TestbedScriptRun("cut", "beta").success());
-  struct Guard {  // whatever happens below, the testbed is left whole
-    std::function<void()> undo;
-    ~Guard() { undo(); }
-  } healer{[this] { TestbedScriptRun("heal", "beta"); }};
+  Undo heal{[this] { TestbedScriptRun("heal", "beta"); }};
   const auto cut = std::chrono::steady_clock::now();
   // In flight across the cut: the job's output, read from beta by skyslurmd
   // over its pooled session.
   CommandOutput logs = Sky({"logs", id});
-  const auto logs_took = std::chrono::steady_clock::now() - cut;
+  const long long logs_ms = MsSince(cut);
   EXPECT_NE(logs.exit_code, 0) << logs.out;
   EXPECT_THAT(logs.err, HasSubstr("beta")) << logs.err;
-  EXPECT_LT(logs_took, std::chrono::seconds(60));
-  s = WaitFor(
-      id,
-      [](const Json::Value& v) {
-        return v["job"]["cluster"].asString() == "alpha" &&
-               !v["job"]["slurm_id"].asString().empty();
-      },
-      std::chrono::seconds(90));
-  const auto took = std::chrono::steady_clock::now() - cut;
-  std::printf(
-      "cut link: logs answered in %lld ms; re-placed %lld ms after beta's link was cut\n",
-      static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(logs_took).count()),
-      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
-  EXPECT_TRUE(HasEvent(s, "cluster-lost"));
-  EXPECT_TRUE(HasEvent(s, "re-placed"));
+  EXPECT_LT(logs_ms, 60'000);
+  Json::Value s = WaitReplacedOnAlpha(id);
+  std::printf("cut link: logs answered in %lld ms; re-placed %lld ms after beta's link was cut\n",
+              logs_ms, MsSince(cut));
   // beta's own daemons never stopped: the stale copy is still queued there.
   EXPECT_EQ(JobState(tb_, "beta", stale.substr(stale.find(':') + 1)), "PENDING");
   ASSERT_TRUE(TestbedScriptRun("heal", "beta").success());
-  s = WaitFor(
-      id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
-      std::chrono::seconds(90));
-  EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
-  EXPECT_NE(Where(s), stale);
+  s = ExpectOneCopyLeft(id, stale);
   EXPECT_EQ(s["job"]["restarts"].asInt(), 0);
 }
 

@@ -21,6 +21,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -317,6 +318,15 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
   const std::vector<OptionValue> cases = GenerateOptionValues(seed, random);
   ASSERT_GT(cases.size(), 500u);
 
+  // The held jobs are all named skydiff: cancelled by name before (a killed
+  // run's) and on every way out of this one.
+  const auto cancel_held = [this] { RunOn(tb_, "alpha", {"scancel", "-n", "skydiff"}); };
+  cancel_held();
+  struct Undo {
+    std::function<void()> undo;
+    ~Undo() { undo(); }
+  } cancel_on_exit{cancel_held};
+
   // One bash runs every sbatch: a process start per value, not two.
   TempDir tmp;
   std::string script = "cd " + ShellQuote(tmp.path()) + "\n";
@@ -355,15 +365,6 @@ TEST_F(SbatchDifferentialTest, SkyslurmReadsEveryValueAsSbatchDoes) {
   }
   const CommandOutput shown = RunOn(tb_, "alpha", {"scontrol", "-o", "show", "job"});
   const auto jobs = ShowJobs(shown.out);
-  std::vector<std::string> held;
-  for (const auto& a : answers) {
-    if (a.rc == 0) held.push_back(a.said.substr(0, a.said.find(';')));
-  }
-  for (std::size_t i = 0; i < held.size(); i += 200) {
-    std::vector<std::string> argv = {"scancel"};
-    for (std::size_t k = i; k < std::min(held.size(), i + 200); ++k) argv.push_back(held[k]);
-    RunOn(tb_, "alpha", argv);
-  }
 
   std::map<std::string, Tally> tally;
   std::vector<std::string> failures, known;
