@@ -2,6 +2,9 @@
 // testbed's env file (scripts/testbed/up).
 #pragma once
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -26,6 +29,22 @@ inline double Quantile(std::vector<double> v, double q) {
   return v[std::min(rank, v.size() - 1)];
 }
 inline double Median(std::vector<double> v) { return Quantile(std::move(v), 0.5); }
+
+// What one process start costs on this machine (fork+exec of /bin/true,
+// waited for; the mean of `n`): printed beside every figure, since machines
+// of this project differ several-fold in it.
+inline double ProcessStartMs(int n = 200) {
+  const auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = 0;
+    char arg0[] = "true";
+    char* argv[] = {arg0, nullptr};
+    if (posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, nullptr) != 0) return -1;
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  return Ms(Clock::now() - t0) / n;
+}
 
 // $SKYSLURM_TESTBED_DIR, default /tmp/skyslurm-testbed.
 inline std::string TestbedDir() {

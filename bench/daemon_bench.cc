@@ -330,6 +330,8 @@ int main(int argc, char** argv) {
   const std::string only = argc > 3 ? argv[3] : "";
   auto want = [&](const char* part) { return only.empty() || only == part; };
   tb = bench::ReadTestbedEnv(bench::TestbedDir());
+  std::printf("one process start (fork+exec of /bin/true) on this machine: %.2f ms\n",
+              bench::ProcessStartMs());
   if (want("decide")) DecisionRate();
   if (tb.empty()) {
     std::printf("(no testbed: scripts/testbed/up for the rest)\n");
