@@ -171,18 +171,20 @@ struct Daemon {
     std::filesystem::remove_all(home);
   }
   Json::Value Submit(const std::string& sky_id, std::vector<std::string> args,
-                     const std::string& script) {
+                     const std::string& script, bool traced = false) {
     daemon::JobInput in{
         .tool = "sbatch", .args = std::move(args), .script = script, .env = {}, .cwd = "/tmp"};
     Json::Value body(Json::objectValue);
     body["sky_id"] = sky_id;
     body["input"] = daemon::ToJson(in);
     body["managed"] = true;
+    body["trace"] = traced;
     auto r = Call("POST", "/v1/jobs", daemon::WriteJson(body));
     if (!r.ok()) {
       std::printf("   submit failed: %s\n", r.status().message().c_str());
       return Json::Value();
     }
+    if (traced) std::printf("   the trace of %s:\n%s", sky_id.c_str(), (*r)["trace"].asCString());
     return (*r)["job"];
   }
   std::string Where(const std::string& sky_id) {
@@ -241,7 +243,9 @@ void Throughput(int jobs, int clients) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < jobs;) {
-        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript).isNull())
+        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript,
+                      i == jobs / 2)
+                 .isNull())
           ++ok;
       }
     });

@@ -5,12 +5,14 @@
 // argv, same environment): the only cost is one extra exec. It links nothing
 // but the C and C++ runtimes for that reason. When routing is asked for
 // (route_command.h says how) it hands the invocation to
-// `skyslurm __route MODE ARGS...`.
+// `skyslurm __route MODE ARGS...`, or, for a batch job when the user's
+// skyslurmd is up, straight to the daemon's socket (daemon_handoff.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "broker/job/argv_parser.h"
+#include "shim/daemon_handoff.h"
 #include "shim/real_command.h"
 
 namespace {
@@ -110,6 +113,8 @@ std::string RouterPath(const std::string& self) {
 
 int main(int argc, char** argv) {
   using skyslurm::shim::Mode;
+  timespec started{};
+  clock_gettime(CLOCK_MONOTONIC, &started);  // the trace's origin (SKYSLURM_TRACE)
   const char* argv0 = argc > 0 ? argv[0] : "sbatch";
   const auto mode = skyslurm::shim::ModeFromArgv0(argv0);
   if (!mode) {
@@ -133,6 +138,16 @@ int main(int argc, char** argv) {
                    "(set SKYSLURM_ROUTER)\n",
                    static_cast<int>(name.size()), name.data());
       return 1;
+    }
+    const long long started_ns =
+        static_cast<long long>(started.tv_sec) * 1'000'000'000 + started.tv_nsec;
+    // The daemon's socket first: no second program when it is up.
+    const skyslurm::shim::Handoff handoff =
+        skyslurm::shim::SubmitToDaemon(*mode, argc, argv, started_ns);
+    if (handoff.done) return handoff.exit_code;
+    if (!handoff.sent_sky_id.empty()) setenv("SKYSLURM_SKY_ID", handoff.sent_sky_id.c_str(), 1);
+    if (Truthy(std::getenv("SKYSLURM_TRACE"))) {
+      setenv("SKYSLURM_TRACE_START", std::to_string(started_ns).c_str(), 1);
     }
     std::vector<char*> args = {const_cast<char*>("skyslurm"), const_cast<char*>("__route"),
                                const_cast<char*>(name.data())};

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <random>
 
 namespace skyslurm::backend {
 
@@ -22,13 +21,5 @@ std::optional<std::string> SkyIdInComment(std::string_view comment) {
   return std::string(rest.substr(0, end));
 }
 
-std::string NewSkyId(std::time_t now) {
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::random_device rd;
-  std::uniform_int_distribution<unsigned> dist(0, 0xFFFFFF);
-  return fmt::format("sky-{:04}{:02}{:02}-{:02}{:02}{:02}-{:06x}", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, dist(rd));
-}
 
 }  // namespace skyslurm::backend

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "broker/cluster/inventory.h"
+#include "broker/job/sky_id.h"
 #include "broker/translate/translator.h"
 #include "broker/util/status.h"
 
@@ -114,7 +115,7 @@ class Backend {
 std::string SkyTag(const std::string& sky_id);
 // The sky id in a comment, if any.
 std::optional<std::string> SkyIdInComment(std::string_view comment);
-// A new sky id: sky-<UTC yyyymmdd-HHMMSS>-<6 hex>.
-std::string NewSkyId(std::time_t now);
+// A new sky id (sky_id.h).
+using skyslurm::NewSkyId;
 
 }  // namespace skyslurm::backend

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
+
+#include "broker/job/request.h"
 
 namespace skyslurm::backend {
 
@@ -19,9 +22,11 @@ void CachingBackend::Invalidate() {
 Result<cluster::Inventory> CachingBackend::Probe(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock<std::mutex> lock(mu_);
+  auto stale_ok = [&] { return last_good_ && now_() - last_good_at_ < options_.max_stale; };
   while (true) {
     if (cached_ && now_() - cached_at_ < options_.probe_ttl) return *cached_;
     if (!probing_) break;
+    if (stale_ok()) return *last_good_;  // the fresh one is on its way
     if (probed_.wait_until(lock, deadline) == std::cv_status::timeout) {
       return DeadlineExceededError(
           fmt::format("{}: no answer within {} s", inner_.name(), timeout.count() / 1000));
@@ -37,9 +42,14 @@ Result<cluster::Inventory> CachingBackend::Probe(std::chrono::milliseconds timeo
     std::uint64_t generation;
     ~Done() {
       std::lock_guard<std::mutex> relock(self.mu_);
+      if (result && result->ok()) self.AddRecentSubmits(**result);
       if (result && result->ok() && generation == self.invalidations_) {
         self.cached_ = **result;
         self.cached_at_ = self.now_();
+      }
+      if (result && result->ok()) {
+        self.last_good_ = **result;
+        self.last_good_at_ = self.now_();
       }
       self.probing_ = false;
       self.probed_.notify_all();
@@ -50,7 +60,95 @@ Result<cluster::Inventory> CachingBackend::Probe(std::chrono::milliseconds timeo
     Done done{*this, fresh, generation};
     fresh = inner_.Probe(timeout);
   }
+  if (!fresh->ok() && fresh->status().code() == StatusCode::kDeadlineExceeded) {
+    // Too busy to answer in time is not unreachable: the last view, if recent.
+    std::lock_guard<std::mutex> relock(mu_);
+    if (stale_ok()) return *last_good_;
+  }
   return std::move(*fresh);
+}
+
+void CachingBackend::AddRecentSubmits(cluster::Inventory& inventory) {
+  const auto now = now_();
+  // A job a probe missed shows in the next one begun after its submission.
+  const auto keep = 2 * options_.probe_ttl + options_.max_stale;
+  while (!recent_submits_.empty() && now - recent_submits_.front().first > keep) {
+    recent_submits_.pop_front();
+  }
+  for (const auto& [at, job] : recent_submits_) {
+    const bool listed = std::any_of(inventory.jobs.begin(), inventory.jobs.end(),
+                                    [&](const cluster::QueuedJob& j) { return j.job_id == job.job_id; });
+    if (!listed) inventory.jobs.push_back(job);
+  }
+}
+
+void CachingBackend::Refresh(std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (probing_) return;
+    cached_.reset();  // a new probe, whatever the TTL says
+  }
+  (void)Probe(timeout);
+}
+
+namespace {
+
+// The job as the cluster's queue will list it, for the cached view: its
+// partition, nodes, GPUs and time limit, read as sbatch reads them.
+std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec, const JobKey& key) {
+  job::RequestInput in;
+  in.tool = job::Tool::kSbatch;
+  in.args = spec.job.args;
+  in.args.push_back("job.sh");
+  in.script_text = spec.job.script;
+  auto request = job::ParseRequest(in);
+  if (!request.ok()) return std::nullopt;
+  cluster::QueuedJob q;
+  q.job_id = key.job_id;
+  q.state = "PENDING";
+  q.reason = request->hold ? "JobHeldUser" : "Priority";
+  q.partition = spec.job.partitions.empty() ? "" : spec.job.partitions.front();
+  q.comment = SkyTag(spec.sky_id);
+  q.submit_time = std::time(nullptr);
+  q.nodes = request->nodes ? request->nodes->min : 1;
+  if (request->time_limit && request->time_limit->minutes) {
+    q.time_limit_minutes = *request->time_limit->minutes;
+  }
+  for (const auto& g : request->gpus) {
+    q.gpu_type = g.type;
+    if (g.scope == job::GpuAsk::Scope::kPerJob) {
+      q.gpus_per_job = g.count;
+    } else if (g.scope == job::GpuAsk::Scope::kPerTask) {
+      q.gpus_per_job = g.count * (request->ntasks ? *request->ntasks : q.nodes);
+    } else {
+      q.gpus_per_node = g.count;
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
+Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
+  auto key = inner_.Submit(spec, timeout);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!key.ok()) {
+    // The queue may have changed (sbatch may have made the job): probe again.
+    cached_.reset();
+    ++invalidations_;
+    return key;
+  }
+  if (auto q = AsQueued(spec, *key)) {
+    if (cached_) cached_->jobs.push_back(*q);
+    if (last_good_) last_good_->jobs.push_back(*q);
+    // A probe on its way may have read the queue before this job: it is
+    // added to the probes that come back without it, for a while.
+    recent_submits_.emplace_back(now_(), std::move(*q));
+  } else {
+    cached_.reset();
+    ++invalidations_;
+  }
+  return key;
 }
 
 Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJob& job,

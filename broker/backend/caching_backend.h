@@ -26,6 +26,11 @@ struct CacheOptions {
   // long: a burst of identical submissions asks the scheduler once, not once
   // each (skyslurmd). 0: never reused.
   std::chrono::milliseconds estimate_ttl{0};
+  // A probe older than the TTL but younger than this is still answered when
+  // a fresh one is already on its way, or fails for want of time (a machine
+  // or a login node too busy to answer within the caller's deadline): busy
+  // is not unreachable. 0: only fresh probes (a command's one decision).
+  std::chrono::milliseconds max_stale{0};
 };
 
 class CachingBackend final : public Backend {
@@ -41,10 +46,10 @@ class CachingBackend final : public Backend {
   Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                       std::chrono::milliseconds timeout) override;
-  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override {
-    Invalidate();  // the queue changed
-    return inner_.Submit(spec, timeout);
-  }
+  // The job submitted joins the cached queue as pending (the next decision
+  // counts it in the work ahead) instead of the view being thrown away: a
+  // burst of submissions does not probe the cluster once per job.
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override {
     return inner_.Queue(timeout);
   }
@@ -58,6 +63,10 @@ class CachingBackend final : public Backend {
   }
 
   void Invalidate();
+  // Probes now (unless a probe is on its way) and keeps the answer: the
+  // daemon keeps its view warm each poll, so that a submission never waits
+  // for a probe.
+  void Refresh(std::chrono::milliseconds timeout);
 
  private:
   Result<StartEstimate> RateLimitedEstimate(const translate::TranslatedJob& job,
@@ -77,6 +86,12 @@ class CachingBackend final : public Backend {
   std::map<std::size_t, CachedEstimate> estimates_;
   std::optional<cluster::Inventory> cached_;
   Clock::time_point cached_at_{};
+  // Jobs submitted lately, with when: added to a probe that missed them.
+  std::deque<std::pair<Clock::time_point, cluster::QueuedJob>> recent_submits_;
+  void AddRecentSubmits(cluster::Inventory& inventory);  // under mu_
+  // The last good probe, kept for max_stale even after an invalidation.
+  std::optional<cluster::Inventory> last_good_;
+  Clock::time_point last_good_at_{};
   std::deque<Clock::time_point> recent_estimates_;  // within the last second
 };
 

@@ -230,9 +230,11 @@ Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
 }
 
 Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeout) {
-  // squeue --json ignores -u/-j/--me in 22.05: filter here.
-  SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked({.argv = {"squeue", "--json"}}, timeout));
-  auto jobs = cluster::ParseSqueueJson(queue.out);
+  // The compact form, every state (ended jobs too, while slurmctld keeps them).
+  Command squeue{.argv = {"squeue"}};
+  for (auto& a : cluster::SqueueAllArgs()) squeue.argv.push_back(a);
+  SKY_ASSIGN_OR_RETURN(CommandOutput queue, RunChecked(squeue, timeout));
+  auto jobs = cluster::ParseSqueueActive(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   std::vector<JobInfo> out;
   for (const auto& q : *jobs) {

@@ -26,7 +26,8 @@ std::int64_t ToInt(std::string_view s) {
 // separator), which no job id, state, partition, user or time holds.
 constexpr const char* kActiveFields[] = {
     "JobArrayID", "State",    "Reason",    "Partition", "UserName",  "tres-per-node", "tres-per-job",
-    "NumNodes",   "SubmitTime", "StartTime", "EndTime",   "TimeLimit", "NodeList",      "Comment"};
+    "NumNodes",   "SubmitTime", "StartTime", "EndTime",   "TimeLimit", "NodeList",      "Name",
+    "exit_code",  "Comment"};
 constexpr std::size_t kActiveFieldCount = std::size(kActiveFields);
 
 std::string Excerpt(std::string_view record) {
@@ -39,14 +40,22 @@ std::string Excerpt(std::string_view record) {
 
 }  // namespace
 
-std::vector<std::string> SqueueActiveArgs() {
+namespace {
+
+std::vector<std::string> SqueueArgs(const char* states) {
   std::string format;
   for (std::size_t i = 0; i < kActiveFieldCount; ++i) {
     format += fmt::format("{}{}:0{}", i == 0 ? "" : ",", kActiveFields[i],
                           i + 1 == kActiveFieldCount ? '\x1e' : '\x1f');
   }
-  return {"--noheader", "--states=PENDING,RUNNING", "--Format=" + format};
+  return {"--noheader", fmt::format("--states={}", states), "--Format=" + format};
 }
+
+}  // namespace
+
+std::vector<std::string> SqueueActiveArgs() { return SqueueArgs("PENDING,RUNNING"); }
+
+std::vector<std::string> SqueueAllArgs() { return SqueueArgs("all"); }
 
 std::int64_t ArrayTaskCount(std::string_view expression) {
   expression = expression.substr(0, expression.find('%'));  // "%N": a throttle, not a count
@@ -135,7 +144,11 @@ Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
       q.time_limit_minutes = limit->minutes.value_or(0);
     }
     q.nodelist = std::string(f[12]);
-    if (f[13] != "(null)") q.comment = std::string(f[13]);
+    q.name = std::string(f[13]);
+    // The wait status as Slurm keeps it (exit code above 8 bits, signal below).
+    const auto [e, eec] = std::from_chars(f[14].data(), f[14].data() + f[14].size(), q.exit_code);
+    if (eec != std::errc() || e != f[14].data() + f[14].size()) return bad(14);
+    if (f[15] != "(null)") q.comment = std::string(f[15]);
     jobs.push_back(std::move(q));
   }
   return jobs;

@@ -1,8 +1,8 @@
 // A cluster's job queue: what placement needs to account for the work ahead
-// of a job (its pending and running jobs, from squeue's formatted output,
-// which honours a state filter) and what `status` reports for skyslurm's own
-// jobs (`squeue --json`, which has exit codes but in Slurm 22.05 ignores
-// every filter: on a busy cluster it is megabytes).
+// of a job (its pending and running jobs) and what skyslurmd tracks (every
+// job, with exit codes), both from squeue's formatted output, which honours
+// a state filter. `squeue --json` (kept for fixtures and tools) ignores every
+// filter in Slurm 22.05: on a busy cluster it is megabytes.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,10 @@ Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json);
 // squeue's arguments (after the program) listing the pending and running
 // jobs in the form ParseSqueueActive reads.
 std::vector<std::string> SqueueActiveArgs();
+// The same form for every job squeue still knows, ended ones included (the
+// daemon's queue poll: compact, and filtered on the server, where
+// `squeue --json` is megabytes on a busy cluster).
+std::vector<std::string> SqueueAllArgs();
 // Strict: a record that is not exactly the fields asked for is an error
 // quoting it. Times are read as UTC (run squeue with TZ=UTC).
 Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text);

@@ -3,6 +3,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "broker/daemon/run_dir.h"
+
 namespace skyslurm::config {
 
 std::string ExpandHome(const std::string& path, const std::string& home) {
@@ -29,14 +31,13 @@ Result<Paths> ResolvePaths(const Environment& env) {
     paths.user = pw->pw_name;
   }
   const std::string config_home = env.Get("XDG_CONFIG_HOME").value_or(paths.home + "/.config");
-  const std::string state_home = env.Get("XDG_STATE_HOME").value_or(paths.home + "/.local/state");
   paths.user_config = ExpandHome(
       env.Get("SKYSLURM_CONFIG").value_or(config_home + "/skyslurm/skyslurm.yaml"), paths.home);
   paths.site_config = ExpandHome(
       env.Get("SKYSLURM_SITE_CONFIG").value_or("/etc/skyslurm/skyslurm.yaml"), paths.home);
   paths.clusters_file = ExpandHome(
       env.Get("SKYSLURM_CLUSTERS_FILE").value_or(paths.home + "/.slurm/config"), paths.home);
-  paths.state_dir = state_home + "/skyslurm";
+  paths.state_dir = daemon::StateDir(env.Get("XDG_STATE_HOME"), paths.home);
   return paths;
 }
 

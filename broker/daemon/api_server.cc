@@ -9,10 +9,14 @@
 #include <cstdio>
 
 #include "broker/daemon/job_input.h"
+#include "broker/daemon/submit_text.h"
+#include "broker/util/trace.h"
 #include "skyslurm/version.h"
 
 namespace skyslurm::daemon {
 namespace {
+
+constexpr std::size_t kApiThreads = 64;
 
 Json::Value JobJson(const store::SkyJob& j) {
   Json::Value v(Json::objectValue);
@@ -60,6 +64,16 @@ void Reply(httplib::Response& res, int status, const Json::Value& body) {
   res.set_content(WriteJson(body) + "\n", "application/json");
 }
 
+std::string NotForDirectSubmission(const JobInput& input) {
+  if (input.tool != "sbatch") return "only sbatch is taken directly";
+  auto request = job::ParseRequest(input.ToRequestInput());
+  if (!request.ok()) return "";  // Submit says what is wrong
+  if (request->sky.explain) return "--sky-explain";
+  if (request->test_only) return "--test-only";
+  if (request->wait) return "--wait";
+  return "";
+}
+
 void ReplyError(httplib::Response& res, const Status& s) {
   Json::Value v(Json::objectValue);
   v["error"] = s.message();
@@ -73,6 +87,10 @@ ApiServer::ApiServer(JobManager& manager)
       server_(std::make_unique<httplib::Server>()),
       last_request_(std::time(nullptr)) {
   auto& s = *server_;
+  // A thread per client at once, up to a burst of submissions from many
+  // shells (each mostly waiting for a cluster); beyond that they queue on
+  // the socket's backlog and are served in turn.
+  s.new_task_queue = [] { return new httplib::ThreadPool(kApiThreads); };
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
     last_request_ = std::time(nullptr);
     return httplib::Server::HandlerResponse::Unhandled;
@@ -90,13 +108,44 @@ ApiServer::ApiServer(JobManager& manager)
     if (!body->isObject() || !(*body)["sky_id"].isString()) {
       return ReplyError(res, InvalidArgumentError("'sky_id' must be a string"));
     }
+    // SKYSLURM_TRACE on the client: this request's spans go back with the
+    // answer, on the client's clock (the same machine's monotonic clock).
+    std::shared_ptr<trace::Trace> tr;
+    if ((*body).get("trace", false).asBool()) {
+      const auto origin_ns = (*body).get("trace_origin_ns", Json::Int64{0}).asInt64();
+      tr = std::make_shared<trace::Trace>(
+          "skyslurmd", origin_ns > 0 ? std::chrono::steady_clock::time_point(
+                                            std::chrono::nanoseconds(origin_ns))
+                                      : std::chrono::steady_clock::now());
+    }
+    trace::Install install(tr);
     auto input = JobInputFromJson((*body)["input"]);
     if (!input.ok()) return ReplyError(res, input.status());
+    if ((*body).get("direct", false).asBool()) {
+      // The shim, straight from the user's shell: what only `skyslurm __route`
+      // does (explain, --test-only, --wait, routing turned off) goes back to it
+      // untouched.
+      std::string why = manager_.routing() ? NotForDirectSubmission(*input) : "routing is off";
+      if (!why.empty()) {
+        Json::Value v(Json::objectValue);
+        v["error"] = why;
+        v["route"] = true;
+        return Reply(res, 422, v);
+      }
+    }
     SubmitRequest r{(*body)["sky_id"].asString(), std::move(*input),
                     (*body).get("managed", false).asBool()};
     auto answer = manager_.Submit(r);
     if (!answer.ok()) return ReplyError(res, answer.status());
     Json::Value v(Json::objectValue);
+    // What the command prints, for clients that print it as it is.
+    if (auto request = job::ParseRequest(r.input.ToRequestInput()); request.ok()) {
+      const SubmitText text = RenderSubmitted(r.input.tool, *request, *answer);
+      v["stdout"] = text.out;
+      v["stderr"] = text.err;
+      v["exit_code"] = text.exit_code;
+    }
+    if (tr) v["trace"] = tr->Render();
     v["job"] = JobJson(answer->job);
     v["summary"] = answer->summary;
     v["workdir"] = answer->workdir;

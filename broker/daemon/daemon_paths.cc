@@ -1,5 +1,7 @@
 #include "broker/daemon/daemon_paths.h"
 
+#include "broker/daemon/run_dir.h"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,14 +14,8 @@ namespace skyslurm::daemon {
 
 DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Paths& paths) {
   DaemonPaths d;
-  auto runtime = env.Get("XDG_RUNTIME_DIR");
-  std::error_code ec;
-  if (runtime && !runtime->empty() && std::filesystem::is_directory(*runtime, ec)) {
-    d.run_dir = *runtime + "/skyslurm";
-  } else {
-    d.run_dir = paths.state_dir + "/run";
-  }
-  d.socket = d.run_dir + "/skyslurmd.sock";
+  d.run_dir = RunDir(env.Get("XDG_RUNTIME_DIR"), paths.state_dir);
+  d.socket = SocketIn(d.run_dir);
   // Beside the database, not the socket: $XDG_RUNTIME_DIR is per session
   // and per host, the state folder is the user's everywhere.
   d.lock = paths.state_dir + "/skyslurmd.lock";

@@ -24,12 +24,6 @@ namespace skyslurm::daemon {
 
 using backend::IsLiveState;
 
-bool LooksLikeSkyId(std::string_view id) {
-  return id.starts_with("sky-") && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-';
-         });
-}
-
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : store_(store),
       ws_(workspace),
@@ -268,14 +262,26 @@ void JobManager::Tick() {
   // Settle what a crash (or an unreachable cluster) left open first; a job
   // whose intent cannot be settled yet is left alone until it is.
   const std::set<std::string> unsettled = Recover();
-  // Read every cluster's queue at once.
+  // Read every cluster's queue at once; and keep each one's view for
+  // placement warm meanwhile, so that a submission never waits for a probe.
   std::vector<std::pair<std::string, std::future<Result<std::vector<backend::JobInfo>>>>> reads;
-  for (auto& h : ws_.handles) {
+  for (std::size_t i = 0; i < ws_.handles.size(); ++i) {
+    auto& h = ws_.handles[i];
     if (h.backend == nullptr) continue;
     backend::Backend* b = h.backend;
     const auto timeout = options_.queue_timeout;
     reads.emplace_back(h.name,
                        std::async(std::launch::async, [b, timeout] { return b->Queue(timeout); }));
+    // Never waited for here: a silent cluster must not slow the look at
+    // the others' queues. One refresh per cluster at a time.
+    auto& refreshing = refreshing_[h.name];
+    const bool idle = !refreshing.valid() ||
+                      refreshing.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    if (i < ws_.caching.size() && ws_.caching[i] != nullptr && h.excluded.empty() && idle) {
+      refreshing = std::async(std::launch::async, [c = ws_.caching[i], t = options_.probe_timeout] {
+        c->Refresh(t);
+      });
+    }
   }
   const std::time_t now = Now();
   for (auto& [name, f] : reads) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,7 @@
 #include "broker/config/settings.h"
 #include "broker/daemon/event_kind.h"
 #include "broker/daemon/job_input.h"
+#include "broker/job/sky_id.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
 
@@ -63,8 +65,8 @@ struct QueueRow {
   std::time_t since = 0;  // submitted (pending) or started (running)
 };
 
-// Whether `id` has the shape of a sky id ("sky-20261201-123456-abcdef").
-bool LooksLikeSkyId(std::string_view id);
+// Whether `id` has the shape of a sky id (sky_id.h).
+using skyslurm::LooksLikeSkyId;
 
 // Tracks the user's sky jobs across clusters. The state below is shared by
 // its protocols, one file each: job_submission.cc, intent_recovery.cc,
@@ -96,6 +98,9 @@ class JobManager {
 
   // One look at every cluster, then the policy's decisions acted on.
   void Tick();
+
+  // Whether the site lets jobs be routed (skyslurm.yaml: routing).
+  bool routing() const { return ws_.config.settings.routing; }
 
   // Live sky jobs (not final).
   std::size_t LiveJobs();
@@ -158,6 +163,7 @@ class JobManager {
   std::map<std::string, ClusterView> views_;
   std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
   std::map<std::string, std::time_t> last_weighed_;             // tick thread only
+  std::map<std::string, std::future<void>> refreshing_;         // tick thread only: probes
   static constexpr int kWeighsPerTick = 20;
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).

@@ -11,6 +11,7 @@
 #include "broker/place/audit.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
+#include "broker/util/trace.h"
 
 namespace skyslurm::daemon {
 
@@ -79,7 +80,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
   if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
-  auto key = target->backend->Submit(spec, options_.submit_timeout);
+  auto key = [&] {
+    trace::Span span("submit to " + target->name);
+    return target->backend->Submit(spec, options_.submit_timeout);
+  }();
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
     // sbatch may have made the job before its answer was lost: the intent
     // stays open and the next look at that cluster settles it by sky id.
@@ -155,6 +159,9 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   }
   auto request = job::ParseRequest(r.input.ToRequestInput());
   if (!request.ok()) return request.status();
+  if (request->sky.infra && ws_.Find(*request->sky.infra) == nullptr) {
+    return InvalidArgumentError(fmt::format("--sky-infra={}: no such cluster", *request->sky.infra));
+  }
   store::SkyJob job;
   job.sky_id = r.sky_id;
   job.owner = ws_.config.paths.user;

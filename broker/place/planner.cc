@@ -12,6 +12,7 @@
 
 #include "broker/place/start_estimate.h"
 #include "broker/translate/gpus.h"
+#include "broker/util/trace.h"
 
 namespace skyslurm::place {
 namespace {
@@ -27,7 +28,8 @@ class Gather {
   explicit Gather(std::size_t n) : state_(std::make_shared<State>(n)) {}
 
   void Start(std::size_t i, std::function<T()> task) {
-    std::thread([state = state_, i, task = std::move(task)]() mutable {
+    std::thread([state = state_, i, task = std::move(task), trace = trace::Current()]() mutable {
+      trace::Install adopt(std::move(trace), true);
       T value = task();
       std::lock_guard<std::mutex> lock(state->mu);
       state->results[i] = std::move(value);
@@ -98,6 +100,7 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
     if (skipped(c) || !c.unavailable.empty() || c.backend == nullptr) continue;
     backend::Backend* b = c.backend;
     probes.Start(i, [b, owner = c.backend_owner, timeout] {
+      trace::Span probing("probe " + b->name());
       const auto t0 = Clock::now();
       ProbeOutcome o;
       o.inventory = b->Probe(timeout);
@@ -141,6 +144,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,
               const PlanOptions& options) {
   const auto started = Clock::now();
+  trace::Span span("plan");
   Plan plan;
   plan.now = options.now != 0 ? options.now : std::time(nullptr);
   // Who is a candidate at all.
@@ -273,6 +277,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     auto job = std::make_shared<const translate::TranslatedJob>(std::move(*asked[t.candidate]));
     const auto timeout = options.estimate_timeout;
     estimates.Start(t.candidate, [b, owner = clusters[t.cluster].backend_owner, job, timeout] {
+      trace::Span estimating("estimate " + b->name());
       return b->EstimateStart(*job, timeout);
     });
   }

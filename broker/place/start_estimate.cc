@@ -76,6 +76,9 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   for (const auto& j : queue) {
     // Waiting to start; a held job waits for whoever holds it, not for GPUs.
     if (!relevant(j) || backend::PhaseOf(j.state) != backend::SlurmPhase::kPending) continue;
+    // Held by its user or an admin (priority 0): it starts when released,
+    // never ahead of a job that can start.
+    if (j.reason == "JobHeldUser" || j.reason == "JobHeldAdmin") continue;
     const std::int64_t minutes = j.time_limit_minutes > 0 ? j.time_limit_minutes : in.minutes;
     // Without a backfill estimate, assume it starts once the running work ends.
     const std::time_t from = j.start_time > 0 ? std::max(j.start_time, in.now) : latest_end;

@@ -82,8 +82,10 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
       h.backend = caching.get();
       h.backend_owner = caching;
       ws.slurm.push_back(slurm.get());
+      ws.caching.push_back(static_cast<backend::CachingBackend*>(caching.get()));
     } else {
       ws.slurm.push_back(nullptr);
+      ws.caching.push_back(nullptr);
     }
     ws.handles.push_back(std::move(h));
   }

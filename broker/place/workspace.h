@@ -28,6 +28,7 @@ struct Workspace {
   // by their handles (backend_owner).
   std::vector<ClusterHandle> handles;
   std::vector<backend::SlurmBackend*> slurm;  // per handle, null when offline
+  std::vector<backend::CachingBackend*> caching;  // per handle: its backend, null when offline
   std::string home() const { return registry.home(); }
   // The handle of `cluster`, or null.
   ClusterHandle* Find(const std::string& cluster);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "broker/ssh/command_batch.h"
+#include "broker/util/trace.h"
 
 namespace skyslurm::ssh {
 
@@ -107,6 +108,8 @@ Status SessionPool::Check(std::chrono::milliseconds timeout) {
 Result<CommandOutput> SessionPool::Exec(const std::string& line,
                                         const std::optional<std::string>& stdin_data,
                                         Clock::time_point deadline, std::size_t max_output) {
+  trace::Span span(fmt::format("ssh {}: {}", target_.name, line.substr(0, 70)),
+                   trace::Cost::kRemoteCommand);
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
     SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));

@@ -1,5 +1,7 @@
 #include "broker/store/job_store.h"
 
+#include "broker/util/trace.h"
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -243,6 +245,7 @@ Status JobStore::Apply(const std::function<Status()>& body) {
   if (depth_ > 0) {  // already inside a transaction: part of it
     return body();
   }
+  trace::Span span("state write (SQLite transaction)", trace::Cost::kStoreWrite);
   SKY_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   Status st = InternalError("state database: a change was interrupted");
   {

@@ -1,5 +1,7 @@
 #include "broker/util/command.h"
 
+#include "broker/util/trace.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -8,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -132,6 +135,9 @@ Result<CommandOutput> LocalCommandRunner::Run(const Command& command) {
     return InvalidArgumentError("no program given to run");
   }
   const std::string& program = command.argv[0];
+  trace::Span span(fmt::format("exec {}{}", ShellQuote(program),
+                               command.argv.size() > 1 ? " " + ShellQuote(command.argv[1]) : ""),
+                   trace::Cost::kLocalProcess);
 
   Pipe in, out, err;
   if (!in.Open() || !out.Open() || !err.Open()) {

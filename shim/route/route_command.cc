@@ -24,6 +24,7 @@
 #include "broker/place/submission.h"
 #include "broker/store/job_store.h"
 #include "broker/util/strings.h"
+#include "broker/util/trace.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
 #include "shim/cli/explain_view.h"
@@ -34,6 +35,42 @@ namespace skyslurm::route {
 namespace {
 
 namespace fs = std::filesystem;
+
+// SKYSLURM_TRACE=1: the spans of this submission, the client's and
+// skyslurmd's, printed on stderr when the command ends.
+class TracePrinter {
+ public:
+  TracePrinter() {
+    if (!trace::Wanted()) return;
+    // The shim's start, when it handed the invocation over (same clock).
+    const char* start = std::getenv("SKYSLURM_TRACE_START");
+    const auto now = std::chrono::steady_clock::now();
+    auto origin = now;
+    if (start != nullptr && std::atoll(start) > 0) {
+      origin = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(std::atoll(start)));
+    }
+    trace_ = std::make_shared<trace::Trace>("skyslurm", origin);
+    if (origin != now) {
+      trace_->Add({"the shim starts, finds routing asked for, execs skyslurm __route", 0,
+                   std::chrono::duration_cast<std::chrono::microseconds>(now - origin).count(),
+                   trace::Cost::kLocalProcess});
+    }
+    unsetenv("SKYSLURM_TRACE_START");
+  }
+  ~TracePrinter() {
+    if (trace_ == nullptr) return;
+    std::fprintf(stderr, "skyslurm: trace (SKYSLURM_TRACE), times from the command's start:\n%s%s",
+                 trace_->Render().c_str(), daemon_.c_str());
+  }
+  const std::shared_ptr<trace::Trace>& trace() const { return trace_; }
+  void AddDaemon(const std::string& rendered) { daemon_ += rendered; }
+
+ private:
+  std::shared_ptr<trace::Trace> trace_;
+  std::string daemon_;
+};
+
+TracePrinter* g_trace = nullptr;
 
 // A progress line on stderr, when it is a terminal; silent otherwise.
 class Progress {
@@ -121,54 +158,36 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                         cli::DaemonClient& client, const daemon::JobInput& input,
                         Progress& progress, const config::FailoverSettings& failover) {
   Json::Value body(Json::objectValue);
-  body["sky_id"] = backend::NewSkyId(std::time(nullptr));
+  // The shim's own id when it handed over after sending (a retry names the
+  // same job), else a new one.
+  const char* given = std::getenv("SKYSLURM_SKY_ID");
+  body["sky_id"] = given != nullptr && LooksLikeSkyId(given) ? std::string(given)
+                                                             : backend::NewSkyId(std::time(nullptr));
+  unsetenv("SKYSLURM_SKY_ID");
   body["input"] = daemon::ToJson(input);
   body["managed"] = request.sky.managed;
-  const bool quiet = request.EffectiveByName("quiet") != nullptr;
+  if (g_trace != nullptr && g_trace->trace() != nullptr) {
+    body["trace"] = true;
+    body["trace_origin_ns"] = Json::Int64{std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              g_trace->trace()->origin().time_since_epoch())
+                                              .count()};
+  }
   Result<Json::Value> answer = UnavailableError("not sent");
   for (int attempt = 0; attempt < 3; ++attempt) {
+    trace::Span span("POST /v1/jobs to skyslurmd");
     answer = client.Post("/v1/jobs", body);
     if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) break;
     if (!client.EnsureRunning().ok()) break;
   }
   progress.Clear();
   if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
-  const Json::Value& job = (*answer)["job"];
-  const std::string sky_id = job["sky_id"].asString(), cluster = job["cluster"].asString(),
-                    slurm_id = job["slurm_id"].asString();
-  if (slurm_id.empty() && store::IsFinalState(job["state"].asString())) {
-    return Fail(tool, "skyslurm: " + job["reason"].asString());
-  }
-  if (slurm_id.empty()) {
-    // Kept, not yet on a cluster (one stopped answering mid-submission):
-    // the daemon finishes it. Never a "Submitted" line without a job.
-    std::fprintf(stderr, "%s: skyslurm: %s is accepted (%s); skyslurmd submits it: skyslurm status %s\n",
-                 tool.c_str(), sky_id.c_str(), job["reason"].asCString(), sky_id.c_str());
-  } else if (request.parsable) {
-    std::printf("%s;%s\n", slurm_id.c_str(), cluster.c_str());
-  } else if (!quiet) {
-    std::printf("Submitted batch job %s on cluster %s\n", slurm_id.c_str(), cluster.c_str());
-  }
+  if (g_trace != nullptr) g_trace->AddDaemon((*answer)["trace"].asString());
+  // The daemon writes what the command prints (submit_text.h).
+  std::fputs((*answer)["stdout"].asCString(), stdout);
   std::fflush(stdout);
-  if (!quiet) {
-    for (const auto& note : (*answer)["notes"]) {
-      std::fprintf(stderr, "%s: skyslurm: warning: %s\n", tool.c_str(), note.asCString());
-    }
-  }
-  if (!quiet && !request.parsable && !slurm_id.empty() && !(*answer)["home"].asBool()) {
-    const std::string workdir = (*answer)["workdir"].asString();
-    std::fprintf(stderr,
-                 "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
-                 "beside the script are not copied\n",
-                 tool.c_str(), request.script_name.c_str(), cluster.c_str(),
-                 (*answer)["summary"].asCString(),
-                 workdir.empty() ? "your home directory" : workdir.c_str());
-  }
-  if (!quiet && !request.parsable && request.sky.managed) {
-    std::fprintf(stderr,
-                 "%s: skyslurm: managed as %s (%s); skyslurm status %s shows its history\n",
-                 tool.c_str(), sky_id.c_str(), (*answer)["summary"].asCString(), sky_id.c_str());
-  }
+  std::fputs((*answer)["stderr"].asCString(), stderr);
+  if ((*answer)["exit_code"].asInt() != 0) return (*answer)["exit_code"].asInt();
+  const std::string sky_id = (*answer)["job"]["sky_id"].asString();
   if (!request.wait) return 0;
   // Waited for while skyslurmd answers and knows how the job is doing; its
   // silence, or its not knowing (the job's cluster silent: UNKNOWN), ends
@@ -216,10 +235,16 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   // The plugin's guard against handing an invocation over twice has done
   // its work; it must not travel into the job's environment.
   unsetenv("SKYSLURM_PLUGIN_REEXEC");
+  TracePrinter tracer;
+  g_trace = &tracer;
+  trace::Install traced(tracer.trace());
   Progress progress(tool);
   progress.Say("reading the configuration");
   auto env = config::Environment::FromProcess();
-  auto loaded = config::LoadConfig(env, cli::GlobalSettingFlags());
+  auto loaded = [&] {
+    trace::Span span("read the configuration");
+    return config::LoadConfig(env, cli::GlobalSettingFlags());
+  }();
   const std::string real = RealCommandPath(tool, loaded.ok() ? loaded->settings : config::Settings{});
   if (real.empty()) return Fail(tool, "skyslurm: cannot find the real " + tool + " on PATH");
   if (!loaded.ok()) {
@@ -250,7 +275,10 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       input.script_text = std::string(std::istreambuf_iterator<char>(std::cin), {});
     }
   }
-  auto request = job::ParseRequest(input);
+  auto request = [&] {
+    trace::Span span("parse the job");
+    return job::ParseRequest(input);
+  }();
   if (!request.ok()) return Fail(tool, request.status().message());
 
   const std::string real_dir = fs::path(real).parent_path().string();
@@ -265,7 +293,11 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     }
     cli::DaemonClient client(env, *loaded, real_dir);
     progress.Say("handing the job to skyslurmd");
-    if (Status up = client.EnsureRunning(); up.ok()) {
+    Status up = [&] {
+      trace::Span span("is skyslurmd up (GET /v1/health)");
+      return client.EnsureRunning();
+    }();
+    if (up.ok()) {
       daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
                                  .env = env.vars(), .cwd = fs::current_path().string()};
       return SubmitThroughDaemon(tool, *request, client, job_input, progress,

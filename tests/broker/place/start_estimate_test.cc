@@ -57,6 +57,19 @@ TEST(StartEstimateTest, PendingJobsAheadTakeTheGpusFirst) {
   EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow + 300), q, kCatalog).start, kNow + 300);
 }
 
+// Regression: jobs held by their user (sbatch --hold) or an admin waited
+// "ahead" of every new job, so a cluster with held jobs looked hours away.
+TEST(StartEstimateTest, HeldJobsAreNotAhead) {
+  std::vector<cluster::QueuedJob> q = {Job("PENDING", 24, 0, 0, 600), Job("PENDING", 24, 0, 0, 600)};
+  q[0].reason = "JobHeldUser";
+  q[1].reason = "JobHeldAdmin";
+  auto e = AccountForPendingWork(In(8, 24, kNow), q, kCatalog);
+  EXPECT_EQ(e.start, kNow);
+  EXPECT_EQ(e.pending_ahead, 0);
+  q[1].reason = "Priority";
+  EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow), q, kCatalog).pending_ahead, 1);
+}
+
 TEST(StartEstimateTest, OtherTypesAndPartitionsDoNotCount) {
   std::vector<cluster::QueuedJob> q = {Job("RUNNING", 24, kNow, kNow + 300, 10, "batch", "V100"),
                                        Job("PENDING", 24, kNow, 0, 10, "other", "A100")};

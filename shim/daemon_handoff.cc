@@ -1,0 +1,238 @@
+#include "shim/daemon_handoff.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/daemon/run_dir.h"
+#include "broker/job/argv_parser.h"
+#include "broker/job/sky_id.h"
+#include "shim/flat_json.h"
+
+extern char** environ;
+
+namespace skyslurm::shim {
+namespace {
+
+using job::Opt;
+
+std::optional<std::string> Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+long long NowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// The whole file, or nullopt when it cannot be read as a regular file.
+std::optional<std::string> ReadFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  if (n < 0) return std::nullopt;
+  return text;
+}
+
+// The JSON request: the job as typed (job_input.h's form) and the sky id.
+std::string RequestBody(const std::string& sky_id, const std::vector<std::string>& args,
+                        const std::optional<std::string>& script, const std::string& cwd,
+                        bool traced, long long started_ns) {
+  std::string b = "{\"sky_id\":" + JsonQuote(sky_id) + ",\"direct\":true,\"managed\":false";
+  if (traced) b += ",\"trace\":true,\"trace_origin_ns\":" + std::to_string(started_ns);
+  b += ",\"input\":{\"tool\":\"sbatch\",\"args\":[";
+  for (std::size_t i = 0; i < args.size(); ++i) b += (i == 0 ? "" : ",") + JsonQuote(args[i]);
+  b += "]";
+  if (script) b += ",\"script\":" + JsonQuote(*script);
+  b += ",\"cwd\":" + JsonQuote(cwd) + ",\"env\":{";
+  bool first = true;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, eq);
+    // skyslurm's own hand-over marks stay here (the route drops them too).
+    if (name == "SKYSLURM_PLUGIN_REEXEC" || name == "SKYSLURM_TRACE_START") continue;
+    b += (first ? "" : ",") + JsonQuote(name) + ":" + JsonQuote(entry.substr(eq + 1));
+    first = false;
+  }
+  return b + "}}}";
+}
+
+class Socket {
+ public:
+  ~Socket() {
+    if (fd_ >= 0) close(fd_);
+  }
+  // Connected to the UNIX socket at `path`; false when nobody listens.
+  bool Connect(const std::string& path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof addr.sun_path) return false;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return false;
+    // A full backlog makes connect() wait its turn (blocking socket).
+    return connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  bool SendAll(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+  // Everything until the peer closes, or nullopt after `timeout_ms` of silence.
+  std::optional<std::string> ReadToEnd(int timeout_ms) {
+    std::string all;
+    char buf[65536];
+    while (true) {
+      pollfd p{fd_, POLLIN, 0};
+      const int r = poll(&p, 1, timeout_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return std::nullopt;
+      const ssize_t n = read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return std::nullopt;
+      if (n == 0) return all;
+      all.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+
+// "HTTP/1.1 201 Created\r\n...\r\n\r\nbody" (Connection: close: the body
+// runs to the end).
+std::optional<HttpAnswer> ReadHttpAnswer(const std::string& raw) {
+  if (!raw.starts_with("HTTP/1.")) return std::nullopt;
+  const auto space = raw.find(' ');
+  const auto head_end = raw.find("\r\n\r\n");
+  if (space == std::string::npos || head_end == std::string::npos) return std::nullopt;
+  HttpAnswer a;
+  a.status = std::atoi(raw.c_str() + space + 1);
+  a.body = raw.substr(head_end + 4);
+  return a;
+}
+
+}  // namespace
+
+Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
+  Handoff h;
+  if (mode != Mode::kSbatch) return h;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const job::OptionTable table(job::Tool::kSbatch);
+  auto parsed = job::ParseArgs(table, args, job::OperandPolicy::kStopAtFirst, "");
+  if (!parsed.ok()) return h;
+  bool wrap = false;
+  for (const auto& o : parsed->options) {
+    if (o.spec == nullptr) continue;
+    switch (o.spec->id) {
+      case Opt::kSkyExplain:
+      case Opt::kTestOnly:
+      case Opt::kWait:
+      case Opt::kHelp:
+      case Opt::kUsage:
+      case Opt::kVersion:
+        return h;  // skyslurm __route's (or the real command's) to answer
+      case Opt::kWrap: wrap = true; break;
+      default: break;
+    }
+  }
+  std::optional<std::string> script;
+  if (!parsed->operands.empty()) {
+    script = ReadFile(parsed->operands.front());
+    if (!script) return h;  // skyslurm __route says what is wrong with it
+  } else if (!wrap) {
+    return h;  // a script on stdin: read once, by skyslurm __route
+  }
+  const std::string home = Env("HOME").value_or("");
+  if (home.empty()) return h;
+  const std::string socket_path = daemon::SocketIn(
+      daemon::RunDir(Env("XDG_RUNTIME_DIR"), daemon::StateDir(Env("XDG_STATE_HOME"), home)));
+  const long long connect_start = NowNs();
+  Socket s;
+  if (!s.Connect(socket_path)) return h;  // no daemon yet: skyslurm __route starts it
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return h;
+  const char* trace_env = std::getenv("SKYSLURM_TRACE");
+  const bool traced = trace_env != nullptr && *trace_env != '\0' && std::strcmp(trace_env, "0") != 0;
+  const std::string sky_id = NewSkyId(std::time(nullptr));
+  const std::string body = RequestBody(sky_id, args, script, cwd, traced, started_ns);
+  const std::string request = "POST /v1/jobs HTTP/1.1\r\nHost: skyslurmd\r\n"
+                              "Content-Type: application/json\r\nConnection: close\r\n"
+                              "Content-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  if (!s.SendAll(request)) {
+    h.sent_sky_id = sky_id;  // part of it may have gone
+    return h;
+  }
+  // As long as skyslurm __route waits for the daemon's answer.
+  auto raw = s.ReadToEnd(120'000);
+  const long long answered = NowNs();
+  auto answer = raw ? ReadHttpAnswer(*raw) : std::nullopt;
+  auto members = answer ? ReadFlatJsonObject(answer->body) : std::nullopt;
+  if (!members) {
+    h.sent_sky_id = sky_id;
+    return h;
+  }
+  if (members->contains("route")) return h;  // taken by nothing; not for this way
+  const std::string_view tool = ModeName(mode);
+  h.done = true;
+  if (answer->status / 100 != 2) {
+    std::fprintf(stderr, "%.*s: error: skyslurm: %s\n", static_cast<int>(tool.size()), tool.data(),
+                 (*members)["error"].c_str());
+    h.exit_code = 1;
+    return h;
+  }
+  std::fputs((*members)["stdout"].c_str(), stdout);
+  std::fflush(stdout);
+  std::fputs((*members)["stderr"].c_str(), stderr);
+  h.exit_code = std::atoi((*members)["exit_code"].c_str());
+  if (traced) {
+    auto ms = [&](long long ns) { return static_cast<double>(ns) / 1e6; };
+    std::fprintf(stderr,
+                 "skyslurm: trace (SKYSLURM_TRACE), times from the command's start:\n"
+                 "  +%8.1f ms %8.1f ms  shim  start, parse the options, read the script\n"
+                 "  +%8.1f ms %8.1f ms  shim  POST /v1/jobs to skyslurmd (the socket, no other "
+                 "program)\n"
+                 "  = shim: 0 local processes (the shim itself, started by the shell)\n%s",
+                 0.0, ms(connect_start - started_ns), ms(connect_start - started_ns),
+                 ms(answered - connect_start), (*members)["trace"].c_str());
+  }
+  return h;
+}
+
+}  // namespace skyslurm::shim
