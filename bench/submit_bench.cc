@@ -1,12 +1,16 @@
 // What the drop-in costs and saves, as ratios against native Slurm measured
-// in the same run on the testbed (scripts/testbed/up):
-//   1. the shim passing through (no --sky-* option) against the real sbatch:
-//      `sbatch --version` (the bare cost of the extra exec) and a real
-//      held submission to the home cluster;
+// in the same run on the testbed (scripts/testbed/up), beside what one
+// process start costs on the machine:
+//   1. the shim passing through (no --sky-* option) against a minimal static
+//      front that only execs the real sbatch (bench/exec_front.cc; aim: within
+//      1.05x), and against the real sbatch itself: `sbatch --version` (the
+//      bare cost of the extra exec) and a real held submission to the home
+//      cluster, alternating;
 //   2. `sbatch --sky-any-cluster job.sh` for an A100 job (only gamma has
-//      A100s, so it lands on a peer after asking all three clusters) against
-//      a fresh `ssh gamma sbatch` and, when slurmdbd is up, Slurm's own
-//      `sbatch -M alpha,beta,gamma`.
+//      A100s, so it lands on a peer; the user's skyslurmd warm) against
+//      Slurm's own `sbatch -M alpha,beta,gamma` (slurmdbd; aim: 0.5x), and
+//      the same pinned with --sky-infra=gamma against a fresh
+//      `ssh gamma sbatch` (aim: 0.25x).
 // Every job is submitted held and cancelled at the end.
 //
 //   build/bench/submit_bench [passthrough runs (200)] [routed runs (20)]
@@ -23,6 +27,7 @@
 
 #include "bench/bench_support.h"
 #include "broker/util/command.h"
+#include "broker/util/strings.h"
 
 namespace {
 
@@ -91,6 +96,13 @@ int main(int argc, char** argv) {
     e.emplace_back("PATH", p);
     return e;
   };
+  std::printf("one process start (fork+exec of /bin/true) on this machine: %.2f ms\n\n",
+              bench::ProcessStartMs());
+  const std::string real_sbatch = [&] {
+    auto w = Time({.argv = {"sh", "-c", "command -v sbatch"}, .env_set = with_path(path)});
+    return Trim(w.out.out);
+  }();
+  const std::string front = std::string(SKYSLURM_BINARY_DIR) + "/bench/exec_front";
   std::printf("Pass-through (no --sky-* option), %d runs each, alternating:\n", passthrough_runs);
   for (const bool submit : {false, true}) {
     std::vector<std::string> args = {"sbatch"};
@@ -99,29 +111,37 @@ int main(int argc, char** argv) {
     } else {
       args.push_back("--version");
     }
-    std::vector<double> real, shim, extra;
+    std::vector<double> real, shim, minimal, extra;
     // Named by path: a program is looked up on this process's PATH, not the
     // child's.
-    std::vector<std::string> shim_args = args;
+    std::vector<std::string> shim_args = args, front_args = args;
     shim_args[0] = shim_bin + "/sbatch";
+    front_args[0] = front;
+    auto front_env = with_path(path);
+    front_env.emplace_back("SKYSLURM_BENCH_REAL", real_sbatch);
     for (int i = 0; i < passthrough_runs; ++i) {
       Timed r = Time({.argv = args, .env_set = with_path(path)});
       Timed s = Time({.argv = shim_args, .env_set = with_path(shim_bin + ":" + path)});
-      if (!r.out.success() || !s.out.success()) {
-        std::fprintf(stderr, "sbatch failed: %s%s\n", r.out.err.c_str(), s.out.err.c_str());
+      Timed f = Time({.argv = front_args, .env_set = front_env});
+      if (!r.out.success() || !s.out.success() || !f.out.success()) {
+        std::fprintf(stderr, "sbatch failed: %s%s%s\n", r.out.err.c_str(), s.out.err.c_str(),
+                     f.out.err.c_str());
         return 1;
       }
       if (submit) {
-        CollectId("alpha", r.out, &held);
-        CollectId("alpha", s.out, &held);
+        for (const Timed* t : {&r, &s, &f}) CollectId("alpha", t->out, &held);
       }
       real.push_back(r.ms);
       shim.push_back(s.ms);
+      minimal.push_back(f.ms);
       extra.push_back((s.ms - r.ms) * 1000);
     }
     const std::string what = submit ? "sbatch --hold --wrap true (alpha)" : "sbatch --version";
-    Line(("real   " + what).c_str(), real);
-    Line(("shim   " + what).c_str(), shim);
+    Line(("real    " + what).c_str(), real);
+    Line(("front   " + what).c_str(), minimal);
+    Line(("shim    " + what).c_str(), shim);
+    std::printf("  shim / minimal static front = %.3f (median; aim <= 1.05)\n",
+                Median(shim) / Median(minimal));
     std::printf("  shim / real = %.3f (median); extra per call: median %.0f us\n",
                 Median(shim) / Median(real), Median(extra));
   }
@@ -147,6 +167,8 @@ int main(int argc, char** argv) {
                  .env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
                                "XDG_CONFIG_HOME", "XDG_STATE_HOME"},
                  .cwd = work};
+  Command pinned = routed;
+  pinned.argv.insert(pinned.argv.begin() + 1, "--sky-infra=gamma");
   // The real sbatch, the shim not on PATH: the plugin hands it over.
   Command through_plugin = routed;
   through_plugin.argv[0] = "sbatch";
@@ -169,18 +191,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   CollectId("gamma", cold.out, &held);
-  std::vector<double> sky, plugin, fresh_ssh, dash_m;
+  std::vector<double> sky, pin, plugin, fresh_ssh, dash_m;
   for (int i = 0; i < routed_runs; ++i) {
     Timed s = Time(routed);
+    Timed n = Time(pinned);
     Timed p = Time(through_plugin);
     Timed o = Time(ssh);
-    if (!s.out.success() || !p.out.success() || !o.out.success()) {
-      std::fprintf(stderr, "submission failed: %s%s%s\n", s.out.err.c_str(), p.out.err.c_str(),
-                   o.out.err.c_str());
+    if (!s.out.success() || !n.out.success() || !p.out.success() || !o.out.success()) {
+      std::fprintf(stderr, "submission failed: %s%s%s%s\n", s.out.err.c_str(), n.out.err.c_str(),
+                   p.out.err.c_str(), o.out.err.c_str());
       return 1;
     }
-    for (const Timed* t : {&s, &p, &o}) CollectId("gamma", t->out, &held);
+    for (const Timed* t : {&s, &n, &p, &o}) CollectId("gamma", t->out, &held);
     sky.push_back(s.ms);
+    pin.push_back(n.ms);
     plugin.push_back(p.ms);
     fresh_ssh.push_back(o.ms);
     if (has_dbd) {
@@ -194,13 +218,15 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("  %-44s %8.2f ms (empty module cache)\n", "sbatch --sky-any-cluster, first run", cold.ms);
-  Line("sbatch --sky-any-cluster (3 clusters asked)", sky);
-  Line("the same, real sbatch handing over (plugin)", plugin);
+  Line("sbatch --sky-any-cluster (3 clusters)", sky);
+  Line("sbatch --sky-infra=gamma (pinned)", pin);
+  Line("sbatch --sky-any-cluster, real sbatch (plugin)", plugin);
   Line("fresh `ssh gamma sbatch` (gamma known)", fresh_ssh);
-  std::printf("  sky / fresh ssh = %.3f (median)\n", Median(sky) / Median(fresh_ssh));
+  std::printf("  pinned / fresh ssh = %.3f (median; aim <= 0.25)\n", Median(pin) / Median(fresh_ssh));
+  std::printf("  any-cluster / fresh ssh = %.3f (median)\n", Median(sky) / Median(fresh_ssh));
   if (has_dbd) {
     Line("sbatch -M alpha,beta,gamma (slurmdbd)", dash_m);
-    std::printf("  sky / sbatch -M = %.3f (median)\n", Median(sky) / Median(dash_m));
+    std::printf("  any-cluster / sbatch -M = %.3f (median; aim <= 0.5)\n", Median(sky) / Median(dash_m));
   } else {
     std::printf("  sbatch -M alpha,beta,gamma: skipped (no slurmdbd: scripts/testbed/up --with-dbd)\n");
   }

@@ -12,11 +12,18 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "broker/ssh/agent_script.h"
+
 namespace skyslurm::ssh {
 
 struct Connection::Session {
   ssh_session s = nullptr;
+  ssh_channel agent = nullptr;  // the resident agent's channel, once started
   ~Session() {
+    if (agent != nullptr) {
+      ssh_channel_close(agent);
+      ssh_channel_free(agent);
+    }
     if (s != nullptr) {
       ssh_disconnect(s);
       ssh_free(s);
@@ -303,6 +310,151 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
     out.exit_code = -1;
     out.term_signal = 9;
   }
+  out.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  last_used_ = Clock::now();
+  return out;
+}
+
+Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline) {
+  ssh_channel ch = session_->agent;
+  std::array<char, 32768> buf{};
+  while (agent_buffer_.size() < bytes) {
+    bool got = false;
+    for (int is_err = 0; is_err <= 1; ++is_err) {
+      int n;
+      while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
+        // The loop's own complaints (stderr) are kept for the error message.
+        if (is_err != 0) {
+          if (agent_stderr_.size() < 4096) agent_stderr_.append(buf.data(), static_cast<std::size_t>(n));
+        } else {
+          agent_buffer_.append(buf.data(), static_cast<std::size_t>(n));
+        }
+        got = true;
+      }
+      if (n == SSH_ERROR) {
+        broken_ = true;
+        return UnavailableError(fmt::format("{}: the connection failed while reading: {}",
+                                            target_.name, ssh_get_error(session_->s)));
+      }
+    }
+    if (agent_buffer_.size() >= bytes) break;
+    if (!got && (ssh_channel_is_eof(ch) != 0 || ssh_channel_is_open(ch) == 0)) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: the agent ended{}", target_.name,
+                                          agent_stderr_.empty() ? "" : ": " + agent_stderr_.substr(0, 400)));
+    }
+    const long left = RemainingMs(deadline);
+    if (left == 0) {
+      broken_ = true;  // a command still running there: this connection goes
+      return DeadlineExceededError(
+          fmt::format("{}: the command did not finish in time on the login node", target_.name));
+    }
+    if (!got && ssh_channel_poll_timeout(ch, static_cast<int>(std::min<long>(left, 50)), 0) == SSH_ERROR) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: the connection failed while waiting for output: {}",
+                                          target_.name, ssh_get_error(session_->s)));
+    }
+  }
+  return OkStatus();
+}
+
+Status Connection::StartAgent(Clock::time_point deadline) {
+  ssh_session s = session_->s;
+  ssh_channel ch = ssh_channel_new(s);
+  if (ch == nullptr) {
+    broken_ = true;
+    return UnavailableError(fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
+  }
+  session_->agent = ch;
+  if (OpenSessionChannel(s, ch) != SSH_OK) {
+    broken_ = true;
+    return UnavailableError(
+        fmt::format("{}: cannot open a session channel: {}", target_.name, ssh_get_error(s)));
+  }
+  if (ssh_channel_request_exec(ch, ("bash -c " + ShellQuote(AgentScript())).c_str()) != SSH_OK) {
+    broken_ = true;
+    return UnavailableError(fmt::format("{}: cannot start the agent: {}", target_.name, ssh_get_error(s)));
+  }
+  Status ready = FillAgentBuffer(kAgentReady.size(), deadline);
+  if (ready.ok() && agent_buffer_.compare(0, kAgentReady.size(), kAgentReady) != 0) {
+    ready = UnavailableError(fmt::format("{}: the agent said '{}'", target_.name,
+                                         agent_buffer_.substr(0, 200)));
+  }
+  if (!ready.ok()) {
+    // No bash there (or it failed at once): commands go on channels of their own.
+    if (ready.code() != StatusCode::kDeadlineExceeded) agent_unavailable_ = true;
+    ssh_channel_close(ch);
+    ssh_channel_free(ch);
+    session_->agent = nullptr;
+    agent_buffer_.clear();
+    broken_ = ready.code() == StatusCode::kDeadlineExceeded;
+    return ready;
+  }
+  agent_buffer_.erase(0, kAgentReady.size());
+  return OkStatus();
+}
+
+Result<CommandOutput> Connection::AgentExec(const std::string& agent_line,
+                                            const std::optional<std::string>& stdin_data,
+                                            Clock::time_point deadline, std::size_t max_output,
+                                            bool* sent) {
+  *sent = false;
+  const auto started = Clock::now();
+  last_used_ = started;
+  if (session_->agent == nullptr) {
+    SKY_RETURN_IF_ERROR(StartAgent(deadline));
+  } else {
+    // A pooled agent whose connection died while idle (the login node
+    // restarted): noticed now, before anything is sent, so that the pool
+    // retries on a fresh connection.
+    ssh_channel ch = session_->agent;
+    if (ssh_channel_poll_timeout(ch, 0, 0) == SSH_ERROR || ssh_channel_is_eof(ch) != 0 ||
+        ssh_channel_is_open(ch) == 0) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: the pooled connection was lost: {}", target_.name,
+                                          ssh_get_error(session_->s)));
+    }
+  }
+  const std::uint64_t id = ++agent_requests_;
+  const std::string request = AgentRequest(id, agent_line, stdin_data.value_or(""));
+  ssh_channel ch = session_->agent;
+  std::size_t off = 0;
+  while (off < request.size()) {
+    const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(request.size() - off, 32768));
+    const int n = ssh_channel_write(ch, request.data() + off, chunk);
+    if (n == SSH_ERROR) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: cannot send the command: {}", target_.name,
+                                          ssh_get_error(session_->s)));
+    }
+    *sent = true;
+    off += static_cast<std::size_t>(n);
+  }
+  ++commands_run_;
+  std::size_t eol;
+  while ((eol = agent_buffer_.find('\n')) == std::string::npos) {
+    SKY_RETURN_IF_ERROR(FillAgentBuffer(agent_buffer_.size() + 1, deadline));
+  }
+  auto header = ParseAgentAnswerHeader(std::string_view(agent_buffer_).substr(0, eol));
+  if (!header.ok() || header->id != id) {
+    broken_ = true;
+    return header.ok() ? InternalError(fmt::format("{}: the agent answered request {} for {}",
+                                                   target_.name, header->id, id))
+                       : header.status().WithContext(target_.name);
+  }
+  agent_buffer_.erase(0, eol + 1);
+  SKY_RETURN_IF_ERROR(FillAgentBuffer(header->out_bytes + header->err_bytes, deadline));
+  CommandOutput out;
+  // The shell's $? holds 128+N for a command killed by signal N.
+  if (header->status > 128 && header->status < 128 + 65) {
+    out.term_signal = header->status - 128;
+  } else {
+    out.exit_code = header->status;
+  }
+  out.out = agent_buffer_.substr(0, std::min(header->out_bytes, max_output));
+  out.err = agent_buffer_.substr(header->out_bytes, std::min(header->err_bytes, max_output));
+  out.truncated = header->out_bytes > max_output || header->err_bytes > max_output;
+  agent_buffer_.erase(0, header->out_bytes + header->err_bytes);
   out.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   last_used_ = Clock::now();
   return out;

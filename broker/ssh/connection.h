@@ -48,6 +48,16 @@ class Connection {
                              const std::optional<std::string>& stdin_data,
                              Clock::time_point deadline, std::size_t max_output, bool* sent);
 
+  // Runs a command line through this connection's resident agent
+  // (agent_script.h), started on first use on a channel of its own that then
+  // stays open. When the agent cannot start, *sent is false and
+  // agent_unavailable() tells whether the login node cannot run one at all
+  // (no bash); the connection stays usable for Exec.
+  Result<CommandOutput> AgentExec(const std::string& agent_line,
+                                  const std::optional<std::string>& stdin_data,
+                                  Clock::time_point deadline, std::size_t max_output, bool* sent);
+  bool agent_unavailable() const { return agent_unavailable_; }
+
   bool broken() const { return broken_; }
   Clock::time_point last_used() const { return last_used_; }
   int commands_run() const { return commands_run_; }
@@ -57,7 +67,14 @@ class Connection {
   struct Session;
   std::unique_ptr<Session> session_;
   SshTarget target_;
+  Status StartAgent(Clock::time_point deadline);
+  // Reads from the agent's channel until `agent_buffer_` holds `bytes`.
+  Status FillAgentBuffer(std::size_t bytes, Clock::time_point deadline);
   bool broken_ = false;
+  bool agent_unavailable_ = false;
+  std::string agent_buffer_;
+  std::string agent_stderr_;
+  std::uint64_t agent_requests_ = 0;
   Clock::time_point last_used_ = Clock::now();
   int commands_run_ = 0;
 };

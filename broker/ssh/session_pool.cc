@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "broker/ssh/agent_script.h"
 #include "broker/ssh/command_batch.h"
 #include "broker/util/trace.h"
 
@@ -105,16 +106,35 @@ Status SessionPool::Check(std::chrono::milliseconds timeout) {
   return OkStatus();
 }
 
-Result<CommandOutput> SessionPool::Exec(const std::string& line,
+Result<CommandOutput> SessionPool::Exec(const std::string& channel_line,
+                                        const std::string& agent_line,
                                         const std::optional<std::string>& stdin_data,
                                         Clock::time_point deadline, std::size_t max_output) {
-  trace::Span span(fmt::format("ssh {}: {}", target_.name, line.substr(0, 70)),
-                   trace::Cost::kRemoteCommand);
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
     SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));
     bool sent = false;
-    auto result = c->Exec(line, stdin_data, deadline, max_output, &sent);
+    bool use_agent;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      use_agent = options_.agents && !agents_unavailable_;
+    }
+    Result<CommandOutput> result = InternalError("not run");
+    if (use_agent) {
+      trace::Span span(fmt::format("agent {}: {}", target_.name, agent_line.substr(0, 70)),
+                       trace::Cost::kAgentCommand);
+      result = c->AgentExec(agent_line, stdin_data, deadline, max_output, &sent);
+      if (!result.ok() && c->agent_unavailable()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        agents_unavailable_ = true;
+        use_agent = false;
+      }
+    }
+    if (!use_agent && !sent && !c->broken()) {
+      trace::Span span(fmt::format("ssh {}: {}", target_.name, channel_line.substr(0, 70)),
+                       trace::Cost::kRemoteCommand);
+      result = c->Exec(channel_line, stdin_data, deadline, max_output, &sent);
+    }
     const bool retry = !result.ok() && !sent && reused && attempt == 0;
     Give(std::move(c));
     if (retry) continue;  // the pooled connection had died: a fresh one, once
@@ -126,8 +146,8 @@ Result<CommandOutput> SessionPool::Exec(const std::string& line,
 Result<CommandOutput> SessionPool::Run(const Command& command) {
   if (command.argv.empty()) return InvalidArgumentError("no program given to run");
   const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;
-  return Exec(RemoteCommandLine(command), command.stdin_data, Clock::now() + timeout,
-              command.max_output_bytes);
+  return Exec(RemoteCommandLine(command), AgentCommandLine(command), command.stdin_data,
+              Clock::now() + timeout, command.max_output_bytes);
 }
 
 std::vector<Result<CommandOutput>> SessionPool::RunAll(const std::vector<Command>& commands) {
@@ -150,7 +170,7 @@ std::vector<Result<CommandOutput>> SessionPool::RunAll(const std::vector<Command
     // Room for every command's output and the frame headers.
     total_limit += std::min<std::size_t>(c.max_output_bytes, std::size_t{1} << 40) * 2 + 100;
   }
-  auto ran = Exec("sh -s", BatchScript(lines), Clock::now() + timeout, total_limit);
+  auto ran = Exec("sh -s", "exec sh -s", BatchScript(lines), Clock::now() + timeout, total_limit);
   auto outputs = [&]() -> Result<std::vector<CommandOutput>> {
     if (!ran.ok()) return ran.status();
     if (!ran->out.starts_with("skyslurm-batch ")) {

@@ -26,6 +26,10 @@ struct PoolOptions {
   int max_connections = 4;
   std::chrono::seconds idle_limit{300};  // idle connections older than this are closed
   std::chrono::milliseconds default_timeout{15'000};
+  // Commands go through each connection's resident agent (agent_script.h):
+  // no sshd session and no shell per command. Off, or on a login node
+  // without bash: a channel per command.
+  bool agents = true;
 };
 
 class SessionPool {
@@ -57,9 +61,11 @@ class SessionPool {
   // A pooled connection (`*reused`) or a new one; the caller Give()s it back.
   Result<std::unique_ptr<Connection>> Acquire(Clock::time_point deadline, bool* reused);
   std::unique_ptr<Connection> Take(bool* reused);
-  // Runs one command line, retrying once on a fresh connection when a
-  // pooled one turns out dead before the command was sent.
-  Result<CommandOutput> Exec(const std::string& line, const std::optional<std::string>& stdin_data,
+  // Runs one command (`agent_line` through the connection's agent, or
+  // `channel_line` on a channel of its own), retrying once on a fresh
+  // connection when a pooled one turns out dead before the command was sent.
+  Result<CommandOutput> Exec(const std::string& channel_line, const std::string& agent_line,
+                             const std::optional<std::string>& stdin_data,
                              Clock::time_point deadline, std::size_t max_output);
   void Give(std::unique_ptr<Connection> c);
 
@@ -70,6 +76,7 @@ class SessionPool {
   std::vector<std::unique_ptr<Connection>> idle_;
   int in_use_ = 0;
   int opened_ = 0;
+  bool agents_unavailable_ = false;  // the login node cannot run one (under mu_)
 };
 
 // The remote shell command line for a Command.

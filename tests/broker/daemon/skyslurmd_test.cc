@@ -10,10 +10,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "broker/daemon/fault_points.h"
@@ -60,6 +64,7 @@ class DaemonTest : public TestbedTest {
     if (tb_.dir.empty()) return;
     for (const auto& id : sky_ids_) Sky({"cancel", id});
     for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    for (const auto& [cluster, name] : cleanup_names_) RunOn(tb_, cluster, {"scancel", "-n", name});
     StopDaemon();
   }
 
@@ -255,6 +260,7 @@ class DaemonTest : public TestbedTest {
   std::vector<std::pair<std::string, std::string>> extra_env_;
   std::vector<std::string> sky_ids_;
   std::vector<std::pair<std::string, std::string>> cleanup_;
+  std::vector<std::pair<std::string, std::string>> cleanup_names_;  // cluster, job name
   std::map<std::string, std::vector<std::string>> fillers_;
 };
 
@@ -428,6 +434,58 @@ TEST_F(DaemonTest, AManagedJobPreemptedOnGammaRestarts) {
   }
   EXPECT_THAT(reason, HasSubstr("PREEMPTED on gamma:" + first + ": restart 1 of at most 3"));
   EXPECT_THAT(Sky({"logs", id}).out, HasSubstr("task=" + id + " restart=1"));
+}
+
+// Many shells at once (issue 12): every submission is accepted, none fails
+// because the daemon or a cluster is busy, and each job is in exactly one
+// queue, once. SKYSLURM_LOAD_JOBS scales it (1,000 by default).
+TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
+  const char* scale = std::getenv("SKYSLURM_LOAD_JOBS");
+  const int jobs = scale != nullptr && std::atoi(scale) > 0 ? std::atoi(scale) : 1000;
+  const int shells = 16;
+  for (const char* c : kClusters) cleanup_names_.push_back({c, "skyload"});
+  ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // the daemon up, as after a first submission
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::map<std::string, int> landed;  // cluster:id -> times printed
+  std::vector<std::thread> threads;
+  for (int t = 0; t < shells; ++t) {
+    threads.emplace_back([&] {
+      for (int i; (i = next++) < jobs;) {
+        CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--hold", "-J", "skyload", "-t",
+                                   "1", "-o", "/dev/null", "--parsable", "--wrap", "true"});
+        std::lock_guard lock(mu);
+        const std::string line = Trim(out.out);
+        if (out.exit_code != 0 || line.find(';') == std::string::npos) {
+          failures.push_back(std::to_string(i) + ": " + out.out + out.err);
+          continue;
+        }
+        ++landed[line.substr(line.find(';') + 1) + ":" + line.substr(0, line.find(';'))];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, the first: " << failures.front();
+  EXPECT_EQ(landed.size(), static_cast<std::size_t>(jobs));
+  // Each cluster's own queue: every job printed is there, once, with its
+  // own sky id, and nothing else of this test's is.
+  std::set<std::string> sky_ids;
+  int queued = 0;
+  for (const char* c : kClusters) {
+    CommandOutput q = RunOn(tb_, c, {"squeue", "-h", "-n", "skyload", "-o", "%i %k"});
+    std::istringstream lines(q.out);
+    for (std::string line; std::getline(lines, line);) {
+      ++queued;
+      const std::string key = std::string(c) + ":" + line.substr(0, line.find(' '));
+      EXPECT_EQ(landed.count(key), 1u) << key << " is queued but was not printed";
+      if (landed.count(key) != 0) {
+        EXPECT_EQ(landed[key], 1) << key;
+      }
+      EXPECT_TRUE(sky_ids.insert(line.substr(line.find(' ') + 1)).second) << "twice: " << line;
+    }
+  }
+  EXPECT_EQ(queued, jobs);
 }
 
 TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
