@@ -5,7 +5,8 @@
 //   2. routed-submission throughput into the real clusters with persistence
 //      on: N jobs through the daemon's API by C clients at once, every one
 //      parsed, placed on live estimates, written to SQLite (WAL) before and
-//      after its sbatch, submitted;
+//      after its sbatch, submitted; then the same jobs by native sbatch into
+//      the home cluster, as many at once: the clusters' own ceiling;
 //   3. pending-migration reaction: alpha busy for 20 min, beta for 30; a
 //      managed job pends on alpha; beta frees up: time until it is on beta;
 //   4. failover after a cluster death: the job pends on beta; beta's
@@ -17,7 +18,7 @@
 //      link heals and the stale copy on beta is cancelled.
 // Every job it makes is cancelled at the end.
 //
-//   build/bench/daemon_bench [jobs (200)] [clients (8)] [only: decide|submit|migrate|death|cut]
+//   build/bench/daemon_bench [jobs (200)] [clients (16)] [only: decide|submit|migrate|death|cut]
 #include <httplib.h>
 #include <json/json.h>
 #include <signal.h>
@@ -132,7 +133,7 @@ struct Daemon {
     c.set_address_family(AF_UNIX);
     c.set_read_timeout(std::chrono::seconds(120));
     auto r = method == "GET" ? c.Get(path) : c.Post(path, body, "application/json");
-    if (!r) return UnavailableError("no answer");
+    if (!r) return UnavailableError("no answer: " + httplib::to_string(r.error()));
     auto j = daemon::ParseJson(r->body);
     if (!j.ok()) return j.status();
     if (r->status / 100 != 2) return InternalError((*j)["error"].asString());
@@ -161,6 +162,20 @@ struct Daemon {
     for (int i = 0; i < 300 && !Call("GET", "/v1/health").ok(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+  // Says so, with the end of its log, when the daemon died under the load.
+  void ReportDeath() {
+    int st = 0;
+    if (pid <= 0 || ::waitpid(pid, &st, WNOHANG) != pid) return;
+    std::printf("   skyslurmd DIED (%s %d); the end of its log:\n",
+                WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    std::ifstream log(home + "/skyslurmd.log");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(log, line);) lines.push_back(line);
+    for (std::size_t i = lines.size() > 10 ? lines.size() - 10 : 0; i < lines.size(); ++i) {
+      std::printf("   | %s\n", lines[i].c_str());
+    }
+    pid = 0;
   }
   void Stop() {
     if (pid > 0) {
@@ -252,10 +267,11 @@ void Throughput(int jobs, int clients) {
   }
   for (auto& t : threads) t.join();
   const double s = Ms(Clock::now() - t0) / 1000;
+  d.ReportDeath();
   std::printf(
       "2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents), %d "
       "clients:\n"
-      "   %d of %d in %.2f s = %.1f jobs/s sustained (aim >= 12/s; %.0f jobs/day)\n",
+      "   %d of %d in %.2f s = %.1f jobs/s sustained (%.0f jobs/day)\n",
       clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
   std::map<std::string, int> where;
   for (int i = 0; i < jobs; i += std::max(1, jobs / 50)) {
@@ -266,6 +282,31 @@ void Throughput(int jobs, int clients) {
   for (const auto& [c, n] : where) std::printf(" %s=%d", c.c_str(), n);
   std::printf("\n");
   d.Stop();
+  CancelBenchJobs();
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the controllers settle
+
+  // The clusters' own ceiling in the same run: the same jobs by native
+  // sbatch into the home cluster, as many at once.
+  const std::string script = bench::TestbedDir() + "/bench-job.sh";
+  std::ofstream(script) << kScript;
+  next = 0;
+  std::atomic<int> native_ok{0};
+  threads.clear();
+  const auto n0 = Clock::now();
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&] {
+      for (int i; (i = next++) < jobs;) {
+        if (On("alpha", {"sbatch", "--parsable", "-o", "/dev/null", script}).success()) ++native_ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double native_s = Ms(Clock::now() - n0) / 1000;
+  std::printf(
+      "   native sbatch into alpha, the same %d jobs, %d at once: %d in %.2f s = %.1f jobs/s\n"
+      "   skyslurmd / native = %.2f\n",
+      jobs, clients, native_ok.load(), native_s, native_ok / native_s,
+      (ok / s) / (native_ok / native_s));
   CancelBenchJobs();
 }
 
@@ -330,7 +371,7 @@ void FailoverAfter(const char* title, int sky, const std::string& fault, const s
 
 int main(int argc, char** argv) {
   const int jobs = argc > 1 ? std::atoi(argv[1]) : 200;
-  const int clients = argc > 2 ? std::atoi(argv[2]) : 8;
+  const int clients = argc > 2 ? std::atoi(argv[2]) : 16;
   const std::string only = argc > 3 ? argv[3] : "";
   auto want = [&](const char* part) { return only.empty() || only == part; };
   tb = bench::ReadTestbedEnv(bench::TestbedDir());

@@ -14,9 +14,10 @@ find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB
 # httplib's listen backlog is 5: a burst of clients beyond the daemon's
 # threads then fails to connect at once (a UNIX socket does not wait) instead
-# of waiting its turn. One value for every user of the header.
+# of waiting its turn; and poll(), not select(), which fails on a descriptor
+# numbered past 1024. One value for every user of the header.
 set_property(TARGET PkgConfig::HTTPLIB APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
-             CPPHTTPLIB_LISTEN_BACKLOG=1024)
+             CPPHTTPLIB_LISTEN_BACKLOG=1024 CPPHTTPLIB_USE_POLL)
 
 # libslurm-dev ships neither a .pc file nor a CMake config.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)

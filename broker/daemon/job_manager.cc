@@ -264,14 +264,21 @@ void JobManager::Tick() {
   const std::set<std::string> unsettled = Recover();
   // Read every cluster's queue at once; and keep each one's view for
   // placement warm meanwhile, so that a submission never waits for a probe.
-  std::vector<std::pair<std::string, std::future<Result<std::vector<backend::JobInfo>>>>> reads;
+  // A read may outlast this look (a controller busy with a burst of
+  // submissions answers in seconds): it is collected by a later one, and
+  // meanwhile the cluster keeps its last answer. Busy is not silent: only a
+  // read that fails, or gives up after half of cluster_dead_after, is.
+  const auto read_timeout = std::max<std::chrono::milliseconds>(
+      options_.queue_timeout, std::chrono::seconds(policy_.cluster_dead_after) / 2);
   for (std::size_t i = 0; i < ws_.handles.size(); ++i) {
     auto& h = ws_.handles[i];
     if (h.backend == nullptr) continue;
     backend::Backend* b = h.backend;
-    const auto timeout = options_.queue_timeout;
-    reads.emplace_back(h.name,
-                       std::async(std::launch::async, [b, timeout] { return b->Queue(timeout); }));
+    auto& read = reading_[h.name];
+    if (!read.valid()) {
+      reading_since_[h.name] = Now();
+      read = std::async(std::launch::async, [b, read_timeout] { return b->Queue(read_timeout); });
+    }
     // Never waited for here: a silent cluster must not slow the look at
     // the others' queues. One refresh per cluster at a time.
     auto& refreshing = refreshing_[h.name];
@@ -283,15 +290,22 @@ void JobManager::Tick() {
       });
     }
   }
+  const auto collect_by = std::chrono::steady_clock::now() + options_.queue_timeout;
+  for (auto& [name, f] : reading_) {
+    if (f.wait_until(collect_by) != std::future_status::ready) continue;  // still busy
+  }
   const std::time_t now = Now();
-  for (auto& [name, f] : reads) {
-    auto result = f.get();
+  for (auto& [name, f] : reading_) {
+    if (!f.valid() || f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+    auto result = f.get();  // leaves `f` empty: the next look starts a new read
     std::lock_guard lock(view_mu_);
     ClusterView& v = views_[name];
     v.answered_now = result.ok();
     if (result.ok()) {
       v.answered = now;
-      v.read_at = now;
+      // What the queue showed is as of the read's start: a job submitted
+      // since may be missing from it (the policy's queue_read guard).
+      v.read_at = reading_since_[name];
       v.error.clear();
       v.jobs = std::move(*result);
     } else {

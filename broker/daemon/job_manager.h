@@ -164,6 +164,8 @@ class JobManager {
   std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
   std::map<std::string, std::time_t> last_weighed_;             // tick thread only
   std::map<std::string, std::future<void>> refreshing_;         // tick thread only: probes
+  std::map<std::string, std::future<Result<std::vector<backend::JobInfo>>>> reading_;  // queues
+  std::map<std::string, std::time_t> reading_since_;  // when each read began
   static constexpr int kWeighsPerTick = 20;
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).
