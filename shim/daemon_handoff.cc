@@ -209,6 +209,12 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
     return h;
   }
   if (members->contains("route")) return h;  // taken by nothing; not for this way
+  if (answer->status == 503) {
+    // Busy or between two answers of a cluster: skyslurm __route retries the
+    // same job (its answer names the job it has, never a second one).
+    h.sent_sky_id = sky_id;
+    return h;
+  }
   const std::string_view tool = ModeName(mode);
   h.done = true;
   if (answer->status / 100 != 2) {
