@@ -167,8 +167,11 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
       case Opt::kUsage:
       case Opt::kVersion:
         return h;  // skyslurm __route's (or the real command's) to answer
-      case Opt::kWrap: wrap = true; break;
-      default: break;
+      case Opt::kWrap:
+        wrap = true;
+        break;
+      default:
+        break;
     }
   }
   std::optional<std::string> script;
@@ -188,13 +191,15 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   char cwd[PATH_MAX];
   if (getcwd(cwd, sizeof cwd) == nullptr) return h;
   const char* trace_env = std::getenv("SKYSLURM_TRACE");
-  const bool traced = trace_env != nullptr && *trace_env != '\0' && std::strcmp(trace_env, "0") != 0;
+  const bool traced =
+      trace_env != nullptr && *trace_env != '\0' && std::strcmp(trace_env, "0") != 0;
   const std::string sky_id = NewSkyId(std::time(nullptr));
   const std::string body = RequestBody(sky_id, args, script, cwd, traced, started_ns);
-  const std::string request = "POST /v1/jobs HTTP/1.1\r\nHost: skyslurmd\r\n"
-                              "Content-Type: application/json\r\nConnection: close\r\n"
-                              "Content-Length: " +
-                              std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string request =
+      "POST /v1/jobs HTTP/1.1\r\nHost: skyslurmd\r\n"
+      "Content-Type: application/json\r\nConnection: close\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   if (!s.SendAll(request)) {
     h.sent_sky_id = sky_id;  // part of it may have gone
     return h;

@@ -18,15 +18,17 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
   if (job.slurm_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.
-    t.err += fmt::format("{}: skyslurm: {} is accepted ({}); skyslurmd submits it: skyslurm status {}\n",
-                         tool, job.sky_id, job.reason, job.sky_id);
+    t.err +=
+        fmt::format("{}: skyslurm: {} is accepted ({}); skyslurmd submits it: skyslurm status {}\n",
+                    tool, job.sky_id, job.reason, job.sky_id);
   } else if (request.parsable) {
     t.out = fmt::format("{};{}\n", job.slurm_id, job.cluster);
   } else if (!quiet) {
     t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.slurm_id, job.cluster);
   }
   if (quiet) return t;
-  for (const auto& note : answer.notes) t.err += fmt::format("{}: skyslurm: warning: {}\n", tool, note);
+  for (const auto& note : answer.notes)
+    t.err += fmt::format("{}: skyslurm: warning: {}\n", tool, note);
   if (!request.parsable && !job.slurm_id.empty() && !answer.home) {
     t.err += fmt::format(
         "{}: skyslurm: {} goes to cluster {} ({}); it runs in {} there, and files beside the "

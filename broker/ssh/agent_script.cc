@@ -1,12 +1,12 @@
 #include "broker/ssh/agent_script.h"
 
-#include "broker/ssh/session_pool.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+
+#include "broker/ssh/session_pool.h"
 
 namespace skyslurm::ssh {
 
@@ -49,7 +49,8 @@ std::string AgentCommandLine(const Command& command) {
   std::string line;
   if (!command.cwd.empty()) line += "cd " + ShellQuote(command.cwd) + " || exit 1; ";
   auto identifier = [](const std::string& name) {
-    return !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
+    return !name.empty() &&
+           (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
            std::all_of(name.begin(), name.end(), [](char c) {
              return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
            });

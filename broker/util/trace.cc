@@ -42,12 +42,23 @@ std::string Trace::Counts() const {
   int local = 0, remote = 0, agent = 0, rest = 0, writes = 0;
   for (const auto& s : spans()) {
     switch (s.cost) {
-      case Cost::kLocalProcess: ++local; break;
-      case Cost::kRemoteCommand: ++remote; break;
-      case Cost::kAgentCommand: ++agent; break;
-      case Cost::kRestCall: ++rest; break;
-      case Cost::kStoreWrite: ++writes; break;
-      case Cost::kNone: break;
+      case Cost::kLocalProcess:
+        ++local;
+        break;
+      case Cost::kRemoteCommand:
+        ++remote;
+        break;
+      case Cost::kAgentCommand:
+        ++agent;
+        break;
+      case Cost::kRestCall:
+        ++rest;
+        break;
+      case Cost::kStoreWrite:
+        ++writes;
+        break;
+      case Cost::kNone:
+        break;
     }
   }
   // A command on a new channel costs sshd's session process, the user's
@@ -63,11 +74,13 @@ std::string Trace::Counts() const {
 
 std::string Trace::Render() const {
   auto all = spans();
-  std::stable_sort(all.begin(), all.end(),
-                   [](const SpanRecord& a, const SpanRecord& b) { return a.start_us < b.start_us; });
+  std::stable_sort(all.begin(), all.end(), [](const SpanRecord& a, const SpanRecord& b) {
+    return a.start_us < b.start_us;
+  });
   std::string out;
   for (const auto& s : all) {
-    out += fmt::format("  +{:8.1f} ms {:8.1f} ms  {}{}  {}\n", static_cast<double>(s.start_us) / 1000.0,
+    out += fmt::format("  +{:8.1f} ms {:8.1f} ms  {}{}  {}\n",
+                       static_cast<double>(s.start_us) / 1000.0,
                        static_cast<double>(s.took_us) / 1000.0, where_,
                        s.thread == 0 ? std::string() : fmt::format("[{}]", s.thread), s.name);
   }
@@ -94,8 +107,8 @@ Span::Span(std::string name, Cost cost)
 Span::~Span() {
   if (trace_ == nullptr) return;
   const auto end = Clock::now();
-  trace_->Add({std::move(name_), Micros(start_ - trace_->origin()), Micros(end - start_), cost_,
-               t_thread});
+  trace_->Add(
+      {std::move(name_), Micros(start_ - trace_->origin()), Micros(end - start_), cost_, t_thread});
 }
 
 bool Wanted() {

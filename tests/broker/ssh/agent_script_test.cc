@@ -106,10 +106,11 @@ TEST(AgentScriptTest, EachRequestHasItsOwnInputFolderAndEnvironment) {
   auto cat = agent.Run(1, {.argv = {"cat"}, .stdin_data = script});
   EXPECT_EQ(cat.out, script);  // byte for byte, trailing newlines too
   setenv("SKY_AGENT_TEST_GONE", "here", 1);
-  auto env = agent.Run(2, {.argv = {"sh", "-c", "pwd; echo \"$A|${SKY_AGENT_TEST_GONE-unset}|$LC_ALL\""},
-                           .env_set = {{"A", "one 'two'"}},
-                           .env_unset = {"SKY_AGENT_TEST_GONE"},
-                           .cwd = "/usr"});
+  auto env =
+      agent.Run(2, {.argv = {"sh", "-c", "pwd; echo \"$A|${SKY_AGENT_TEST_GONE-unset}|$LC_ALL\""},
+                    .env_set = {{"A", "one 'two'"}},
+                    .env_unset = {"SKY_AGENT_TEST_GONE"},
+                    .cwd = "/usr"});
   EXPECT_EQ(env.out, "/usr\none 'two'|unset|\n");
   // Nothing of one request stays for the next.
   auto after = agent.Run(3, {.argv = {"sh", "-c", "pwd; echo \"${A-unset}\""}});
