@@ -112,10 +112,11 @@ int main(int argc, char** argv) {
   if (!store.ok()) return Fail(store.status().message());
   const int poll = loaded->settings.failover.poll_interval;
   const int idle_exit = loaded->settings.failover.idle_exit;
-  // Probes are reused for at most one poll (5 s at least): a cluster that
-  // frees up is seen by the next decision.
+  // Probes are refreshed in the background each poll (5 s at least), so a
+  // cluster that frees up is seen within a poll; they stay valid for two, so
+  // that a submission never waits for the refresh that is about to come.
   backend::CacheOptions cache;
-  cache.probe_ttl = std::chrono::seconds(std::max(5, poll));
+  cache.probe_ttl = 2 * std::chrono::seconds(std::max(5, poll));
   cache.estimate_ttl = std::chrono::seconds(2);
   // Refreshed each poll; under load the last view is used while a fresh one
   // is on its way, for as long as a cluster counts as alive without answering.
