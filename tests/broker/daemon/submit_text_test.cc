@@ -1,0 +1,94 @@
+#include "broker/daemon/submit_text.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "broker/daemon/run_dir.h"
+#include "broker/job/sky_id.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+job::Request Parse(std::vector<std::string> args) {
+  job::RequestInput in;
+  in.args = std::move(args);
+  in.args.push_back("job.sh");
+  in.script_text = "#!/bin/sh\ntrue\n";
+  auto r = job::ParseRequest(in);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+SubmitAnswer OnBeta() {
+  SubmitAnswer a;
+  a.job.sky_id = "sky-20261201-120000-abcdef";
+  a.job.cluster = "beta";
+  a.job.slurm_id = "464";
+  a.job.state = "PENDING";
+  a.summary = "beta/h100: the earliest start (now)";
+  a.notes = {"job.sh:3: module python: left as written"};
+  return a;
+}
+
+TEST(SubmitTextTest, SaysWhatSlurmsMultiClusterSbatchSaysAndTheNotes) {
+  const SubmitText t = RenderSubmitted("sbatch", Parse({"--sky-any-cluster"}), OnBeta());
+  EXPECT_EQ(t.out, "Submitted batch job 464 on cluster beta\n");
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_THAT(t.err,
+              HasSubstr("sbatch: skyslurm: warning: job.sh:3: module python: left as written\n"));
+  EXPECT_THAT(t.err, HasSubstr("sbatch: skyslurm: job.sh goes to cluster beta (beta/h100: the "
+                               "earliest start (now)); it runs in your home directory there"));
+}
+
+TEST(SubmitTextTest, ParsableQuietHomeAndManaged) {
+  EXPECT_EQ(RenderSubmitted("sbatch", Parse({"--parsable"}), OnBeta()).out, "464;beta\n");
+  const SubmitText quiet = RenderSubmitted("sbatch", Parse({"-Q", "--sky-managed"}), OnBeta());
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err, "");
+  SubmitAnswer home = OnBeta();
+  home.home = true;
+  home.notes.clear();
+  EXPECT_EQ(RenderSubmitted("sbatch", Parse({}), home).err, "");
+  EXPECT_THAT(RenderSubmitted("sbatch", Parse({"--sky-managed"}), OnBeta()).err,
+              HasSubstr("managed as sky-20261201-120000-abcdef"));
+}
+
+TEST(SubmitTextTest, RefusedOrNotYetOnACluster) {
+  SubmitAnswer refused = OnBeta();
+  refused.job.slurm_id.clear();
+  refused.job.state = "REFUSED";
+  refused.job.reason = "no cluster can run it";
+  const SubmitText t = RenderSubmitted("sbatch", Parse({}), refused);
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_EQ(t.out, "");
+  EXPECT_EQ(t.err, "sbatch: error: skyslurm: no cluster can run it\n");
+  SubmitAnswer kept = refused;
+  kept.job.state = "SUBMITTING";
+  kept.job.reason = "beta stopped answering";
+  const SubmitText k = RenderSubmitted("sbatch", Parse({}), kept);
+  EXPECT_EQ(k.exit_code, 0);
+  EXPECT_EQ(k.out, "");  // never a "Submitted" line without a job
+  EXPECT_THAT(k.err, HasSubstr("is accepted (beta stopped answering)"));
+}
+
+TEST(RunDirTest, TheSocketPathAllThreeClientsAgreeOn) {
+  EXPECT_EQ(StateDir(std::nullopt, "/home/a"), "/home/a/.local/state/skyslurm");
+  EXPECT_EQ(StateDir("/x/state", "/home/a"), "/x/state/skyslurm");
+  EXPECT_EQ(RunDir("/nonexistent-runtime", "/s"), "/s/run");  // must exist to be used
+  EXPECT_EQ(RunDir("/tmp", "/s"), "/tmp/skyslurm");
+  EXPECT_EQ(SocketIn("/s/run"), "/s/run/skyslurmd.sock");
+}
+
+TEST(SkyIdTest, NewIdsHaveTheShapeAndDiffer) {
+  const std::string a = NewSkyId(1796140800), b = NewSkyId(1796140800);
+  EXPECT_THAT(a, ::testing::MatchesRegex("sky-20261201-160000-[0-9a-f]{6}"));
+  EXPECT_TRUE(LooksLikeSkyId(a));
+  EXPECT_NE(a, b);  // 1 in 16 M to fail
+  EXPECT_FALSE(LooksLikeSkyId("sky-../../etc"));
+  EXPECT_FALSE(LooksLikeSkyId("job-1"));
+}
+
+}  // namespace
+}  // namespace skyslurm::daemon
