@@ -75,7 +75,8 @@ void CachingBackend::AddRecentSubmits(cluster::Inventory& inventory) {
   while (!recent_submits_.empty() && now - recent_submits_.front().first > keep) {
     recent_submits_.pop_front();
   }
-  for (const auto& [at, job] : recent_submits_) {
+  for (const auto& recent : recent_submits_) {
+    const cluster::QueuedJob& job = recent.second;
     const bool listed = std::any_of(inventory.jobs.begin(), inventory.jobs.end(),
                                     [&](const cluster::QueuedJob& j) { return j.job_id == job.job_id; });
     if (!listed) inventory.jobs.push_back(job);
