@@ -287,7 +287,10 @@ void Throughput(int jobs, int clients) {
 
   // The clusters' own ceiling in the same run: the same jobs by native
   // sbatch into the home cluster, as many at once.
-  const std::string script = bench::TestbedDir() + "/bench-job.sh";
+  char script_template[] = "/tmp/skyslurm-bench-job-XXXXXX";
+  const int script_fd = ::mkstemp(script_template);
+  if (script_fd >= 0) ::close(script_fd);
+  const std::string script = script_template;
   std::ofstream(script) << kScript;
   next = 0;
   std::atomic<int> native_ok{0};
@@ -307,6 +310,7 @@ void Throughput(int jobs, int clients) {
       "   skyslurmd / native = %.2f\n",
       jobs, clients, native_ok.load(), native_s, native_ok / native_s,
       (ok / s) / (native_ok / native_s));
+  std::filesystem::remove(script);
   CancelBenchJobs();
 }
 

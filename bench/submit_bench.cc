@@ -86,6 +86,24 @@ int main(int argc, char** argv) {
   char work_template[] = "/tmp/skyslurm-bench-XXXXXX";
   const std::string work = mkdtemp(work_template);
   std::map<std::string, std::vector<std::string>> held;  // cluster -> job ids to cancel
+  // On every way out, a failure midway included: the held jobs cancelled,
+  // the daemon the routed runs started stopped, the work folder removed.
+  struct CleanUp {
+    const std::map<std::string, std::vector<std::string>>& held;
+    const std::map<std::string, std::string>& env;
+    const std::string& work;
+    ~CleanUp() {
+      for (const auto& [cluster, ids] : held) {
+        std::vector<std::string> cancel = {"scancel"};
+        cancel.insert(cancel.end(), ids.begin(), ids.end());
+        std::string key = "SLURM_CONF_" + cluster;
+        for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        (void)runner.Run({.argv = cancel, .env_set = {{"SLURM_CONF", env.at(key)}}});
+      }
+      bench::StopDaemonOf(work + "/home");
+      (void)runner.Run({.argv = {"rm", "-rf", work}});
+    }
+  } clean_up{held, env, work};
 
   // 1. Pass-through: the same invocations, alternating, PATH with and
   // without the shim in front.
@@ -231,14 +249,5 @@ int main(int argc, char** argv) {
     std::printf("  sbatch -M alpha,beta,gamma: skipped (no slurmdbd: scripts/testbed/up --with-dbd)\n");
   }
 
-  for (const auto& [cluster, ids] : held) {
-    std::vector<std::string> cancel = {"scancel"};
-    cancel.insert(cancel.end(), ids.begin(), ids.end());
-    std::string key = "SLURM_CONF_" + cluster;
-    for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    (void)runner.Run({.argv = cancel, .env_set = {{"SLURM_CONF", env.at(key)}}});
-  }
-  bench::StopDaemonOf(home);
-  (void)runner.Run({.argv = {"rm", "-rf", work}});
-  return 0;
+  return 0;  // the held jobs are cancelled on the way out
 }

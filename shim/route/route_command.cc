@@ -57,11 +57,7 @@ class TracePrinter {
     }
     unsetenv("SKYSLURM_TRACE_START");
   }
-  ~TracePrinter() {
-    if (trace_ == nullptr) return;
-    std::fprintf(stderr, "skyslurm: trace (SKYSLURM_TRACE), times from the command's start:\n%s%s",
-                 trace_->Render().c_str(), daemon_.c_str());
-  }
+  ~TracePrinter();
   const std::shared_ptr<trace::Trace>& trace() const { return trace_; }
   void AddDaemon(const std::string& rendered) { daemon_ += rendered; }
 
@@ -70,7 +66,15 @@ class TracePrinter {
   std::string daemon_;
 };
 
+// The command's printer while RunRoute runs (null otherwise).
 TracePrinter* g_trace = nullptr;
+
+TracePrinter::~TracePrinter() {
+  g_trace = nullptr;
+  if (trace_ == nullptr) return;
+  std::fprintf(stderr, "skyslurm: trace (SKYSLURM_TRACE), times from the command's start:\n%s%s",
+               trace_->Render().c_str(), daemon_.c_str());
+}
 
 // A progress line on stderr, when it is a terminal; silent otherwise.
 class Progress {
