@@ -26,6 +26,7 @@
 #include "broker/daemon/daemon_log.h"
 #include "broker/daemon/daemon_paths.h"
 #include "broker/daemon/job_manager.h"
+#include "broker/place/planner.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
 #include "skyslurm/version.h"
@@ -172,6 +173,16 @@ int main(int argc, char** argv) {
   server.Stop();
   http.join();
   ::unlink(paths.socket.c_str());
+  // A probe abandoned past its deadline may still run in libssh: give it a
+  // moment, then leave without the libraries' exit handlers (which would
+  // tear OpenSSL down under it).
+  for (int i = 0; i < 40 && place::TasksStillRunning() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   daemon::LogInfo("stopped");
+  if (place::TasksStillRunning() > 0) {
+    std::fflush(nullptr);
+    _exit(0);
+  }
   return 0;
 }

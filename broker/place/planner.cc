@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -19,6 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::atomic<std::size_t> g_tasks_running{0};
+
 // Runs tasks on their own threads and waits for them until a deadline; a
 // task still running then is abandoned (its thread finishes on its own and
 // its result is dropped), so one stuck cluster never stalls the answer.
@@ -28,12 +31,23 @@ class Gather {
   explicit Gather(std::size_t n) : state_(std::make_shared<State>(n)) {}
 
   void Start(std::size_t i, std::function<T()> task) {
+    ++g_tasks_running;
     std::thread([state = state_, i, task = std::move(task), trace = trace::Current()]() mutable {
-      trace::Install adopt(std::move(trace), true);
-      T value = task();
+      std::optional<T> value;
+      {
+        trace::Install adopt(std::move(trace), true);
+        value = task();
+        // What the task holds (a share of its backend, which may be the
+        // last one) is released before the waiter is woken: once it is, the
+        // process may exit, and a backend torn down by this thread while
+        // exit() destroys the libraries' statics crashes the command after
+        // its answer was printed (seen in CI: explain killed by a signal).
+        task = nullptr;
+      }
       std::lock_guard<std::mutex> lock(state->mu);
       state->results[i] = std::move(value);
       ++state->done;
+      --g_tasks_running;
       state->cv.notify_all();
     }).detach();
   }
@@ -87,6 +101,8 @@ std::int64_t JobGpus(const job::Request& r) {
 }
 
 }  // namespace
+
+std::size_t TasksStillRunning() { return g_tasks_running.load(); }
 
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
                                     std::chrono::milliseconds timeout) {

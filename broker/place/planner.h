@@ -74,6 +74,12 @@ struct Plan {
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
                                     std::chrono::milliseconds timeout);
 
+// Probe and estimate threads still running: those abandoned past their
+// deadline. A command that ends while one runs leaves with _exit (after
+// flushing its streams): exit() would tear down OpenSSL and libssh under the
+// thread's feet.
+std::size_t TasksStillRunning();
+
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,
               const PlanOptions& options);

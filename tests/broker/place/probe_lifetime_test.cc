@@ -20,12 +20,15 @@ std::atomic<int> g_alive{0};
 // A cluster that answers late, and reads its own members when it does.
 class SlowBackend final : public backend::Backend {
  public:
-  SlowBackend() { ++g_alive; }
+  explicit SlowBackend(std::chrono::milliseconds delay = std::chrono::milliseconds(900))
+      : delay_(delay) {
+    ++g_alive;
+  }
   ~SlowBackend() override { --g_alive; }
   const std::string& name() const override { return name_; }
   backend::Capabilities capabilities() const override { return {"slurm", {}}; }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(900));  // past ProbeAll's grace of 500 ms
+    std::this_thread::sleep_for(delay_);  // by default past ProbeAll's grace of 500 ms
     cluster::Inventory inv;
     inv.description.name = name_;  // touches the object after the caller gave up
     return inv;
@@ -46,6 +49,7 @@ class SlowBackend final : public backend::Backend {
   }
 
  private:
+  std::chrono::milliseconds delay_;
   std::string name_ = std::string(64, 'b');  // on the heap
 };
 
@@ -67,6 +71,35 @@ TEST(ProbeLifetimeTest, ALateProbeKeepsItsBackendAlive) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(g_alive.load(), 0);  // released when it finished
+}
+
+// Regression (issue 12's CI): a probe that answered in time released its share
+// of the backend only after it had woken the caller. When that share was the
+// last one, the thread tore the backend down (closing its SSH channels) while
+// `skyslurm explain`, already done, ran exit(): OpenSSL's cleanup and
+// libssh's channel close raced, and explain died of SIGSEGV after printing its
+// answer (1 run in 20 on a loaded 2-core machine). Now the share is released
+// before the caller is woken, so it is never the thread that destroys it.
+TEST(ProbeLifetimeTest, AProbeThatAnsweredHoldsNoShareOnceTheCallerIsWoken) {
+  for (int round = 0; round < 300; ++round) {
+    std::vector<ClusterHandle> handles(2);
+    std::weak_ptr<SlowBackend> watch[2];
+    for (std::size_t i = 0; i < 2; ++i) {
+      auto backend = std::make_shared<SlowBackend>(std::chrono::milliseconds(0));
+      watch[i] = backend;
+      handles[i].name = i == 0 ? "alpha" : "beta";
+      handles[i].backend = backend.get();
+      handles[i].backend_owner = backend;
+    }
+    auto results = ProbeAll(handles, std::chrono::milliseconds(2000));
+    ASSERT_TRUE(results[0].inventory.has_value());
+    ASSERT_TRUE(results[1].inventory.has_value());
+    // The caller's handles hold the only shares left.
+    ASSERT_EQ(watch[0].use_count(), 1) << "round " << round;
+    ASSERT_EQ(watch[1].use_count(), 1) << "round " << round;
+    handles.clear();
+    ASSERT_EQ(g_alive.load(), 0) << "round " << round;
+  }
 }
 
 }  // namespace
