@@ -10,7 +10,10 @@
 //      A100s, so it lands on a peer; the user's skyslurmd warm) against
 //      Slurm's own `sbatch -M alpha,beta,gamma` (slurmdbd; aim: 0.5x), and
 //      the same pinned with --sky-infra=gamma against a fresh
-//      `ssh gamma sbatch` (aim: 0.25x).
+//      `ssh gamma sbatch` (aim: 0.25x). The ready user reaches gamma with
+//      `access: rest` (slurmrestd over the SSH connection; aim: 0.25x
+//      `sbatch -M`); the same user with `access: ssh` (sbatch through the
+//      resident agent) is measured beside it.
 // Every job is submitted held and cancelled at the end.
 //
 //   build/bench/submit_bench [passthrough runs (200)] [routed runs (20)]
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
         (void)runner.Run({.argv = cancel, .env_set = {{"SLURM_CONF", env.at(key)}}});
       }
       bench::StopDaemonOf(work + "/home");
+      bench::StopDaemonOf(work + "/home-ssh");
       (void)runner.Run({.argv = {"rm", "-rf", work}});
     }
   } clean_up{held, env, work};
@@ -168,6 +172,14 @@ int main(int argc, char** argv) {
   const std::string home = work + "/home";
   if (!Time({.argv = {"cp", "-a", tb + "/home", home}}).out.success()) return 1;
   bench::ForgetDaemonState(home);
+  // The same user reaching gamma through sbatch on the agent (access: ssh).
+  const std::string home_ssh = work + "/home-ssh";
+  if (!Time({.argv = {"cp", "-a", tb + "/home", home_ssh}}).out.success()) return 1;
+  if (!Time({.argv = {"sed", "-i", "/^ *access: rest$/d", home_ssh + "/.config/skyslurm/skyslurm.yaml"}})
+           .out.success()) {
+    return 1;
+  }
+  bench::ForgetDaemonState(home_ssh);
   const std::string job = work + "/a100.sh", job_gamma = work + "/a100-gamma.sh";
   std::ofstream(job) << "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\n#SBATCH -o /dev/null\ntrue\n";
   // Written for gamma by hand, as a user without skyslurm must (gamma spells
@@ -187,6 +199,10 @@ int main(int argc, char** argv) {
                  .cwd = work};
   Command pinned = routed;
   pinned.argv.insert(pinned.argv.begin() + 1, "--sky-infra=gamma");
+  Command routed_ssh = routed;
+  routed_ssh.env_set[0].second = home_ssh;
+  Command pinned_ssh = pinned;
+  pinned_ssh.env_set[0].second = home_ssh;
   // The real sbatch, the shim not on PATH: the plugin hands it over.
   Command through_plugin = routed;
   through_plugin.argv[0] = "sbatch";
@@ -209,22 +225,34 @@ int main(int argc, char** argv) {
     return 1;
   }
   CollectId("gamma", cold.out, &held);
-  std::vector<double> sky, pin, plugin, fresh_ssh, dash_m;
+  Timed cold_ssh = Time(routed_ssh);
+  if (!cold_ssh.out.success()) {
+    std::fprintf(stderr, "routed sbatch (access: ssh) failed: %s\n", cold_ssh.out.err.c_str());
+    return 1;
+  }
+  CollectId("gamma", cold_ssh.out, &held);
+  std::vector<double> sky, pin, plugin, fresh_ssh, dash_m, sky_agent, pin_agent;
   for (int i = 0; i < routed_runs; ++i) {
     Timed s = Time(routed);
     Timed n = Time(pinned);
     Timed p = Time(through_plugin);
     Timed o = Time(ssh);
-    if (!s.out.success() || !n.out.success() || !p.out.success() || !o.out.success()) {
-      std::fprintf(stderr, "submission failed: %s%s%s%s\n", s.out.err.c_str(), n.out.err.c_str(),
-                   p.out.err.c_str(), o.out.err.c_str());
+    Timed sa = Time(routed_ssh);
+    Timed na = Time(pinned_ssh);
+    if (!s.out.success() || !n.out.success() || !p.out.success() || !o.out.success() ||
+        !sa.out.success() || !na.out.success()) {
+      std::fprintf(stderr, "submission failed: %s%s%s%s%s%s\n", s.out.err.c_str(),
+                   n.out.err.c_str(), p.out.err.c_str(), o.out.err.c_str(), sa.out.err.c_str(),
+                   na.out.err.c_str());
       return 1;
     }
-    for (const Timed* t : {&s, &n, &p, &o}) CollectId("gamma", t->out, &held);
+    for (const Timed* t : {&s, &n, &p, &o, &sa, &na}) CollectId("gamma", t->out, &held);
     sky.push_back(s.ms);
     pin.push_back(n.ms);
     plugin.push_back(p.ms);
     fresh_ssh.push_back(o.ms);
+    sky_agent.push_back(sa.ms);
+    pin_agent.push_back(na.ms);
     if (has_dbd) {
       Timed m = Time(multi);
       if (!m.out.success()) {
@@ -236,15 +264,25 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("  %-44s %8.2f ms (empty module cache)\n", "sbatch --sky-any-cluster, first run", cold.ms);
+  std::printf("  gamma through slurmrestd (access: rest):\n");
   Line("sbatch --sky-any-cluster (3 clusters)", sky);
   Line("sbatch --sky-infra=gamma (pinned)", pin);
   Line("sbatch --sky-any-cluster, real sbatch (plugin)", plugin);
+  std::printf("  gamma through sbatch on the resident agent (access: ssh):\n");
+  Line("sbatch --sky-any-cluster (3 clusters)", sky_agent);
+  Line("sbatch --sky-infra=gamma (pinned)", pin_agent);
+  std::printf("  native:\n");
   Line("fresh `ssh gamma sbatch` (gamma known)", fresh_ssh);
-  std::printf("  pinned / fresh ssh = %.3f (median; aim <= 0.25)\n", Median(pin) / Median(fresh_ssh));
-  std::printf("  any-cluster / fresh ssh = %.3f (median)\n", Median(sky) / Median(fresh_ssh));
+  std::printf("  pinned / fresh ssh = %.3f rest, %.3f ssh (median; aim <= 0.25)\n",
+              Median(pin) / Median(fresh_ssh), Median(pin_agent) / Median(fresh_ssh));
+  std::printf("  any-cluster / fresh ssh = %.3f rest, %.3f ssh (median)\n",
+              Median(sky) / Median(fresh_ssh), Median(sky_agent) / Median(fresh_ssh));
   if (has_dbd) {
     Line("sbatch -M alpha,beta,gamma (slurmdbd)", dash_m);
-    std::printf("  any-cluster / sbatch -M = %.3f (median; aim <= 0.5)\n", Median(sky) / Median(dash_m));
+    std::printf("  any-cluster / sbatch -M = %.3f rest, %.3f ssh (median; aim <= 0.5)\n",
+                Median(sky) / Median(dash_m), Median(sky_agent) / Median(dash_m));
+    std::printf("  pinned through rest / sbatch -M = %.3f (median; aim <= 0.25)\n",
+                Median(pin) / Median(dash_m));
   } else {
     std::printf("  sbatch -M alpha,beta,gamma: skipped (no slurmdbd: scripts/testbed/up --with-dbd)\n");
   }

@@ -21,6 +21,8 @@ packages=(
   # the testbed: real Slurm 22.05, munge, login nodes, environment modules
   slurmctld slurmd slurm-client munge openssh-server openssh-client lmod
   slurmdbd mariadb-server
+  # gamma's entry reaches it through slurmrestd (access: rest)
+  slurmrestd
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
   # the packaged man pages are rendered by a test; completion is tested

@@ -50,7 +50,7 @@ SlurmBackend::SlurmBackend(std::string name, CommandRunner& runner,
     : name_(std::move(name)), runner_(runner), env_(std::move(env)),
       modulepath_(std::move(modulepath)), slurm_bin_dir_(std::move(slurm_bin_dir)) {}
 
-void SlurmBackend::Prepare(Command& command) const {
+void SlurmBackend::Prepare(Command& command, bool utc) const {
   static const char* kSlurm[] = {"sbatch", "salloc", "srun", "squeue", "sinfo", "scontrol", "scancel"};
   if (!slurm_bin_dir_.empty() && !command.argv.empty()) {
     for (const char* name : kSlurm) {
@@ -58,8 +58,9 @@ void SlurmBackend::Prepare(Command& command) const {
     }
   }
   command.env_set.insert(command.env_set.begin(), env_.begin(), env_.end());
-  // Times Slurm prints are read as UTC.
-  command.env_set.emplace_back("TZ", "UTC");
+  // Times Slurm prints are read as UTC. Never for a submission: sbatch
+  // hands its environment to the job, whose TZ must stay the user's.
+  if (utc) command.env_set.emplace_back("TZ", "UTC");
   // A skyslurm shim on that side must not route these commands again.
   command.env_unset.push_back("SKYSLURM_ANY_CLUSTER");
 }
@@ -68,9 +69,10 @@ Capabilities SlurmBackend::capabilities() const {
   return {"slurm", {}};
 }
 
-Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::milliseconds timeout) {
+Result<CommandOutput> SlurmBackend::RunChecked(Command command, std::chrono::milliseconds timeout,
+                                               bool utc) {
   const std::string program = command.argv.empty() ? "" : command.argv[0];
-  Prepare(command);
+  Prepare(command, utc);
   command.timeout = timeout;
   return Checked(program, runner_.Run(command));
 }
@@ -255,19 +257,7 @@ Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeo
   return out;
 }
 
-Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::max(std::chrono::milliseconds(1),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
-  };
-  // Idempotent: a job already carrying this sky id is the answer.
-  if (!spec.first_attempt) {
-    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
-    if (!existing.empty()) return existing.front().key;
-  }
-
+std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   std::vector<std::string> options = {"--parsable"};
   // One --export, made below: the job's own (merged) would otherwise be
   // overridden by ours, the last one given.
@@ -287,6 +277,23 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;
     options.push_back("--export=" + exports);
   }
+  return options;
+}
+
+Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  // Idempotent: a job already carrying this sky id is the answer.
+  if (!spec.first_attempt) {
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
+    if (!existing.empty()) return existing.front().key;
+  }
+
+  const std::vector<std::string> options = SbatchSubmitOptions(spec);
 
   // The environment sbatch runs with: this process's, or the one given,
   // exactly (what this process has beyond it is removed); either way plus
@@ -318,7 +325,7 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     c.stdin_data = spec.job.script;
     c.env_set = env_set;
     c.env_unset = env_unset;
-    SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left()));
+    SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left(), /*utc=*/false));
   } else {
     // Script arguments need a script file: stage it there, submit, remove.
     SKY_ASSIGN_OR_RETURN(CommandOutput tmp,
@@ -335,7 +342,7 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
     c.env_set = env_set;
     c.env_unset = env_unset;
-    auto submitted = RunChecked(c, left());
+    auto submitted = RunChecked(c, left(), /*utc=*/false);
     (void)RunChecked({.argv = {"rm", "-f", path}}, left());
     SKY_ASSIGN_OR_RETURN(out, std::move(submitted));
   }

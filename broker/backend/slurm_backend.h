@@ -42,13 +42,16 @@ class SlurmBackend : public Backend {
   void CacheModules(std::string dir, std::chrono::seconds ttl);
 
  private:
-  Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout);
+  // `utc`: TZ=UTC for commands whose printed times are read (not sbatch's
+  // submission, whose environment becomes the job's).
+  Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,
+                                   bool utc = true);
   // A command's result as an error when it could not run or failed, with
   // what it said.
   Result<CommandOutput> Checked(const std::string& program, Result<CommandOutput> out) const;
   // Slurm's commands by name, from slurm_bin_dir when set; and the
   // environment every command gets.
-  void Prepare(Command& command) const;
+  void Prepare(Command& command, bool utc = true) const;
   Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag, std::chrono::milliseconds timeout);
 
   std::string name_;
@@ -59,6 +62,11 @@ class SlurmBackend : public Backend {
   std::string module_cache_dir_;
   std::chrono::seconds module_cache_ttl_{0};
 };
+
+// The options a job is submitted with (--parsable first, then the job's own,
+// then skyslurm's: the tag in --comment, a default --job-name, --chdir, one
+// merged --export), the script on stdin.
+std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec);
 
 // "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on
 // nodes gamma-n1 in partition batch" (times in UTC: commands run with TZ=UTC).

@@ -1,5 +1,10 @@
 #include "broker/backend/slurm_ssh.h"
 
+#include <fmt/format.h>
+
+#include "broker/backend/slurm_state.h"
+#include "broker/util/trace.h"
+
 namespace skyslurm::backend {
 
 SlurmSshBackend::Parts SlurmSshBackend::Make(ssh::SshTarget target, ssh::PoolOptions options) {
@@ -15,5 +20,88 @@ SlurmSshBackend::SlurmSshBackend(std::string name, ssh::SshTarget target, ssh::P
 SlurmSshBackend::SlurmSshBackend(std::string name, Parts parts)
     : SlurmBackend(std::move(name), *parts.runner, {}), pool_(std::move(parts.pool)),
       runner_(std::move(parts.runner)) {}
+
+Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(login_mu_);
+  if (login_) return *login_;
+  Command c{.argv = {"sh", "-c", "hostname; umask; pwd; env -0"}};
+  c.timeout = timeout;
+  auto out = pool_->Run(c);
+  if (!out.ok()) return out.status();
+  if (!out->success()) {
+    return UnavailableError(fmt::format("{}: cannot read the login node's environment: {}", name(),
+                                        out->err.substr(0, 200)));
+  }
+  SKY_ASSIGN_OR_RETURN(LoginFacts facts, ParseLoginFacts(out->out));
+  login_ = facts;
+  return facts;
+}
+
+Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
+  if (!rest_) return SlurmBackend::Submit(spec, timeout);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  auto via_sbatch = [&](const std::string& why) {
+    trace::Span note(fmt::format("{}: through sbatch: {}", name(), why));
+    return SlurmBackend::Submit(spec, left());
+  };
+  // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
+  if (!spec.first_attempt) {
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Queue(left()));
+    for (const JobInfo& j : existing) {
+      if (j.sky_id == spec.sky_id && IsLiveState(j.state)) return j.key;
+    }
+  }
+  auto login = Login(left());
+  if (!login.ok()) return via_sbatch(login.status().message());
+  auto body = RestSubmitBody(spec, *login);
+  if (!body.ok()) return via_sbatch(body.status().message());
+  auto answer = pool_->Rest("POST", std::string(kRestApi) + "/job/submit", *body, left());
+  if (!answer.ok()) {
+    // Not sent (slurmrestd cannot run there): sbatch, once. Sent but lost:
+    // the job may exist, so the caller's retry looks for its tag first.
+    if (pool_->RestUnavailable()) return via_sbatch(answer.status().message());
+    return answer.status().WithContext(name());
+  }
+  auto id = RestSubmittedJobId(*answer);
+  if (!id.ok()) {
+    // No job was made: sbatch says the same refusal in its own words (or
+    // takes what slurmrestd would not).
+    return via_sbatch(id.status().message());
+  }
+  return JobKey{name(), *id};
+}
+
+Status SlurmSshBackend::Cancel(const std::string& job_id, bool only_if_pending,
+                               std::chrono::milliseconds timeout) {
+  // slurmrestd's DELETE has no state filter: a cancel of a pending job only
+  // (a move) stays scancel --state=PENDING, atomic in slurmctld.
+  if (!rest_ || only_if_pending || pool_->RestUnavailable()) {
+    return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
+  }
+  auto answer = pool_->Rest("DELETE", fmt::format("{}/job/{}", kRestApi, job_id), "", timeout);
+  if (!answer.ok()) {
+    if (pool_->RestUnavailable()) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
+    return answer.status().WithContext(name());
+  }
+  return RestAnswerOk(*answer).WithContext(name());
+}
+
+Result<std::string> SlurmSshBackend::RestPing(std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer,
+                       pool_->Rest("GET", std::string(kRestApi) + "/ping", "", timeout));
+  SKY_RETURN_IF_ERROR(RestAnswerOk(answer));
+  // {"meta": {"Slurm": {"release": "22.05.8"}}}: read without a JSON parser here.
+  const std::size_t at = answer.body.find("\"release\"");
+  if (at == std::string::npos) return std::string("?");
+  const std::size_t q1 = answer.body.find('"', answer.body.find(':', at) + 1);
+  const std::size_t q2 = answer.body.find('"', q1 + 1);
+  if (q1 == std::string::npos || q2 == std::string::npos) return std::string("?");
+  return answer.body.substr(q1 + 1, q2 - q1 - 1);
+}
 
 }  // namespace skyslurm::backend

@@ -1,10 +1,16 @@
 // A Slurm cluster reached through its login node over SSH (libssh session
-// pool; settings from ~/.slurm/config).
+// pool; settings from ~/.slurm/config). With `access: rest` submissions and
+// cancels go to slurmrestd, started as the user on the same connections
+// (slurm_rest.h): an HTTP request each, no process started on either side;
+// a job slurmrestd cannot take as data goes through sbatch, as without it.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "broker/backend/slurm_backend.h"
+#include "broker/backend/slurm_rest.h"
 #include "broker/ssh/session_pool.h"
 
 namespace skyslurm::backend {
@@ -14,6 +20,15 @@ class SlurmSshBackend final : public SlurmBackend {
   SlurmSshBackend(std::string name, ssh::SshTarget target, ssh::PoolOptions options = {});
 
   ssh::SessionPool& pool() { return *pool_; }
+
+  // Submissions and cancels through slurmrestd (access: rest).
+  void UseRest(bool on) { rest_ = on; }
+  bool uses_rest() const { return rest_; }
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  Status Cancel(const std::string& job_id, bool only_if_pending,
+                std::chrono::milliseconds timeout) override;
+  // slurmrestd's Slurm release ("22.05.8") from its ping, for skyslurm check.
+  Result<std::string> RestPing(std::chrono::milliseconds timeout);
 
  private:
   // Constructed before the base (through the helper) so that the base's
@@ -25,8 +40,14 @@ class SlurmSshBackend final : public SlurmBackend {
   static Parts Make(ssh::SshTarget target, ssh::PoolOptions options);
   SlurmSshBackend(std::string name, Parts parts);
 
+  // What sbatch would find on the login node, read once (slurm_rest.h).
+  Result<LoginFacts> Login(std::chrono::milliseconds timeout);
+
   std::unique_ptr<ssh::SessionPool> pool_;
   std::unique_ptr<ssh::SshCommandRunner> runner_;
+  bool rest_ = false;
+  std::mutex login_mu_;
+  std::optional<LoginFacts> login_;
 };
 
 }  // namespace skyslurm::backend

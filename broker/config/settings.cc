@@ -207,6 +207,11 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       SKY_ASSIGN_OR_RETURN(c->modulepath, Scalar(file, v, key));
     } else if (key == "description") {
       SKY_ASSIGN_OR_RETURN(c->description, Scalar(file, v, key));
+    } else if (key == "access") {
+      SKY_ASSIGN_OR_RETURN(c->access, Scalar(file, v, key));
+      if (c->access != "ssh" && c->access != "rest") {
+        return Bad(file, v, fmt::format("access must be ssh or rest, not '{}'", c->access));
+      }
     } else {
       return UnknownKey(file, kv.first, key, ClusterSettingKeys(),
                         fmt::format(" under clusters.{}", name));
@@ -266,6 +271,8 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"slurm_conf", "", "", "reach this cluster's controller directly with this SLURM_CONF"},
       {"modulepath", "", "", "with slurm_conf: the MODULEPATH of this cluster"},
       {"description", "", "", "a cluster description file, instead of asking the cluster"},
+      {"access", "", "", "ssh (default) or rest: submit and cancel through slurmrestd, started "
+                         "as you over the SSH connection"},
   };
   return keys;
 }

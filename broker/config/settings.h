@@ -38,6 +38,9 @@ struct ClusterSettings {
   std::string slurm_conf;     // reach its controller directly with this SLURM_CONF
   std::string modulepath;     // with slurm_conf: its module tree
   std::string description;    // a cluster description file (offline use)
+  // "rest": submissions and cancels through slurmrestd, started as the user
+  // over the cluster's SSH connection; "" or "ssh": its commands only.
+  std::string access;
 };
 
 enum class OnBrokerError { kHome, kFail };

@@ -65,8 +65,10 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
         break;
       case cluster::ClusterEntry::Access::kSsh:
         if (entry.ssh) {
-          slurm = std::make_shared<backend::SlurmSshBackend>(entry.name,
-                                                             ssh::TargetFromConfig(*entry.ssh));
+          auto peer = std::make_shared<backend::SlurmSshBackend>(entry.name,
+                                                                 ssh::TargetFromConfig(*entry.ssh));
+          peer->UseRest(h.settings.access == "rest");
+          slurm = peer;
         } else {
           h.unavailable = fmt::format(
               "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",

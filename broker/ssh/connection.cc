@@ -19,10 +19,12 @@ namespace skyslurm::ssh {
 struct Connection::Session {
   ssh_session s = nullptr;
   ssh_channel agent = nullptr;  // the resident agent's channel, once started
+  ssh_channel rest = nullptr;   // slurmrestd's channel, once started
   ~Session() {
-    if (agent != nullptr) {
-      ssh_channel_close(agent);
-      ssh_channel_free(agent);
+    for (ssh_channel ch : {agent, rest}) {
+      if (ch == nullptr) continue;
+      ssh_channel_close(ch);
+      ssh_channel_free(ch);
     }
     if (s != nullptr) {
       ssh_disconnect(s);
@@ -315,21 +317,22 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
   return out;
 }
 
-Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline) {
-  ssh_channel ch = session_->agent;
+Status Connection::ReadMore(void* channel, std::string& out, std::string& err,
+                            Clock::time_point deadline, std::string_view who) {
+  auto ch = static_cast<ssh_channel>(channel);
   std::array<char, 32768> buf{};
-  while (agent_buffer_.size() < bytes) {
+  while (true) {
     bool got = false;
     for (int is_err = 0; is_err <= 1; ++is_err) {
       int n;
       while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
-        // The loop's own complaints (stderr) are kept for the error message.
+        // The program's own complaints (stderr) are kept for the error message.
         if (is_err != 0) {
-          if (agent_stderr_.size() < 4096) agent_stderr_.append(buf.data(), static_cast<std::size_t>(n));
+          if (err.size() < 4096) err.append(buf.data(), static_cast<std::size_t>(n));
         } else {
-          agent_buffer_.append(buf.data(), static_cast<std::size_t>(n));
+          out.append(buf.data(), static_cast<std::size_t>(n));
+          got = true;
         }
-        got = true;
       }
       if (n == SSH_ERROR) {
         broken_ = true;
@@ -337,25 +340,129 @@ Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline
                                             target_.name, ssh_get_error(session_->s)));
       }
     }
-    if (agent_buffer_.size() >= bytes) break;
-    if (!got && (ssh_channel_is_eof(ch) != 0 || ssh_channel_is_open(ch) == 0)) {
+    if (got) return OkStatus();
+    if (ssh_channel_is_eof(ch) != 0 || ssh_channel_is_open(ch) == 0) {
       broken_ = true;
-      return UnavailableError(fmt::format("{}: the agent ended{}", target_.name,
-                                          agent_stderr_.empty() ? "" : ": " + agent_stderr_.substr(0, 400)));
+      // Its last words, without the lines it logs for every request.
+      std::string said = err.size() > 400 ? err.substr(err.size() - 400) : err;
+      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+      return UnavailableError(fmt::format("{}: {} ended{}", target_.name, who,
+                                          said.empty() ? "" : ": " + said));
     }
     const long left = RemainingMs(deadline);
     if (left == 0) {
-      broken_ = true;  // a command still running there: this connection goes
+      broken_ = true;  // a request still running there: this connection goes
       return DeadlineExceededError(
           fmt::format("{}: the command did not finish in time on the login node", target_.name));
     }
-    if (!got && ssh_channel_poll_timeout(ch, static_cast<int>(std::min<long>(left, 50)), 0) == SSH_ERROR) {
+    if (ssh_channel_poll_timeout(ch, static_cast<int>(std::min<long>(left, 50)), 0) == SSH_ERROR) {
       broken_ = true;
       return UnavailableError(fmt::format("{}: the connection failed while waiting for output: {}",
                                           target_.name, ssh_get_error(session_->s)));
     }
   }
+}
+
+Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline) {
+  while (agent_buffer_.size() < bytes) {
+    SKY_RETURN_IF_ERROR(ReadMore(session_->agent, agent_buffer_, agent_stderr_, deadline, "the agent"));
+  }
   return OkStatus();
+}
+
+Status Connection::StartRest() {
+  ssh_session s = session_->s;
+  ssh_channel ch = ssh_channel_new(s);
+  if (ch == nullptr) {
+    broken_ = true;
+    return UnavailableError(fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
+  }
+  session_->rest = ch;
+  if (OpenSessionChannel(s, ch) != SSH_OK) {
+    broken_ = true;
+    return UnavailableError(
+        fmt::format("{}: cannot open a session channel: {}", target_.name, ssh_get_error(s)));
+  }
+  // As the user, on this channel's stdin and stdout: rest_auth/local takes
+  // the peer's UID, which is the user's own. Debian installs it in /usr/sbin,
+  // outside a user's PATH.
+  const std::string line =
+      "PATH=\"$PATH:/usr/sbin:/usr/local/sbin\" exec slurmrestd -a rest_auth/local";
+  if (ssh_channel_request_exec(ch, line.c_str()) != SSH_OK) {
+    broken_ = true;
+    return UnavailableError(
+        fmt::format("{}: cannot start slurmrestd: {}", target_.name, ssh_get_error(s)));
+  }
+  rest_buffer_.clear();
+  rest_stderr_.clear();
+  return OkStatus();
+}
+
+Result<HttpAnswer> Connection::RestExec(const std::string& request, Clock::time_point deadline,
+                                        bool* sent) {
+  *sent = false;
+  last_used_ = Clock::now();
+  bool fresh = false;
+  if (session_->rest == nullptr) {
+    SKY_RETURN_IF_ERROR(StartRest());
+    fresh = true;
+  } else {
+    ssh_channel ch = session_->rest;
+    if (ssh_channel_poll_timeout(ch, 0, 0) == SSH_ERROR || ssh_channel_is_eof(ch) != 0 ||
+        ssh_channel_is_open(ch) == 0) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: the pooled connection was lost: {}", target_.name,
+                                          ssh_get_error(session_->s)));
+    }
+  }
+  ssh_channel ch = session_->rest;
+  std::size_t off = 0;
+  while (off < request.size()) {
+    const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(request.size() - off, 32768));
+    const int n = ssh_channel_write(ch, request.data() + off, chunk);
+    if (n == SSH_ERROR) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: cannot send the request: {}", target_.name,
+                                          ssh_get_error(session_->s)));
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  // A slurmrestd that could not start (none installed, a wrong slurm.conf)
+  // never read the request: the caller may fall back without running it twice.
+  *sent = !fresh;
+  ++commands_run_;
+  while (true) {
+    SKY_ASSIGN_OR_RETURN(std::optional<HttpAnswer> answer, TakeHttpAnswer(rest_buffer_));
+    if (answer) {
+      *sent = true;
+      rest_stderr_.clear();  // slurmrestd logs a line or two per request
+      last_used_ = Clock::now();
+      if (answer->close) {
+        // It ends after an error answer: the next request starts a new one.
+        ssh_channel_close(ch);
+        ssh_channel_free(ch);
+        session_->rest = nullptr;
+        rest_buffer_.clear();
+      }
+      return std::move(*answer);
+    }
+    Status more = ReadMore(ch, rest_buffer_, rest_stderr_, deadline, "slurmrestd");
+    if (!more.ok()) {
+      // slurmrestd logs each request it routes ("operations_router: ... POST").
+      const bool read_it = rest_stderr_.find("operations_router") != std::string::npos;
+      if (fresh && rest_buffer_.empty() && !read_it && more.code() == StatusCode::kUnavailable) {
+        // It ended before reading its very first request: it cannot run there.
+        rest_unavailable_ = true;
+        broken_ = false;
+        ssh_channel_close(ch);
+        ssh_channel_free(ch);
+        session_->rest = nullptr;
+        return more;
+      }
+      *sent = true;
+      return more;
+    }
+  }
 }
 
 Status Connection::StartAgent(Clock::time_point deadline) {

@@ -10,8 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "broker/ssh/http_wire.h"
 #include "broker/util/command.h"
 #include "broker/util/status.h"
 
@@ -58,6 +60,14 @@ class Connection {
                                   Clock::time_point deadline, std::size_t max_output, bool* sent);
   bool agent_unavailable() const { return agent_unavailable_; }
 
+  // Sends one HTTP request (http_wire.h) to this connection's slurmrestd,
+  // started on first use on a channel of its own (`slurmrestd -a
+  // rest_auth/local`, inetd-style, as the user) that then stays open, and
+  // returns its answer. When slurmrestd cannot start, *sent is false and
+  // rest_unavailable() tells whether the login node has none at all.
+  Result<HttpAnswer> RestExec(const std::string& request, Clock::time_point deadline, bool* sent);
+  bool rest_unavailable() const { return rest_unavailable_; }
+
   bool broken() const { return broken_; }
   Clock::time_point last_used() const { return last_used_; }
   int commands_run() const { return commands_run_; }
@@ -70,6 +80,14 @@ class Connection {
   Status StartAgent(Clock::time_point deadline);
   // Reads from the agent's channel until `agent_buffer_` holds `bytes`.
   Status FillAgentBuffer(std::size_t bytes, Clock::time_point deadline);
+  // Reads what `channel` has (its stderr into `err`, kept short), waiting up
+  // to the deadline for something; `who` names it in errors.
+  Status ReadMore(void* channel, std::string& out, std::string& err, Clock::time_point deadline,
+                  std::string_view who);
+  Status StartRest();
+  bool rest_unavailable_ = false;
+  std::string rest_buffer_;
+  std::string rest_stderr_;
   bool broken_ = false;
   bool agent_unavailable_ = false;
   std::string agent_buffer_;

@@ -143,6 +143,37 @@ Result<CommandOutput> SessionPool::Exec(const std::string& channel_line,
   return InternalError("unreachable");
 }
 
+Result<HttpAnswer> SessionPool::Rest(std::string_view method, std::string_view path,
+                                     std::string_view body, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const std::string request = HttpRequestText(method, path, body);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    bool reused = false;
+    SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));
+    bool sent = false;
+    Result<HttpAnswer> answer = InternalError("not sent");
+    {
+      trace::Span span(fmt::format("rest {}: {} {}", target_.name, method, path),
+                       trace::Cost::kRestCall);
+      answer = c->RestExec(request, deadline, &sent);
+    }
+    if (!answer.ok() && c->rest_unavailable()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      rest_unavailable_ = true;
+    }
+    const bool retry = !answer.ok() && !sent && reused && !c->rest_unavailable() && attempt == 0;
+    Give(std::move(c));
+    if (retry) continue;
+    return answer;
+  }
+  return InternalError("unreachable");
+}
+
+bool SessionPool::RestUnavailable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rest_unavailable_;
+}
+
 Result<CommandOutput> SessionPool::Run(const Command& command) {
   if (command.argv.empty()) return InvalidArgumentError("no program given to run");
   const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;

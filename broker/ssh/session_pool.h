@@ -49,6 +49,16 @@ class SessionPool {
   // Commands with stdin data run one after another instead.
   std::vector<Result<CommandOutput>> RunAll(const std::vector<Command>& commands);
 
+  // One HTTP request to slurmrestd on the login node (Connection::RestExec),
+  // retried once on a fresh connection when a pooled one turns out dead
+  // before the request was read. Unavailable, with what slurmrestd said,
+  // when it cannot run there.
+  Result<HttpAnswer> Rest(std::string_view method, std::string_view path, std::string_view body,
+                          std::chrono::milliseconds timeout);
+  // slurmrestd could not start on the login node (none there, or it fails
+  // at once); the reason is the error Rest() returned.
+  bool RestUnavailable() const;
+
   // Connects and authenticates (or reuses a live connection): the login
   // node is reachable and accepts us.
   Status Check(std::chrono::milliseconds timeout);
@@ -77,6 +87,7 @@ class SessionPool {
   int in_use_ = 0;
   int opened_ = 0;
   bool agents_unavailable_ = false;  // the login node cannot run one (under mu_)
+  bool rest_unavailable_ = false;    // nor slurmrestd (under mu_)
 };
 
 // The remote shell command line for a Command.

@@ -47,11 +47,24 @@ int RunCheck() {
         row.detail = row.ok ? "described by " + entry.description_file : h.unavailable;
         return row;
       }
+      std::string rest;
       if (auto* viassh = dynamic_cast<backend::SlurmSshBackend*>(slurm)) {
         if (Status s = viassh->pool().Check(std::chrono::seconds(10)); !s.ok()) {
           row.verdict = "unreachable";
           row.detail = s.message();
           return row;
+        }
+        if (viassh->uses_rest()) {
+          row.access = "rest+" + row.access;
+          // access: rest that cannot work is a fault to fix, not a fallback to hide.
+          auto pong = viassh->RestPing(std::chrono::seconds(10));
+          if (!pong.ok()) {
+            row.verdict = "no slurmrestd";
+            row.detail = pong.status().message() +
+                         " (install Slurm's slurmrestd on the login node, or drop 'access: rest')";
+            return row;
+          }
+          rest = fmt::format("; slurmrestd {} (API v0.0.38)", *pong);
         }
       }
       auto version = slurm->SlurmVersion(std::chrono::seconds(15));
@@ -73,7 +86,7 @@ int RunCheck() {
       for (const auto& n : probe->description.nodes) {
         if (n.usable()) ++usable;
       }
-      row.detail = fmt::format("{}; {} partitions, {}/{} nodes usable", *version,
+      row.detail = fmt::format("{}{}; {} partitions, {}/{} nodes usable", *version, rest,
                                probe->description.partitions.size(), usable, nodes);
       return row;
     }));

@@ -243,8 +243,14 @@ class DaemonTest : public TestbedTest {
   }
   // beta back: the stale copy there is cancelled, one copy is left.
   Json::Value ExpectOneCopyLeft(const std::string& id, const std::string& stale) {
+    // Settled: the event, and the job on a copy (not between the two steps
+    // of a move, which CI caught once: no cluster and no live copy).
     Json::Value s = WaitFor(
-        id, [](const Json::Value& v) { return HasEvent(v, "duplicate-cancelled"); },
+        id,
+        [](const Json::Value& v) {
+          return HasEvent(v, "duplicate-cancelled") && !v["job"]["cluster"].asString().empty() &&
+                 !v["job"]["slurm_id"].asString().empty();
+        },
         std::chrono::seconds(90));
     EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
     EXPECT_NE(Where(s), stale);

@@ -1,0 +1,46 @@
+// A job submission as slurmrestd (Slurm 22.05, OpenAPI v0.0.38) takes it:
+// POST /slurm/v0.0.38/job/submit with {"script": ..., "job": {...}}, whose
+// keys slurmrestd hands to the same option parser sbatch uses (so values
+// stay in sbatch's own words). Pure: the submission and the login node's
+// facts in, the request body (or why this job must go through sbatch) out.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "broker/backend/backend.h"
+#include "broker/ssh/http_wire.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::backend {
+
+inline constexpr std::string_view kRestApi = "/slurm/v0.0.38";
+
+// What sbatch would find on the login node and put in the job's
+// environment: its own environment, SLURM_SUBMIT_HOST, SLURM_SUBMIT_DIR
+// (its working folder unless --chdir), SLURM_UMASK.
+struct LoginFacts {
+  std::string hostname;
+  std::string home;   // the folder sbatch runs in
+  std::string umask;  // "0022"
+  std::map<std::string, std::string> environment;
+};
+
+// The output of `hostname; umask; pwd; env -0` on the login node.
+Result<LoginFacts> ParseLoginFacts(std::string_view output);
+
+// The request body for `spec`, or FailedPrecondition naming what slurmrestd
+// cannot take (an option it has no key for or refuses, a SPANK plugin's
+// option, --export other than ALL, script arguments): such a job goes
+// through sbatch instead, exactly as before.
+Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& login);
+
+// The job id from slurmrestd's answer to a submission, or its refusal in
+// its own words. An answer without a job id created no job.
+Result<std::string> RestSubmittedJobId(const ssh::HttpAnswer& answer);
+
+// Ok when slurmrestd's answer says the request succeeded, else its errors.
+Status RestAnswerOk(const ssh::HttpAnswer& answer);
+
+}  // namespace skyslurm::backend

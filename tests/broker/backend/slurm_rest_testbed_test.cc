@@ -1,0 +1,175 @@
+// access: rest against the testbed's gamma: slurmrestd started as the user
+// over the SSH connection takes a job exactly as sbatch would (the same
+// record in slurmctld, the same environment in the job), and cancels it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "broker/backend/slurm_ssh.h"
+#include "broker/util/trace.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SlurmRestTestbedTest : public TestbedTest {
+ protected:
+  void SetUp() override {
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto targets = LoginTargets(tb_);
+    ASSERT_TRUE(targets.contains("gamma"));
+    rest_ = std::make_unique<backend::SlurmSshBackend>("gamma", targets.at("gamma"));
+    rest_->UseRest(true);
+    sbatch_ = std::make_unique<backend::SlurmSshBackend>("gamma", targets.at("gamma"));
+  }
+  void TearDown() override {
+    for (const std::string& id : submitted_) RunOn(tb_, "gamma", {"scancel", id});
+  }
+
+  backend::SubmitSpec Spec(std::string sky_id) {
+    backend::SubmitSpec s;
+    s.sky_id = std::move(sky_id);
+    s.first_attempt = true;
+    s.job.script =
+        "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 5 -o rest-test-%j.out\n"
+        "#SBATCH --hold\n"
+        "echo \"dir=$SLURM_SUBMIT_DIR host=$SLURM_SUBMIT_HOST foo=$FOO task=$SKYPILOT_TASK_ID "
+        "umask=$SLURM_UMASK cwd=$PWD name=$SLURM_JOB_NAME tz=${TZ-unset}\"\n";
+    s.job.args = {"--job-name=rest-test", "--mem=100M", "--ntasks=2"};
+    s.user_export = "ALL,FOO";
+    s.export_values = {{"FOO", "from-the-submitter"}};
+    s.export_env = {{"SKYPILOT_TASK_ID", "task-1"}};
+    return s;
+  }
+
+  std::string MustSubmit(backend::SlurmSshBackend& b, const backend::SubmitSpec& spec) {
+    auto key = b.Submit(spec, std::chrono::seconds(30));
+    EXPECT_TRUE(key.ok()) << key.status().message();
+    if (!key.ok()) return "";
+    submitted_.push_back(key->job_id);
+    return key->job_id;
+  }
+
+  // Fields of `scontrol show job -o` that the submission decides.
+  std::map<std::string, std::string> Record(const std::string& id) {
+    CommandOutput out = RunOn(tb_, "gamma", {"scontrol", "show", "job", "-o", id});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    std::map<std::string, std::string> fields;
+    std::istringstream words(out.out);
+    std::string word;
+    static const std::set<std::string> kept = {
+        "JobName",  "Partition", "TimeLimit", "TresPerNode", "WorkDir",     "NumNodes",
+        "NumCPUs",  "NumTasks",  "MinMemoryNode", "Requeue", "Account",     "QOS",
+        "Features", "OverSubscribe", "Contiguous", "Dependency", "Priority", "UserId"};
+    while (words >> word) {
+      const auto eq = word.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = word.substr(0, eq);
+      std::string value = word.substr(eq + 1);
+      if (key == "StdOut") value = std::regex_replace(value, std::regex(id), "ID");
+      if (kept.contains(key) || key == "StdOut") fields[key] = value;
+    }
+    return fields;
+  }
+
+  std::string Output(const std::string& id) {
+    RunOn(tb_, "gamma", {"scontrol", "release", id});
+    EXPECT_EQ(WaitForJobEnd(tb_, "gamma", id), "COMPLETED");
+    for (int i = 0; i < 50; ++i) {
+      auto out = rest_->pool().Run({.argv = {"cat", "rest-test-" + id + ".out"}});
+      if (out.ok() && out->success() && !out->out.empty()) {
+        (void)rest_->pool().Run({.argv = {"rm", "-f", "rest-test-" + id + ".out"}});
+        return out->out;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "no output for job " << id;
+    return "";
+  }
+
+  std::unique_ptr<backend::SlurmSshBackend> rest_, sbatch_;
+  std::vector<std::string> submitted_;
+};
+
+TEST_F(SlurmRestTestbedTest, AJobThroughSlurmrestdIsTheJobSbatchMakes) {
+  auto trace = std::make_shared<trace::Trace>("test");
+  std::string via_rest;
+  {
+    trace::Install installed(trace);
+    via_rest = MustSubmit(*rest_, Spec("sky-20261201-000000-aaaaaa"));
+  }
+  const std::string via_sbatch = MustSubmit(*sbatch_, Spec("sky-20261201-000000-bbbbbb"));
+  ASSERT_FALSE(via_rest.empty());
+  ASSERT_FALSE(via_sbatch.empty());
+  // Through slurmrestd: one HTTP request (and one read of the login node's
+  // environment, once per backend), no sbatch.
+  const std::string rendered = trace->Render();
+  EXPECT_THAT(rendered, HasSubstr("rest gamma: POST /slurm/v0.0.38/job/submit"));
+  EXPECT_THAT(rendered, ::testing::Not(HasSubstr("exec sbatch")));
+  EXPECT_THAT(rendered, ::testing::Not(HasSubstr("through sbatch")));
+
+  auto a = Record(via_rest), b = Record(via_sbatch);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a["TresPerNode"], "gres:gpu:A100:1");
+  EXPECT_EQ(a["TimeLimit"], "00:05:00");
+  EXPECT_EQ(a["JobName"], "rest-test");
+  EXPECT_EQ(a["NumTasks"], "2");
+  EXPECT_THAT(RunOn(tb_, "gamma", {"squeue", "-h", "-j", via_rest, "-o", "%k %r"}).out,
+              HasSubstr("skyslurm:sky-20261201-000000-aaaaaa JobHeldUser"));
+
+  // The same environment in the job, from the same place.
+  const std::string out_rest = Output(via_rest), out_sbatch = Output(via_sbatch);
+  EXPECT_EQ(out_rest, out_sbatch);
+  EXPECT_THAT(out_rest, HasSubstr("dir=/home/skyuser1 "));
+  EXPECT_THAT(out_rest, HasSubstr(" foo=from-the-submitter task=task-1 "));
+  EXPECT_THAT(out_rest, HasSubstr(" name=rest-test"));
+  // Regression: sbatch ran with skyslurm's TZ=UTC, which the job inherited.
+  EXPECT_THAT(out_rest, HasSubstr(" tz=unset"));
+}
+
+TEST_F(SlurmRestTestbedTest, WhatSlurmrestdCannotTakeGoesThroughSbatch) {
+  backend::SubmitSpec spec = Spec("sky-20261201-000000-cccccc");
+  spec.job.script_args = {"one", "two"};
+  auto trace = std::make_shared<trace::Trace>("test");
+  std::string id;
+  {
+    trace::Install installed(trace);
+    id = MustSubmit(*rest_, spec);
+  }
+  ASSERT_FALSE(id.empty());
+  EXPECT_THAT(trace->Render(), HasSubstr("gamma: through sbatch: the script has arguments"));
+  EXPECT_EQ(JobState(tb_, "gamma", id), "PENDING");
+}
+
+TEST_F(SlurmRestTestbedTest, ARefusalIsSbatchsOwnAndNothingIsLeftBehind) {
+  backend::SubmitSpec spec = Spec("sky-20261201-000000-dddddd");
+  spec.job.args.push_back("--partition=nosuchpartition");
+  spec.job.args.push_back("--job-name=rest-refused");
+  auto key = rest_->Submit(spec, std::chrono::seconds(30));
+  ASSERT_FALSE(key.ok());
+  EXPECT_THAT(key.status().message(), HasSubstr("Invalid partition name specified"));
+  EXPECT_EQ(RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-n", "rest-refused", "-o", "%i"}).out,
+            "");
+}
+
+TEST_F(SlurmRestTestbedTest, CancelGoesThroughSlurmrestdAndItsRefusalIsSaid) {
+  const std::string id = MustSubmit(*rest_, Spec("sky-20261201-000000-eeeeee"));
+  ASSERT_FALSE(id.empty());
+  Status cancelled = rest_->Cancel(id, false, std::chrono::seconds(10));
+  EXPECT_TRUE(cancelled.ok()) << cancelled.message();
+  EXPECT_EQ(WaitForJobEnd(tb_, "gamma", id), "CANCELLED");
+  Status missing = rest_->Cancel("99999999", false, std::chrono::seconds(10));
+  EXPECT_THAT(missing.message(), HasSubstr("gamma: slurmrestd: Invalid job id specified"));
+  auto pong = rest_->RestPing(std::chrono::seconds(10));
+  ASSERT_TRUE(pong.ok()) << pong.status().message();
+  EXPECT_EQ(*pong, "22.05.8");
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
