@@ -18,7 +18,9 @@
 //      link heals and the stale copy on beta is cancelled.
 // Every job it makes is cancelled at the end.
 //
-//   build/bench/daemon_bench [jobs (200)] [clients (16)] [only: decide|submit|migrate|death|cut]
+//   2b. the same for A100 jobs pinned to gamma, which the ready user reaches
+//      through slurmrestd (access: rest), against native sbatch into gamma;
+//   build/bench/daemon_bench [jobs (200)] [clients (16)] [only: decide|submit|rest|migrate|death|cut]
 #include <httplib.h>
 #include <json/json.h>
 #include <signal.h>
@@ -53,6 +55,22 @@ std::map<std::string, std::string> tb;
 const char kScript[] =
     "#!/bin/bash\n#SBATCH --gres=gpu:h100:1\n#SBATCH -t 1\n#SBATCH -J skybench\n"
     "module load cuda/12.1\nsleep 1\n";
+// An A100 job: only gamma has A100s (reached through slurmrestd, access: rest).
+const char kGammaScript[] =
+    "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\n#SBATCH -J skybench\nsleep 1\n";
+// The same written for gamma by hand, for native sbatch there.
+const char kGammaNativeScript[] =
+    "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 1\n#SBATCH -J skybench\nsleep 1\n";
+
+// One throughput run: routed submissions through skyslurmd, then the
+// clusters' own ceiling in the same run (native sbatch, as many at once).
+struct ThroughputCase {
+  std::string title;
+  std::vector<std::string> args;  // before job.sh
+  std::string script;
+  std::string native_cluster;
+  std::string native_script;
+};
 
 CommandOutput Run(std::vector<std::string> argv,
                   std::vector<std::pair<std::string, std::string>> env = {}) {
@@ -163,6 +181,14 @@ struct Daemon {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
+  void LogTail(std::size_t n) {
+    std::ifstream log(home + "/skyslurmd.log");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(log, line);) lines.push_back(line);
+    for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+      std::printf("   | %s\n", lines[i].c_str());
+    }
+  }
   // Says so, with the end of its log, when the daemon died under the load.
   void ReportDeath() {
     int st = 0;
@@ -249,7 +275,7 @@ std::vector<std::string> Fill(const std::string& cluster, const std::string& gre
   return ids;
 }
 
-void Throughput(int jobs, int clients) {
+void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   Daemon d;
   d.Start({});
   std::atomic<int> next{0}, ok{0};
@@ -258,21 +284,19 @@ void Throughput(int jobs, int clients) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < jobs;) {
-        if (!d.Submit(SkyId(i), {"--sky-managed", "-o", "/dev/null", "job.sh"}, kScript,
-                      i == jobs / 2)
-                 .isNull())
-          ++ok;
+        std::vector<std::string> args = {"--sky-managed", "-o", "/dev/null"};
+        args.insert(args.end(), tc.args.begin(), tc.args.end());
+        args.push_back("job.sh");
+        if (!d.Submit(SkyId(i), args, tc.script, i == jobs / 2).isNull()) ++ok;
       }
     });
   }
   for (auto& t : threads) t.join();
   const double s = Ms(Clock::now() - t0) / 1000;
   d.ReportDeath();
-  std::printf(
-      "2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents), %d "
-      "clients:\n"
-      "   %d of %d in %.2f s = %.1f jobs/s sustained (%.0f jobs/day)\n",
-      clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
+  if (ok < jobs) d.LogTail(20);
+  std::printf("%s, %d clients:\n   %d of %d in %.2f s = %.1f jobs/s sustained (%.0f jobs/day)\n",
+              tc.title.c_str(), clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
   std::map<std::string, int> where;
   for (int i = 0; i < jobs; i += std::max(1, jobs / 50)) {
     const std::string w = d.Where(SkyId(i));
@@ -291,7 +315,7 @@ void Throughput(int jobs, int clients) {
   const int script_fd = ::mkstemp(script_template);
   if (script_fd >= 0) ::close(script_fd);
   const std::string script = script_template;
-  std::ofstream(script) << kScript;
+  std::ofstream(script) << tc.native_script;
   next = 0;
   std::atomic<int> native_ok{0};
   threads.clear();
@@ -299,16 +323,18 @@ void Throughput(int jobs, int clients) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < jobs;) {
-        if (On("alpha", {"sbatch", "--parsable", "-o", "/dev/null", script}).success()) ++native_ok;
+        if (On(tc.native_cluster, {"sbatch", "--parsable", "-o", "/dev/null", script}).success()) {
+          ++native_ok;
+        }
       }
     });
   }
   for (auto& t : threads) t.join();
   const double native_s = Ms(Clock::now() - n0) / 1000;
   std::printf(
-      "   native sbatch into alpha, the same %d jobs, %d at once: %d in %.2f s = %.1f jobs/s\n"
+      "   native sbatch into %s, the same %d jobs, %d at once: %d in %.2f s = %.1f jobs/s\n"
       "   skyslurmd / native = %.2f\n",
-      jobs, clients, native_ok.load(), native_s, native_ok / native_s,
+      tc.native_cluster.c_str(), jobs, clients, native_ok.load(), native_s, native_ok / native_s,
       (ok / s) / (native_ok / native_s));
   std::filesystem::remove(script);
   CancelBenchJobs();
@@ -386,7 +412,16 @@ int main(int argc, char** argv) {
     std::printf("(no testbed: scripts/testbed/up for the rest)\n");
     return 0;
   }
-  if (want("submit")) Throughput(jobs, clients);
+  if (want("submit")) {
+    Throughput(jobs, clients,
+               {"2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents)",
+                {}, kScript, "alpha", kScript});
+  }
+  if (want("rest")) {
+    Throughput(jobs, clients,
+               {"2b. the same pinned to gamma, reached through slurmrestd (access: rest)",
+                {"--sky-infra=gamma"}, kGammaScript, "gamma", kGammaNativeScript});
+  }
   if (want("migrate")) Migration();
   if (want("death")) {
     FailoverAfter("4. failover after a cluster death", 900002, "stop-cluster", "start-cluster",

@@ -12,12 +12,12 @@ find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog (skyslurmd's l
 find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3
 find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB
-# httplib's listen backlog is 5: a burst of clients beyond the daemon's
-# threads then fails to connect at once (a UNIX socket does not wait) instead
-# of waiting its turn; and poll(), not select(), which fails on a descriptor
-# numbered past 1024. One value for every user of the header.
+# poll(), not select(), which fails on a descriptor numbered past 1024, for
+# what of httplib is compiled from its header. Debian's libcpp-httplib is a
+# compiled library, so a macro cannot change its listen backlog (5): the
+# daemon raises it on its socket itself (broker/daemon/api_server.cc).
 set_property(TARGET PkgConfig::HTTPLIB APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
-             CPPHTTPLIB_LISTEN_BACKLOG=1024 CPPHTTPLIB_USE_POLL)
+             CPPHTTPLIB_USE_POLL)
 
 # libslurm-dev ships neither a .pc file nor a CMake config.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)

@@ -4,9 +4,12 @@
 #include <json/json.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "broker/daemon/job_input.h"
 #include "broker/daemon/submit_text.h"
@@ -258,6 +261,22 @@ Status ApiServer::Bind(const std::string& socket_path) {
   const bool ok = server_->bind_to_port(socket_path, 80);
   ::umask(old);
   if (!ok) return UnavailableError("cannot listen on " + socket_path);
+  // Debian's cpp-httplib is a compiled library whose listen() backlog is 5
+  // (CPPHTTPLIB_LISTEN_BACKLOG only reaches the header): a burst of more
+  // clients than that while the accept loop is busy got EAGAIN from
+  // connect() ("no answer: Connection" in daemon_bench at 100 jobs/s).
+  // listen() again on the same socket raises it; the socket is found by its
+  // path, which httplib does not expose.
+  for (int fd = 0; fd < 4096; ++fd) {
+    sockaddr_un addr{};
+    socklen_t len = sizeof(addr);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    if (addr.sun_family != AF_UNIX || socket_path != addr.sun_path) continue;
+    if (::listen(fd, SOMAXCONN) != 0) {
+      return UnavailableError("cannot listen on " + socket_path + ": " + std::strerror(errno));
+    }
+    break;
+  }
   return OkStatus();
 }
 

@@ -5,6 +5,11 @@
 // finding (see docs/failover.md).
 #include "broker/daemon/job_manager.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +18,7 @@
 
 #include "broker/backend/backend.h"
 #include "broker/backend/slurm_state.h"
+#include "broker/daemon/api_server.h"
 #include "broker/cluster/description.h"
 
 namespace skyslurm::daemon {
@@ -309,6 +315,29 @@ TEST_F(JobManagerTest, AClusterSilentSinceTheDaemonStartedIsDeadOnlyAfterTheDela
   now_ += 21;
   manager_->Tick();
   EXPECT_EQ(Get("sky-20260101-000000-000005").cluster, "alpha");
+}
+
+// Regression (issue 12): Debian's compiled cpp-httplib listens with a
+// backlog of 5, so a burst of clients while the accept loop was busy got
+// EAGAIN from connect() and submissions failed with "no answer". The socket
+// now queues a burst: 64 clients connect while nobody accepts.
+TEST_F(JobManagerTest, TheDaemonsSocketQueuesABurstOfClients) {
+  ApiServer server(*manager_);
+  const std::string path = (dir_ / "s.sock").string();
+  ASSERT_TRUE(server.Bind(path).ok());
+  std::vector<int> fds;
+  int refused = 0;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) ++refused;
+  }
+  for (int fd : fds) ::close(fd);
+  EXPECT_EQ(refused, 0);
 }
 
 }  // namespace
