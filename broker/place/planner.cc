@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "broker/place/certain_start.h"
 #include "broker/place/start_estimate.h"
 #include "broker/translate/gpus.h"
 #include "broker/util/trace.h"
@@ -286,7 +287,20 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     asked[t.candidate] = std::move(probe);
   }
   Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
+  // Answers the cluster's last look makes certain: not asked (certain_start.h).
+  std::vector<std::optional<backend::StartEstimate>> certain(plan.candidates.size());
+  std::size_t asking = 0;
   for (const auto& t : tasks) {
+    const Candidate& cand = plan.candidates[t.candidate];
+    if (!request.partitions.empty()) continue;  // the user's list: Slurm picks among them
+    if (auto why = StartsNowForCertain(request, *plan.clusters[t.cluster].inventory, cand.partition,
+                                       catalog, plan.now)) {
+      certain[t.candidate] = backend::StartEstimate{plan.now, cand.partition, "", *why};
+    }
+  }
+  for (const auto& t : tasks) {
+    if (certain[t.candidate]) continue;
+    ++asking;
     backend::Backend* b = clusters[t.cluster].backend;
     // The thread owns its copy of the job and a share of the backend: it may
     // outlive this call, and the caller's workspace, when it is late.
@@ -298,7 +312,10 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     });
   }
   auto answers = estimates.Wait(
-      Clock::now() + options.estimate_timeout + std::chrono::milliseconds(500), tasks.size());
+      Clock::now() + options.estimate_timeout + std::chrono::milliseconds(500), asking);
+  for (std::size_t i = 0; i < certain.size(); ++i) {
+    if (certain[i]) answers[i] = *certain[i];
+  }
   for (const auto& t : tasks) {
     Candidate& cand = plan.candidates[t.candidate];
     const auto& answer = answers[t.candidate];
@@ -330,6 +347,10 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
     const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
     cand.start = adjusted.start;
+    if (certain[t.candidate]) {
+      cand.start_basis = certain[t.candidate]->basis;
+      continue;
+    }
     cand.start_basis = adjusted.moved
                            ? fmt::format("sbatch --test-only, then {} pending job(s) ahead wanting "
                                          "{} GPU(s)",
