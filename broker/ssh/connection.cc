@@ -317,6 +317,38 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
   return out;
 }
 
+Status Connection::CheckPooledChannel(void* channel) {
+  // A pooled channel whose connection died while idle (the login node
+  // restarted): noticed now, before anything is sent, so that the pool
+  // retries on a fresh connection.
+  auto ch = static_cast<ssh_channel>(channel);
+  if (ssh_channel_poll_timeout(ch, 0, 0) == SSH_ERROR || ssh_channel_is_eof(ch) != 0 ||
+      ssh_channel_is_open(ch) == 0) {
+    broken_ = true;
+    return UnavailableError(fmt::format("{}: the pooled connection was lost: {}", target_.name,
+                                        ssh_get_error(session_->s)));
+  }
+  return OkStatus();
+}
+
+Status Connection::WriteAll(void* channel, std::string_view data, std::string_view what,
+                            bool* written) {
+  auto ch = static_cast<ssh_channel>(channel);
+  std::size_t off = 0;
+  while (off < data.size()) {
+    const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(data.size() - off, 32768));
+    const int n = ssh_channel_write(ch, data.data() + off, chunk);
+    if (n == SSH_ERROR) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: cannot send {}: {}", target_.name, what,
+                                          ssh_get_error(session_->s)));
+    }
+    *written = true;
+    off += static_cast<std::size_t>(n);
+  }
+  return OkStatus();
+}
+
 Status Connection::ReadMore(void* channel, std::string& out, std::string& err,
                             Clock::time_point deadline, std::string_view who) {
   auto ch = static_cast<ssh_channel>(channel);
@@ -407,25 +439,13 @@ Result<HttpAnswer> Connection::RestExec(const std::string& request, Clock::time_
     SKY_RETURN_IF_ERROR(StartRest());
     fresh = true;
   } else {
-    ssh_channel ch = session_->rest;
-    if (ssh_channel_poll_timeout(ch, 0, 0) == SSH_ERROR || ssh_channel_is_eof(ch) != 0 ||
-        ssh_channel_is_open(ch) == 0) {
-      broken_ = true;
-      return UnavailableError(fmt::format("{}: the pooled connection was lost: {}", target_.name,
-                                          ssh_get_error(session_->s)));
-    }
+    SKY_RETURN_IF_ERROR(CheckPooledChannel(session_->rest));
   }
   ssh_channel ch = session_->rest;
-  std::size_t off = 0;
-  while (off < request.size()) {
-    const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(request.size() - off, 32768));
-    const int n = ssh_channel_write(ch, request.data() + off, chunk);
-    if (n == SSH_ERROR) {
-      broken_ = true;
-      return UnavailableError(fmt::format("{}: cannot send the request: {}", target_.name,
-                                          ssh_get_error(session_->s)));
-    }
-    off += static_cast<std::size_t>(n);
+  bool written = false;
+  if (Status w = WriteAll(ch, request, "the request", &written); !w.ok()) {
+    *sent = written && !fresh;
+    return w;
   }
   // A slurmrestd that could not start (none installed, a wrong slurm.conf)
   // never read the request: the caller may fall back without running it twice.
@@ -511,32 +531,11 @@ Result<CommandOutput> Connection::AgentExec(const std::string& agent_line,
   if (session_->agent == nullptr) {
     SKY_RETURN_IF_ERROR(StartAgent(deadline));
   } else {
-    // A pooled agent whose connection died while idle (the login node
-    // restarted): noticed now, before anything is sent, so that the pool
-    // retries on a fresh connection.
-    ssh_channel ch = session_->agent;
-    if (ssh_channel_poll_timeout(ch, 0, 0) == SSH_ERROR || ssh_channel_is_eof(ch) != 0 ||
-        ssh_channel_is_open(ch) == 0) {
-      broken_ = true;
-      return UnavailableError(fmt::format("{}: the pooled connection was lost: {}", target_.name,
-                                          ssh_get_error(session_->s)));
-    }
+    SKY_RETURN_IF_ERROR(CheckPooledChannel(session_->agent));
   }
   const std::uint64_t id = ++agent_requests_;
   const std::string request = AgentRequest(id, agent_line, stdin_data.value_or(""));
-  ssh_channel ch = session_->agent;
-  std::size_t off = 0;
-  while (off < request.size()) {
-    const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(request.size() - off, 32768));
-    const int n = ssh_channel_write(ch, request.data() + off, chunk);
-    if (n == SSH_ERROR) {
-      broken_ = true;
-      return UnavailableError(fmt::format("{}: cannot send the command: {}", target_.name,
-                                          ssh_get_error(session_->s)));
-    }
-    *sent = true;
-    off += static_cast<std::size_t>(n);
-  }
+  SKY_RETURN_IF_ERROR(WriteAll(session_->agent, request, "the command", sent));
   ++commands_run_;
   std::size_t eol;
   while ((eol = agent_buffer_.find('\n')) == std::string::npos) {

@@ -85,6 +85,10 @@ class Connection {
   Status ReadMore(void* channel, std::string& out, std::string& err, Clock::time_point deadline,
                   std::string_view who);
   Status StartRest();
+  // A pooled channel still open (else the connection is marked broken).
+  Status CheckPooledChannel(void* channel);
+  // Writes all of `data`; *written once any byte went (`what` names it in errors).
+  Status WriteAll(void* channel, std::string_view data, std::string_view what, bool* written);
   bool rest_unavailable_ = false;
   std::string rest_buffer_;
   std::string rest_stderr_;
