@@ -258,4 +258,12 @@ Status RestAnswerOk(const ssh::HttpAnswer& answer) {
       fmt::format("slurmrestd: {}", why.empty() ? fmt::format("HTTP {}", answer.status) : why));
 }
 
+Result<std::string> RestRelease(const ssh::HttpAnswer& answer) {
+  SKY_RETURN_IF_ERROR(RestAnswerOk(answer));
+  SKY_ASSIGN_OR_RETURN(Json::Value root, ParseBody(answer));
+  const std::string release = root["meta"]["Slurm"]["release"].asString();
+  if (release.empty()) return InternalError("slurmrestd's ping names no Slurm release");
+  return release;
+}
+
 }  // namespace skyslurm::backend

@@ -40,6 +40,9 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
 // its own words. An answer without a job id created no job.
 Result<std::string> RestSubmittedJobId(const ssh::HttpAnswer& answer);
 
+// Slurm's release ("22.05.8") from slurmrestd's answer to a ping.
+Result<std::string> RestRelease(const ssh::HttpAnswer& answer);
+
 // Ok when slurmrestd's answer says the request succeeded, else its errors.
 Status RestAnswerOk(const ssh::HttpAnswer& answer);
 

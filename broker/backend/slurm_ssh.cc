@@ -45,10 +45,6 @@ Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::mill
                     std::chrono::duration_cast<std::chrono::milliseconds>(
                         deadline - std::chrono::steady_clock::now()));
   };
-  auto via_sbatch = [&](const std::string& why) {
-    trace::Span note(fmt::format("{}: through sbatch: {}", name(), why));
-    return SlurmBackend::Submit(spec, left());
-  };
   // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
   if (!spec.first_attempt) {
     SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Queue(left()));
@@ -56,6 +52,14 @@ Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::mill
       if (j.sky_id == spec.sky_id && IsLiveState(j.state)) return j.key;
     }
   }
+  // sbatch is only ever asked when slurmrestd made no job: the look above
+  // holds for it, and is not made a second time.
+  SubmitSpec looked = spec;
+  looked.first_attempt = true;
+  auto via_sbatch = [&](const std::string& why) {
+    trace::Span note(fmt::format("{}: through sbatch: {}", name(), why));
+    return SlurmBackend::Submit(looked, left());
+  };
   auto login = Login(left());
   if (!login.ok()) return via_sbatch(login.status().message());
   auto body = RestSubmitBody(spec, *login);
@@ -94,14 +98,7 @@ Status SlurmSshBackend::Cancel(const std::string& job_id, bool only_if_pending,
 Result<std::string> SlurmSshBackend::RestPing(std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer,
                        pool_->Rest("GET", std::string(kRestApi) + "/ping", "", timeout));
-  SKY_RETURN_IF_ERROR(RestAnswerOk(answer));
-  // {"meta": {"Slurm": {"release": "22.05.8"}}}: read without a JSON parser here.
-  const std::size_t at = answer.body.find("\"release\"");
-  if (at == std::string::npos) return std::string("?");
-  const std::size_t q1 = answer.body.find('"', answer.body.find(':', at) + 1);
-  const std::size_t q2 = answer.body.find('"', q1 + 1);
-  if (q1 == std::string::npos || q2 == std::string::npos) return std::string("?");
-  return answer.body.substr(q1 + 1, q2 - q1 - 1);
+  return RestRelease(answer);
 }
 
 }  // namespace skyslurm::backend

@@ -402,32 +402,36 @@ Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline
   return OkStatus();
 }
 
-Status Connection::StartRest() {
+Status Connection::StartResident(bool rest, const std::string& line, std::string_view what) {
   ssh_session s = session_->s;
   ssh_channel ch = ssh_channel_new(s);
   if (ch == nullptr) {
     broken_ = true;
     return UnavailableError(fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
   }
-  session_->rest = ch;
+  (rest ? session_->rest : session_->agent) = ch;  // closed with the session
   if (OpenSessionChannel(s, ch) != SSH_OK) {
     broken_ = true;
     return UnavailableError(
         fmt::format("{}: cannot open a session channel: {}", target_.name, ssh_get_error(s)));
   }
-  // As the user, on this channel's stdin and stdout: rest_auth/local takes
-  // the peer's UID, which is the user's own. Debian installs it in /usr/sbin,
-  // outside a user's PATH.
-  const std::string line =
-      "PATH=\"$PATH:/usr/sbin:/usr/local/sbin\" exec slurmrestd -a rest_auth/local";
   if (ssh_channel_request_exec(ch, line.c_str()) != SSH_OK) {
     broken_ = true;
     return UnavailableError(
-        fmt::format("{}: cannot start slurmrestd: {}", target_.name, ssh_get_error(s)));
+        fmt::format("{}: cannot start {}: {}", target_.name, what, ssh_get_error(s)));
   }
+  return OkStatus();
+}
+
+Status Connection::StartRest() {
   rest_buffer_.clear();
   rest_stderr_.clear();
-  return OkStatus();
+  // As the user, on this channel's stdin and stdout: rest_auth/local takes
+  // the peer's UID, which is the user's own. Debian installs it in /usr/sbin,
+  // outside a user's PATH.
+  return StartResident(
+      true, "PATH=\"$PATH:/usr/sbin:/usr/local/sbin\" exec slurmrestd -a rest_auth/local",
+      "slurmrestd");
 }
 
 Result<HttpAnswer> Connection::RestExec(const std::string& request, Clock::time_point deadline,
@@ -486,22 +490,8 @@ Result<HttpAnswer> Connection::RestExec(const std::string& request, Clock::time_
 }
 
 Status Connection::StartAgent(Clock::time_point deadline) {
-  ssh_session s = session_->s;
-  ssh_channel ch = ssh_channel_new(s);
-  if (ch == nullptr) {
-    broken_ = true;
-    return UnavailableError(fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
-  }
-  session_->agent = ch;
-  if (OpenSessionChannel(s, ch) != SSH_OK) {
-    broken_ = true;
-    return UnavailableError(
-        fmt::format("{}: cannot open a session channel: {}", target_.name, ssh_get_error(s)));
-  }
-  if (ssh_channel_request_exec(ch, ("bash -c " + ShellQuote(AgentScript())).c_str()) != SSH_OK) {
-    broken_ = true;
-    return UnavailableError(fmt::format("{}: cannot start the agent: {}", target_.name, ssh_get_error(s)));
-  }
+  SKY_RETURN_IF_ERROR(StartResident(false, "bash -c " + ShellQuote(AgentScript()), "the agent"));
+  ssh_channel ch = session_->agent;
   Status ready = FillAgentBuffer(kAgentReady.size(), deadline);
   if (ready.ok() && agent_buffer_.compare(0, kAgentReady.size(), kAgentReady) != 0) {
     ready = UnavailableError(fmt::format("{}: the agent said '{}'", target_.name,

@@ -84,6 +84,8 @@ class Connection {
   // to the deadline for something; `who` names it in errors.
   Status ReadMore(void* channel, std::string& out, std::string& err, Clock::time_point deadline,
                   std::string_view who);
+  // Opens the agent's (or slurmrestd's) long-lived channel and starts `line` there.
+  Status StartResident(bool rest, const std::string& line, std::string_view what);
   Status StartRest();
   // A pooled channel still open (else the connection is marked broken).
   Status CheckPooledChannel(void* channel);

@@ -147,6 +147,16 @@ TEST(SlurmRestTest, AnAnswerIsOkOnlyWithoutErrors) {
             "slurmrestd: Invalid job id specified: unable to kill JobId=99 (2017)");
 }
 
+TEST(SlurmRestTest, ThePingNamesSlurmsRelease) {
+  auto release = RestRelease({200, R"({"meta":{"plugin":{"type":"openapi/v0.0.38"},
+      "Slurm":{"version":{"major":22,"micro":8,"minor":5},"release":"22.05.8"}},"errors":[],
+      "pings":[{"hostname":"vm","ping":"UP","status":0,"mode":"primary"}]})"});
+  ASSERT_TRUE(release.ok()) << release.status().message();
+  EXPECT_EQ(*release, "22.05.8");
+  EXPECT_FALSE(RestRelease({200, R"({"meta":{},"errors":[]})"}).ok());
+  EXPECT_FALSE(RestRelease({500, R"({"errors":[{"error":"down","error_code":1}]})"}).ok());
+}
+
 TEST(SlurmRestTest, LoginFactsAreReadFromOneCommand) {
   std::string out = "login1\n0027\n/home/u\n";
   out += std::string("PATH=/bin") + '\0' + "MULTI=a\nb" + '\0' + "EMPTY=" + '\0';
