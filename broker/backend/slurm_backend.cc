@@ -16,6 +16,7 @@
 #include "broker/backend/slurm_state.h"
 #include "broker/job/argv_parser.h"
 #include "broker/job/option_table.h"
+#include "broker/util/deadline.h"
 #include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
 
@@ -99,12 +100,8 @@ Result<std::string> SlurmBackend::SlurmVersion(std::chrono::milliseconds timeout
 }
 
 Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::max(std::chrono::milliseconds(1),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
-  };
+  const Deadline deadline(timeout);
+  auto left = [&] { return deadline.left(); };
   cluster::Inventory inv;
   inv.description.name = name_;
   // Modules and plugin options, which change only when an admin changes
@@ -281,12 +278,8 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
 }
 
 Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::max(std::chrono::milliseconds(1),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
-  };
+  const Deadline deadline(timeout);
+  auto left = [&] { return deadline.left(); };
   // Idempotent: a job already carrying this sky id is the answer.
   if (!spec.first_attempt) {
     SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, JobsWithTag(spec.sky_id, left()));
@@ -368,7 +361,7 @@ Status SlurmBackend::Cancel(const std::string& job_id, bool only_if_pending,
 
 Result<std::string> SlurmBackend::Output(const std::string& job_id,
                                          std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const Deadline deadline(timeout);
   SKY_ASSIGN_OR_RETURN(CommandOutput show,
                        RunChecked({.argv = {"scontrol", "show", "job", "-o", job_id}}, timeout));
   const auto at = show.out.find(" StdOut=");
@@ -376,10 +369,8 @@ Result<std::string> SlurmBackend::Output(const std::string& job_id,
     return NotFoundError(fmt::format("{}: job {} names no output file", name_, job_id));
   }
   const std::string path = show.out.substr(at + 8, show.out.find_first_of(" \n", at + 8) - at - 8);
-  auto left = std::max(std::chrono::milliseconds(1),
-                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                           deadline - std::chrono::steady_clock::now()));
-  SKY_ASSIGN_OR_RETURN(CommandOutput cat, RunChecked({.argv = {"cat", "--", path}}, left));
+  SKY_ASSIGN_OR_RETURN(CommandOutput cat,
+                       RunChecked({.argv = {"cat", "--", path}}, deadline.left()));
   return cat.out;
 }
 

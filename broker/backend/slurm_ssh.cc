@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "broker/backend/slurm_state.h"
+#include "broker/util/deadline.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::backend {
@@ -39,12 +40,8 @@ Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
 
 Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
   if (!rest_) return SlurmBackend::Submit(spec, timeout);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::max(std::chrono::milliseconds(1),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
-  };
+  const Deadline deadline(timeout);
+  auto left = [&] { return deadline.left(); };
   // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
   if (!spec.first_attempt) {
     SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Queue(left()));
