@@ -12,6 +12,7 @@
 #include "broker/job/argv_parser.h"
 #include "broker/job/directives.h"
 #include "broker/job/option_table.h"
+#include "broker/util/strings.h"
 
 namespace skyslurm::backend {
 namespace {
@@ -190,24 +191,15 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
     if (name == "export") {
       // --export=ALL[,NAME=value...]: the login node's environment plus those.
       const std::string value = o.value.value_or("");
-      std::size_t start = 0;
-      bool first = true;
-      while (start <= value.size()) {
-        std::size_t comma = value.find(',', start);
-        if (comma == std::string::npos) comma = value.size();
-        const std::string item = value.substr(start, comma - start);
-        start = comma + 1;
-        if (first) {
-          first = false;
-          if (item != "ALL") {
-            return FailedPreconditionError(fmt::format("--export={} (only ALL travels as data)", value));
-          }
-          continue;
-        }
+      const std::vector<std::string> items = SplitList(value);
+      if (items.empty() || items.front() != "ALL") {
+        return FailedPreconditionError(fmt::format("--export={} (only ALL travels as data)", value));
+      }
+      for (std::size_t i = 1; i < items.size(); ++i) {
         // A bare NAME takes its value from sbatch's environment: the login
         // node's, or the submitter's (export_values, applied below).
-        const std::size_t eq = item.find('=');
-        if (eq != std::string::npos && eq > 0) env[item.substr(0, eq)] = item.substr(eq + 1);
+        const std::size_t eq = items[i].find('=');
+        if (eq != std::string::npos && eq > 0) env[items[i].substr(0, eq)] = items[i].substr(eq + 1);
       }
       continue;
     }

@@ -7,6 +7,7 @@
 
 #include "broker/backend/slurm_state.h"
 #include "broker/place/start_estimate.h"
+#include "broker/util/strings.h"
 
 namespace skyslurm::place {
 namespace {
@@ -87,15 +88,9 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
       continue;  // cannot start now either way: not ahead
     }
     // A job pending for several partitions lists them comma-separated.
-    bool shares = false;
-    std::size_t start = 0;
-    while (start <= j.partition.size()) {
-      std::size_t comma = j.partition.find(',', start);
-      if (comma == std::string::npos) comma = j.partition.size();
-      if (overlapping.contains(j.partition.substr(start, comma - start))) shares = true;
-      start = comma + 1;
+    for (const std::string& part : SplitList(j.partition)) {
+      if (overlapping.contains(part)) return std::nullopt;
     }
-    if (shares) return std::nullopt;
   }
   // Wholly idle nodes of the job's shape in the partition.
   std::int64_t fitting = 0;
