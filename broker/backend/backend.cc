@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "broker/util/deadline.h"
 
 namespace skyslurm::backend {
 
@@ -9,6 +10,16 @@ Result<std::vector<JobInfo>> Backend::Jobs(std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Queue(timeout));
   std::erase_if(all, [](const JobInfo& j) { return j.sky_id.empty(); });
   return all;
+}
+
+EstimatedSubmission Backend::EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                                const SubmitSpec& spec,
+                                                std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  EstimatedSubmission both;
+  both.estimate = EstimateStart(probe, timeout);
+  both.key = Submit(spec, deadline.left());
+  return both;
 }
 
 std::string SkyTag(const std::string& sky_id) { return "skyslurm:" + sky_id; }

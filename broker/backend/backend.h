@@ -64,6 +64,12 @@ struct SubmitSpec {
   bool first_attempt = false;
 };
 
+// A submission and the start estimate asked with it (EstimateThenSubmit).
+struct EstimatedSubmission {
+  Result<StartEstimate> estimate = UnavailableError("not asked");
+  Result<JobKey> key = UnavailableError("not submitted");
+};
+
 struct JobInfo {
   JobKey key;
   std::string sky_id;  // "" when the job carries none
@@ -93,6 +99,15 @@ class Backend {
   // a second one being created (a retried submission never duplicates),
   // unless spec.first_attempt says no earlier attempt exists.
   virtual Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) = 0;
+
+  // For a job only this cluster can run (so no estimate has to come first to
+  // choose it): asks when `probe` (the job as EstimateStart takes it) would
+  // start, then submits `spec` whatever that answer was (sbatch has the last
+  // word), in one round trip where the backend can. This default is
+  // EstimateStart, then Submit.
+  virtual EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                                 const SubmitSpec& spec,
+                                                 std::chrono::milliseconds timeout);
 
   // Every job in the cluster's queue (running, pending, and those ended a
   // short while ago), sky id or not.

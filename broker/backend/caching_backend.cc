@@ -130,14 +130,13 @@ std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec, const JobKey&
 
 }  // namespace
 
-Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
-  auto key = inner_.Submit(spec, timeout);
+void CachingBackend::Submitted(const SubmitSpec& spec, const Result<JobKey>& key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!key.ok()) {
     // The queue may have changed (sbatch may have made the job): probe again.
     cached_.reset();
     ++invalidations_;
-    return key;
+    return;
   }
   if (auto q = AsQueued(spec, *key)) {
     if (cached_) cached_->jobs.push_back(*q);
@@ -149,34 +148,79 @@ Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milli
     cached_.reset();
     ++invalidations_;
   }
+}
+
+Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
+  auto key = inner_.Submit(spec, timeout);
+  Submitted(spec, key);
   return key;
+}
+
+std::size_t CachingBackend::EstimateKey(const translate::TranslatedJob& job) {
+  std::string key_text = job.script;
+  for (const auto& a : job.args) key_text += '\x1f' + a;
+  return std::hash<std::string>{}(key_text);
+}
+
+std::optional<StartEstimate> CachingBackend::FreshEstimate(std::size_t key) {
+  if (options_.estimate_ttl.count() <= 0) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = estimates_.find(key);
+  if (it == estimates_.end() || now_() - it->second.at >= options_.estimate_ttl) {
+    return std::nullopt;
+  }
+  return it->second.estimate;
+}
+
+void CachingBackend::KeepEstimate(std::size_t key, const StartEstimate& estimate) {
+  if (options_.estimate_ttl.count() <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = now_();
+  std::erase_if(estimates_,
+                [&](const auto& e) { return now - e.second.at >= options_.estimate_ttl; });
+  estimates_[key] = {now, estimate};
 }
 
 Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJob& job,
                                                     std::chrono::milliseconds timeout) {
-  std::string key_text = job.script;
-  for (const auto& a : job.args) key_text += '\x1f' + a;
-  const std::size_t key = std::hash<std::string>{}(key_text);
-  if (options_.estimate_ttl.count() > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = estimates_.find(key);
-    if (it != estimates_.end() && now_() - it->second.at < options_.estimate_ttl) {
-      return it->second.estimate;
-    }
-  }
-  auto answer = RateLimitedEstimate(job, timeout);
-  if (answer.ok() && options_.estimate_ttl.count() > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = now_();
-    std::erase_if(estimates_, [&](const auto& e) { return now - e.second.at >= options_.estimate_ttl; });
-    estimates_[key] = {now, *answer};
-  }
+  const std::size_t key = EstimateKey(job);
+  if (auto fresh = FreshEstimate(key)) return *fresh;
+  const auto deadline = now_() + timeout;
+  SKY_RETURN_IF_ERROR(EstimateSlot(deadline));
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now_());
+  auto answer = inner_.EstimateStart(job, std::max(left, std::chrono::milliseconds(1)));
+  if (answer.ok()) KeepEstimate(key, *answer);
   return answer;
 }
 
-Result<StartEstimate> CachingBackend::RateLimitedEstimate(const translate::TranslatedJob& job,
-                                                          std::chrono::milliseconds timeout) {
+EstimatedSubmission CachingBackend::EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                                       const SubmitSpec& spec,
+                                                       std::chrono::milliseconds timeout) {
+  EstimatedSubmission answer;
+  const std::size_t key = EstimateKey(probe);
+  if (auto fresh = FreshEstimate(key)) {
+    answer.estimate = *fresh;
+    answer.key = Submit(spec, timeout);
+    return answer;
+  }
   const auto deadline = now_() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now_()),
+                    std::chrono::milliseconds(1));
+  };
+  if (Status slot = EstimateSlot(deadline); !slot.ok()) {
+    // No estimate this second: the job is submitted all the same.
+    answer.estimate = slot;
+    answer.key = Submit(spec, left());
+    return answer;
+  }
+  answer = inner_.EstimateThenSubmit(probe, spec, left());
+  if (answer.estimate.ok()) KeepEstimate(key, *answer.estimate);
+  Submitted(spec, answer.key);
+  return answer;
+}
+
+Status CachingBackend::EstimateSlot(Clock::time_point deadline) {
   while (true) {
     Clock::time_point wait_until;
     {
@@ -187,7 +231,7 @@ Result<StartEstimate> CachingBackend::RateLimitedEstimate(const translate::Trans
       }
       if (static_cast<int>(recent_estimates_.size()) < options_.estimates_per_second) {
         recent_estimates_.push_back(now);
-        break;
+        return OkStatus();
       }
       wait_until = recent_estimates_.front() + std::chrono::seconds(1);
     }
@@ -198,8 +242,6 @@ Result<StartEstimate> CachingBackend::RateLimitedEstimate(const translate::Trans
     }
     std::this_thread::sleep_until(wait_until);
   }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now_());
-  return inner_.EstimateStart(job, std::max(left, std::chrono::milliseconds(1)));
 }
 
 }  // namespace skyslurm::backend

@@ -50,6 +50,12 @@ class CachingBackend final : public Backend {
   // counts it in the work ahead) instead of the view being thrown away: a
   // burst of submissions does not probe the cluster once per job.
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  // A fresh cached estimate of the same job is the answer and only the
+  // submission goes out; else both go out together, the pair counting as
+  // one estimate against the per-second limit.
+  EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                         const SubmitSpec& spec,
+                                         std::chrono::milliseconds timeout) override;
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override {
     return inner_.Queue(timeout);
   }
@@ -69,9 +75,16 @@ class CachingBackend final : public Backend {
   void Refresh(std::chrono::milliseconds timeout);
 
  private:
-  Result<StartEstimate> RateLimitedEstimate(const translate::TranslatedJob& job,
-                                            std::chrono::milliseconds timeout);
   using Clock = std::chrono::steady_clock;
+  // The cache's key for a job's estimate, and a fresh one if there is one.
+  static std::size_t EstimateKey(const translate::TranslatedJob& job);
+  std::optional<StartEstimate> FreshEstimate(std::size_t key);
+  void KeepEstimate(std::size_t key, const StartEstimate& estimate);
+  // Waits until one more estimate fits in this second's limit (an error
+  // when that is past the deadline).
+  Status EstimateSlot(Clock::time_point deadline);
+  // The submission's effect on the cached view.
+  void Submitted(const SubmitSpec& spec, const Result<JobKey>& key);
   Backend& inner_;
   CacheOptions options_;
   std::function<Clock::time_point()> now_;

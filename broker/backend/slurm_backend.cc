@@ -199,24 +199,33 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   return inv;
 }
 
-Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob& job,
-                                                  std::chrono::milliseconds timeout) {
+Command SlurmBackend::TestOnlyCommand(const translate::TranslatedJob& job) const {
   Command c;
   c.argv = {"sbatch", "--test-only"};
   c.argv.insert(c.argv.end(), job.args.begin(), job.args.end());
   c.stdin_data = job.script;
-  // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
   Prepare(c);
-  c.timeout = timeout;
-  auto out = runner_.Run(c);
+  return c;
+}
+
+Result<StartEstimate> SlurmBackend::TestOnlyAnswer(Result<CommandOutput> out) const {
+  // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
     return UnavailableError(
-        fmt::format("{}: sbatch --test-only refused the job: {}", name_, Trim(out->err)));
+        fmt::format("{}: sbatch --test-only refused the job: {}", name_,
+                    Trim(out->err + out->out)));
   }
   auto e = ParseTestOnly(out->err + out->out);
   if (!e.ok()) return e.status().WithContext(name_);
   return e;
+}
+
+Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob& job,
+                                                  std::chrono::milliseconds timeout) {
+  Command c = TestOnlyCommand(job);
+  c.timeout = timeout;
+  return TestOnlyAnswer(runner_.Run(c));
 }
 
 Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
@@ -277,6 +286,46 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   return options;
 }
 
+Command SlurmBackend::SubmitCommand(const SubmitSpec& spec) const {
+  Command c;
+  c.argv = {"sbatch"};
+  for (auto& o : SbatchSubmitOptions(spec)) c.argv.push_back(std::move(o));
+  // The environment sbatch runs with: this process's, or the one given,
+  // exactly (what this process has beyond it is removed); either way plus
+  // the values the job's --export takes from the submitter.
+  if (spec.environment) {
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string name(entry.substr(0, entry.find('=')));
+      if (!spec.environment->contains(name)) c.env_unset.push_back(name);
+    }
+    for (const auto& [k, v] : *spec.environment) {
+      // skyslurm's own hand-over marks must not reach the real sbatch.
+      if (k == "SKYSLURM_PLUGIN_REEXEC" || k == "SKYSLURM_REAL_COMMAND_PID" ||
+          k == "SKYSLURM_ANY_CLUSTER") {
+        continue;
+      }
+      c.env_set.emplace_back(k, v);
+    }
+  }
+  c.env_set.insert(c.env_set.end(), spec.export_values.begin(), spec.export_values.end());
+  return c;
+}
+
+Result<JobKey> SlurmBackend::SubmittedKey(const SubmitSpec& spec, const CommandOutput& out,
+                                          std::chrono::milliseconds timeout) {
+  const std::string id = Trim(out.out.substr(0, out.out.find_first_of(";\n")));
+  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
+    // sbatch succeeded without saying the id (an option silenced it): the
+    // job is there, found by its tag; never report it as not submitted.
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> found, JobsWithTag(spec.sky_id, timeout));
+    if (!found.empty()) return found.front().key;
+    return InternalError(
+        fmt::format("{}: sbatch --parsable printed no job id: {}", name_, out.out));
+  }
+  return JobKey{name_, id};
+}
+
 Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   auto left = [&] { return deadline.left(); };
@@ -286,38 +335,10 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     if (!existing.empty()) return existing.front().key;
   }
 
-  const std::vector<std::string> options = SbatchSubmitOptions(spec);
-
-  // The environment sbatch runs with: this process's, or the one given,
-  // exactly (what this process has beyond it is removed); either way plus
-  // the values the job's --export takes from the submitter.
-  std::vector<std::pair<std::string, std::string>> env_set;
-  std::vector<std::string> env_unset;
-  if (spec.environment) {
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string_view entry(*e);
-      const std::string name(entry.substr(0, entry.find('=')));
-      if (!spec.environment->contains(name)) env_unset.push_back(name);
-    }
-    for (const auto& [k, v] : *spec.environment) {
-      // skyslurm's own hand-over marks must not reach the real sbatch.
-      if (k == "SKYSLURM_PLUGIN_REEXEC" || k == "SKYSLURM_REAL_COMMAND_PID" ||
-          k == "SKYSLURM_ANY_CLUSTER") {
-        continue;
-      }
-      env_set.emplace_back(k, v);
-    }
-  }
-  env_set.insert(env_set.end(), spec.export_values.begin(), spec.export_values.end());
-
+  Command c = SubmitCommand(spec);
   CommandOutput out;
   if (spec.job.script_args.empty()) {
-    Command c;
-    c.argv = {"sbatch"};
-    c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.stdin_data = spec.job.script;
-    c.env_set = env_set;
-    c.env_unset = env_unset;
     SKY_ASSIGN_OR_RETURN(out, RunChecked(c, left(), /*utc=*/false));
   } else {
     // Script arguments need a script file: stage it there, submit, remove.
@@ -328,26 +349,13 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
         RunChecked({.argv = {"sh", "-c", "cat > \"$1\"", "sh", path}, .stdin_data = spec.job.script},
                    left())
             .status());
-    Command c;
-    c.argv = {"sbatch"};
-    c.argv.insert(c.argv.end(), options.begin(), options.end());
     c.argv.push_back(path);
     c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
-    c.env_set = env_set;
-    c.env_unset = env_unset;
     auto submitted = RunChecked(c, left(), /*utc=*/false);
     (void)RunChecked({.argv = {"rm", "-f", path}}, left());
     SKY_ASSIGN_OR_RETURN(out, std::move(submitted));
   }
-  const std::string id = Trim(out.out.substr(0, out.out.find_first_of(";\n")));
-  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit)) {
-    // sbatch succeeded without saying the id (an option silenced it): the
-    // job is there, found by its tag; never report it as not submitted.
-    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> found, JobsWithTag(spec.sky_id, left()));
-    if (!found.empty()) return found.front().key;
-    return InternalError(fmt::format("{}: sbatch --parsable printed no job id: {}", name_, out.out));
-  }
-  return JobKey{name_, id};
+  return SubmittedKey(spec, out, left());
 }
 
 Status SlurmBackend::Cancel(const std::string& job_id, bool only_if_pending,

@@ -41,17 +41,30 @@ class SlurmBackend : public Backend {
   // Lmod (150 ms and more): keep them in `dir`/<cluster>.modules for `ttl`.
   void CacheModules(std::string dir, std::chrono::seconds ttl);
 
- private:
-  // `utc`: TZ=UTC for commands whose printed times are read (not sbatch's
-  // submission, whose environment becomes the job's).
-  Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,
-                                   bool utc = true);
+ protected:
   // A command's result as an error when it could not run or failed, with
   // what it said.
   Result<CommandOutput> Checked(const std::string& program, Result<CommandOutput> out) const;
   // Slurm's commands by name, from slurm_bin_dir when set; and the
-  // environment every command gets.
+  // environment every command gets. `utc`: TZ=UTC for commands whose
+  // printed times are read (not sbatch's submission, whose environment
+  // becomes the job's).
   void Prepare(Command& command, bool utc = true) const;
+  // sbatch --test-only for the job, prepared (the script on stdin), and
+  // its answer read.
+  Command TestOnlyCommand(const translate::TranslatedJob& job) const;
+  Result<StartEstimate> TestOnlyAnswer(Result<CommandOutput> out) const;
+  // sbatch for the submission, not prepared, without its script: options
+  // and the environment it runs with.
+  Command SubmitCommand(const SubmitSpec& spec) const;
+  // The job sbatch --parsable made, from what it printed (found by its
+  // tag when it printed no id).
+  Result<JobKey> SubmittedKey(const SubmitSpec& spec, const CommandOutput& out,
+                              std::chrono::milliseconds timeout);
+
+ private:
+  Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,
+                                   bool utc = true);
   Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag, std::chrono::milliseconds timeout);
 
   std::string name_;

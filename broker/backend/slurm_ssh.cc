@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "broker/backend/estimate_then_submit.h"
 #include "broker/backend/slurm_state.h"
+#include "broker/ssh/agent_script.h"
 #include "broker/util/deadline.h"
 #include "broker/util/trace.h"
 
@@ -36,6 +38,57 @@ Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(LoginFacts facts, ParseLoginFacts(out->out));
   login_ = facts;
   return facts;
+}
+
+EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                                        const SubmitSpec& spec,
+                                                        std::chrono::milliseconds timeout) {
+  // Through slurmrestd the submission is a request on a channel already
+  // open: the estimate's command, then that request, cost about what one
+  // command holding both sbatch runs would.
+  constexpr std::size_t kMaxInline = std::size_t{64} << 10;  // Linux takes 128 KiB per argument
+  if (rest_ || !spec.first_attempt || !spec.job.script_args.empty() ||
+      probe.script.size() > kMaxInline || spec.job.script.size() > kMaxInline) {
+    return Backend::EstimateThenSubmit(probe, spec, timeout);
+  }
+  const Deadline deadline(timeout);
+  Command test_only = TestOnlyCommand(probe);
+  test_only.stdin_data.reset();  // given as $1
+  Command submit = SubmitCommand(spec);
+  Prepare(submit, /*utc=*/false);
+  const std::string marker = NewEstimateMarker();
+  Command both;
+  both.argv = {"sh",
+               "-c",
+               EstimateThenSubmitLine(ssh::AgentCommandLine(test_only),
+                                      ssh::AgentCommandLine(submit), marker),
+               "sh",
+               probe.script,
+               spec.job.script};
+  both.timeout = timeout;
+  EstimatedSubmission answer;
+  auto ran = pool_->Run(both);
+  if (!ran.ok()) {
+    // A timeout stays one: the submission may have been made (the caller
+    // settles it by the job's tag).
+    answer.estimate = ran.status().WithContext(name());
+    answer.key = ran.status().WithContext(name());
+    return answer;
+  }
+  auto split = SplitEstimateThenSubmit(*ran, marker);
+  if (!split.ok()) {
+    answer.estimate = split.status().WithContext(name());
+    answer.key = split.status().WithContext(name());
+    return answer;
+  }
+  answer.estimate = TestOnlyAnswer(std::move(split->first));
+  auto submitted = Checked("sbatch", std::move(split->second));
+  if (!submitted.ok()) {
+    answer.key = submitted.status();
+  } else {
+    answer.key = SubmittedKey(spec, *submitted, deadline.left());
+  }
+  return answer;
 }
 
 Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {

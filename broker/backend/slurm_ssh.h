@@ -25,6 +25,13 @@ class SlurmSshBackend final : public SlurmBackend {
   void UseRest(bool on) { rest_ = on; }
   bool uses_rest() const { return rest_; }
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  // One command through the agent (estimate_then_submit.h): one round trip
+  // instead of two. Through slurmrestd, for a retry (its tag is looked for
+  // first), a script with arguments (staged in a file) or a script too long
+  // to be one argument: estimate, then submit, as by default.
+  EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                         const SubmitSpec& spec,
+                                         std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   // slurmrestd's Slurm release ("22.05.8") from its ping, for skyslurm check.

@@ -30,6 +30,7 @@ class CountingBackend final : public Backend {
     return StartEstimate{42, "p", "n1", "test"};
   }
   Result<JobKey> Submit(const SubmitSpec&, std::chrono::milliseconds) override {
+    ++submissions;
     return JobKey{name_, "7"};
   }
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds) override { return std::vector<JobInfo>{}; }
@@ -37,7 +38,7 @@ class CountingBackend final : public Backend {
   Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
     return std::string();
   }
-  std::atomic<int> probes = 0, estimates = 0;
+  std::atomic<int> probes = 0, estimates = 0, submissions = 0;
   bool fail_probe = false;
   std::chrono::milliseconds probe_delay{0};
 
@@ -103,6 +104,30 @@ TEST(CachingBackendTest, TheSameJobsEstimateIsReusedForItsTtlOnly) {
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
   EXPECT_EQ(inner.estimates, 5);
+}
+
+TEST(CachingBackendTest, AnEstimateWithASubmissionIsCachedAndAFreshOneSparesTheAsking) {
+  CountingBackend inner;
+  FakeClock clock;
+  CachingBackend cached(inner, {.estimate_ttl = std::chrono::seconds(2)}, clock.fn());
+  translate::TranslatedJob job;
+  job.args = {"--gres=gpu:h100:1"};
+  SubmitSpec spec;
+  spec.job = job;
+  auto first = cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  EXPECT_EQ(first.estimate->start, 42);
+  EXPECT_EQ(first.key->job_id, "7");
+  EXPECT_EQ(inner.estimates, 1);
+  // Fresh: only the submission goes out; the submitted job joins the view.
+  auto second = cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  EXPECT_EQ(second.estimate->start, 42);
+  EXPECT_EQ(inner.estimates, 1);
+  EXPECT_EQ(inner.submissions, 2);
+  EXPECT_EQ(cached.EstimateStart(job, std::chrono::seconds(5))->start, 42);
+  EXPECT_EQ(inner.estimates, 1);
+  clock.now += std::chrono::seconds(2);
+  (void)cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 2);
 }
 
 TEST(CachingBackendTest, FailuresAreNotCached) {

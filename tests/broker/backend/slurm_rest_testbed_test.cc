@@ -147,6 +147,51 @@ TEST_F(SlurmRestTestbedTest, WhatSlurmrestdCannotTakeGoesThroughSbatch) {
   EXPECT_EQ(JobState(tb_, "gamma", id), "PENDING");
 }
 
+// Not slurmrestd, but the same cluster and the same checks: through the
+// agent, a job only gamma can run gets its estimate and its submission in
+// one command (one round trip), and is the job a plain submission makes.
+TEST_F(SlurmRestTestbedTest, EstimateThenSubmitIsOneCommandAndTheSameJob) {
+  backend::SubmitSpec spec = Spec("sky-20261201-000000-ababab");
+  translate::TranslatedJob probe = spec.job;
+  auto trace = std::make_shared<trace::Trace>("test");
+  backend::EstimatedSubmission both;
+  {
+    trace::Install installed(trace);
+    both = sbatch_->EstimateThenSubmit(probe, spec, std::chrono::seconds(30));
+  }
+  ASSERT_TRUE(both.key.ok()) << both.key.status().message();
+  submitted_.push_back(both.key->job_id);
+  ASSERT_TRUE(both.estimate.ok()) << both.estimate.status().message();
+  EXPECT_EQ(both.estimate->basis, "sbatch --test-only");
+  EXPECT_EQ(both.estimate->partition, "batch");
+  EXPECT_GT(both.estimate->start, std::time(nullptr) - 60);
+  EXPECT_THAT(trace->Counts(), HasSubstr("1 command through an agent"));
+
+  const std::string plain = MustSubmit(*sbatch_, Spec("sky-20261201-000000-bcbcbc"));
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(Record(both.key->job_id), Record(plain));
+  EXPECT_THAT(RunOn(tb_, "gamma", {"squeue", "-h", "-j", both.key->job_id, "-o", "%k"}).out,
+              HasSubstr("skyslurm:sky-20261201-000000-ababab"));
+  // The estimate's TZ=UTC stays in its own subshell.
+  const std::string out = Output(both.key->job_id);
+  EXPECT_EQ(out, Output(plain));
+  EXPECT_THAT(out, HasSubstr(" tz=unset"));
+}
+
+TEST_F(SlurmRestTestbedTest, EstimateThenSubmitOfAJobSbatchRefusesSaysSbatchsWordsTwice) {
+  backend::SubmitSpec spec = Spec("sky-20261201-000000-cdcdcd");
+  spec.job.args.push_back("--partition=nosuchpartition");
+  spec.job.args.push_back("--job-name=ets-refused");
+  auto both = sbatch_->EstimateThenSubmit(spec.job, spec, std::chrono::seconds(30));
+  ASSERT_FALSE(both.estimate.ok());
+  EXPECT_THAT(both.estimate.status().message(),
+              HasSubstr("sbatch --test-only refused the job: sbatch: error: invalid partition"));
+  ASSERT_FALSE(both.key.ok());
+  EXPECT_THAT(both.key.status().message(), HasSubstr("gamma: sbatch failed (exit status 1)"));
+  EXPECT_EQ(RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-n", "ets-refused", "-o", "%i"}).out,
+            "");
+}
+
 TEST_F(SlurmRestTestbedTest, ARefusalIsSbatchsOwnAndNothingIsLeftBehind) {
   backend::SubmitSpec spec = Spec("sky-20261201-000000-dddddd");
   spec.job.args.push_back("--partition=nosuchpartition");

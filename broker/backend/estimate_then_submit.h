@@ -1,0 +1,36 @@
+// sbatch --test-only and then sbatch as one POSIX sh command line, for a job
+// only one cluster can run: its start estimate and its submission in one
+// round trip to the login node instead of two. The line takes the probe's
+// script as $1 and the job's as $2 (never on its stdin, which the first
+// sbatch would drain), runs each command in a subshell of its own (its own
+// environment changes, then exec), and prints the estimate's output (its
+// stdout and stderr together), a marker line with its exit status, then the
+// submission's stdout; the submission's stderr and exit status are the
+// command's own.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "broker/util/command.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::backend {
+
+// A marker no sbatch output holds: "skyslurm-estimate-" and 16 random hex digits.
+std::string NewEstimateMarker();
+
+// The line for `sh -c <line> sh <probe script> <job script>`. Each command
+// line is what a subshell runs (cd, environment, exec of the program).
+std::string EstimateThenSubmitLine(std::string_view test_only_line, std::string_view submit_line,
+                                   std::string_view marker);
+
+// The estimate's output (in `out`, with its exit status) and the
+// submission's (stdout after the marker, the command's stderr and end).
+// An error quoting what came when the marker line is missing: the
+// estimate did not finish, and the submission was not made.
+Result<std::pair<CommandOutput, CommandOutput>> SplitEstimateThenSubmit(const CommandOutput& both,
+                                                                        std::string_view marker);
+
+}  // namespace skyslurm::backend
