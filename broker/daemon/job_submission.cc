@@ -40,8 +40,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   options.estimate_timeout = options_.estimate_timeout;
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
+  options.estimate_with_submission = true;
   place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
-  if (kind == EventKind::kSubmitted) {
+  // A plan whose estimate goes with the submission is audited once it is known.
+  if (kind == EventKind::kSubmitted && !plan.deferred) {
     AppendAudit(ws_.config.paths.state_dir,
                 AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
   }
@@ -82,7 +84,15 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
   auto key = [&] {
     trace::Span span("submit to " + target->name);
-    return target->backend->Submit(spec, options_.submit_timeout);
+    if (!plan.deferred) return target->backend->Submit(spec, options_.submit_timeout);
+    auto both = target->backend->EstimateThenSubmit(plan.deferred->probe, spec,
+                                                    options_.submit_timeout);
+    place::CompleteDeferredEstimate(plan, both.estimate, request, ws_.catalog, options.policy);
+    if (kind == EventKind::kSubmitted) {
+      AppendAudit(ws_.config.paths.state_dir,
+                  AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
+    }
+    return std::move(both.key);
   }();
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
     // sbatch may have made the job before its answer was lost: the intent

@@ -157,6 +157,70 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
   return results;
 }
 
+namespace {
+
+// A candidate's start from its cluster's answer (sbatch --test-only, or
+// certain from the last look), moved later by the work pending ahead.
+void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
+                   const backend::StartEstimate& answer, bool certain, const job::Request& request,
+                   const catalog::AcceleratorCatalog& catalog) {
+  Candidate& cand = plan.candidates[candidate];
+  const cluster::Inventory& inv = *plan.clusters[cluster].inventory;
+  const std::string partition = answer.partition.empty() ? cand.partition : answer.partition;
+  EstimateInput in;
+  in.now = plan.now;
+  in.test_only_start = answer.start;
+  in.partitions = OverlappingPartitions(inv.description, partition);
+  // The GPU type as this cluster spells it.
+  in.gpus = JobGpus(request);
+  for (const auto& g : request.gpus) {
+    if (!g.type.empty()) {
+      for (const auto& [type, count] : translate::GpuTypesOf(inv.description)) {
+        if (type == g.type || catalog.Same(type, g.type)) in.gpu_type = type;
+      }
+    }
+  }
+  in.minutes = JobMinutes(request, inv.description, partition);
+  in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
+  const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
+  cand.start = adjusted.start;
+  if (certain) {
+    cand.start_basis = answer.basis;
+    return;
+  }
+  cand.start_basis = adjusted.moved
+                         ? fmt::format("sbatch --test-only, then {} pending job(s) ahead wanting "
+                                       "{} GPU(s)",
+                                       adjusted.pending_ahead, adjusted.pending_gpus)
+                         : "sbatch --test-only";
+}
+
+}  // namespace
+
+void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& answer,
+                              const job::Request& request,
+                              const catalog::AcceleratorCatalog& catalog, const Policy& policy) {
+  if (!plan.deferred) return;
+  const std::size_t chosen = plan.deferred->candidate;
+  Candidate& cand = plan.candidates[chosen];
+  if (answer.ok()) {
+    ApplyEstimate(plan, chosen, plan.deferred->cluster, *answer, false, request, catalog);
+    cand.start_basis += ", with the submission";
+    plan.decision = Place(plan.candidates, policy, plan.now);
+    return;
+  }
+  // Submitted all the same: the only cluster that can run it.
+  cand.start.reset();
+  cand.start_basis = "";
+  cand.no_estimate = answer.status().message();
+  Verdict& v = plan.decision.verdicts[chosen];
+  v.start.reset();
+  v.reason = fmt::format("the only cluster that can run it (no start estimate: {})",
+                         cand.no_estimate);
+  plan.decision.summary = fmt::format(
+      "{}{}: {}", cand.cluster, cand.partition.empty() ? "" : "/" + cand.partition, v.reason);
+}
+
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,
               const PlanOptions& options) {
@@ -298,8 +362,15 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       certain[t.candidate] = backend::StartEstimate{plan.now, cand.partition, "", *why};
     }
   }
+  if (options.estimate_with_submission && tasks.size() == 1 && !certain[tasks[0].candidate]) {
+    // The only candidate: chosen whatever its estimate, which is asked
+    // with the submission instead (PlanOptions::estimate_with_submission).
+    plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster,
+                                           std::move(*asked[tasks[0].candidate])};
+  }
   for (const auto& t : tasks) {
-    if (certain[t.candidate]) continue;
+    const bool deferred = plan.deferred && plan.deferred->candidate == t.candidate;
+    if (certain[t.candidate] || deferred) continue;
     ++asking;
     backend::Backend* b = clusters[t.cluster].backend;
     // The thread owns its copy of the job and a share of the backend: it may
@@ -318,6 +389,12 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   }
   for (const auto& t : tasks) {
     Candidate& cand = plan.candidates[t.candidate];
+    if (plan.deferred && plan.deferred->candidate == t.candidate) {
+      // Provisional, so that it is chosen: the submission asks.
+      cand.start = plan.now;
+      cand.start_basis = "asked with the submission";
+      continue;
+    }
     const auto& answer = answers[t.candidate];
     if (!answer) {
       cand.no_estimate = fmt::format("no estimate within {} s", options.estimate_timeout.count() / 1000);
@@ -327,35 +404,8 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       cand.no_estimate = answer->status().message();
       continue;
     }
-    const cluster::Inventory& inv = *plan.clusters[t.cluster].inventory;
-    const std::string partition =
-        (*answer)->partition.empty() ? cand.partition : (*answer)->partition;
-    EstimateInput in;
-    in.now = plan.now;
-    in.test_only_start = (*answer)->start;
-    in.partitions = OverlappingPartitions(inv.description, partition);
-    // The GPU type as this cluster spells it.
-    in.gpus = JobGpus(request);
-    for (const auto& g : request.gpus) {
-      if (!g.type.empty()) {
-        for (const auto& [type, count] : translate::GpuTypesOf(inv.description)) {
-          if (type == g.type || catalog.Same(type, g.type)) in.gpu_type = type;
-        }
-      }
-    }
-    in.minutes = JobMinutes(request, inv.description, partition);
-    in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
-    const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
-    cand.start = adjusted.start;
-    if (certain[t.candidate]) {
-      cand.start_basis = certain[t.candidate]->basis;
-      continue;
-    }
-    cand.start_basis = adjusted.moved
-                           ? fmt::format("sbatch --test-only, then {} pending job(s) ahead wanting "
-                                         "{} GPU(s)",
-                                         adjusted.pending_ahead, adjusted.pending_gpus)
-                           : "sbatch --test-only";
+    ApplyEstimate(plan, t.candidate, t.cluster, **answer, certain[t.candidate].has_value(), request,
+                  catalog);
   }
   plan.decision = Place(plan.candidates, options.policy, plan.now);
   plan.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

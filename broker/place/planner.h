@@ -45,6 +45,12 @@ struct PlanOptions {
   std::vector<std::string> only;        // --sky-any-cluster=a,b
   std::string pinned;                   // --sky-infra=NAME
   std::time_t now = 0;                  // 0: the clock
+  // A job only one candidate can run, whose start its cluster's last look
+  // does not make certain, is not estimated here: no choice waits on the
+  // answer. The plan chooses it and names it (Plan::deferred); the caller
+  // submits with Backend::EstimateThenSubmit (one round trip, not two) and
+  // then calls CompleteDeferredEstimate. For submissions, never for explain.
+  bool estimate_with_submission = false;
 };
 
 struct ClusterResult {
@@ -63,6 +69,15 @@ struct Plan {
   std::vector<std::optional<translate::TranslatedJob>> jobs;
   Decision decision;
   std::chrono::milliseconds took{0};
+  // The chosen candidate's estimate, left to the submission
+  // (PlanOptions::estimate_with_submission): `probe` is the job as
+  // Backend::EstimateStart takes it.
+  struct DeferredEstimate {
+    std::size_t candidate = 0;
+    std::size_t cluster = 0;
+    translate::TranslatedJob probe;
+  };
+  std::optional<DeferredEstimate> deferred;
 
   const translate::TranslatedJob* chosen_job() const {
     return decision.chosen && jobs[*decision.chosen] ? &*jobs[*decision.chosen] : nullptr;
@@ -83,5 +98,12 @@ std::size_t TasksStillRunning();
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,
               const PlanOptions& options);
+
+// A deferred estimate's answer, as MakePlan would have taken it: the chosen
+// candidate's start, its basis and the decision's words. Without an answer
+// the choice stands (the job is submitted) with no start, and says why.
+void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& answer,
+                              const job::Request& request,
+                              const catalog::AcceleratorCatalog& catalog, const Policy& policy);
 
 }  // namespace skyslurm::place

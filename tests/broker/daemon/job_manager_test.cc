@@ -43,6 +43,8 @@ class FakeCluster final : public backend::Backend {
                                                std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": down");
+    ++estimates;
+    if (refuse_estimate) return UnavailableError(name_ + ": sbatch --test-only refused the job");
     const std::string partition = job.partitions.empty() ? d_.partitions.front().name : job.partitions[0];
     return backend::StartEstimate{std::time(nullptr) + start_in, partition, "n1", "test"};
   }
@@ -64,6 +66,15 @@ class FakeCluster final : public backend::Backend {
     jobs.push_back(j);
     ++submissions;
     return j.key;
+  }
+  backend::EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
+                                                 const backend::SubmitSpec& spec,
+                                                 std::chrono::milliseconds timeout) override {
+    {
+      std::lock_guard lock(mu_);
+      ++estimates_with_submissions;
+    }
+    return Backend::EstimateThenSubmit(probe, spec, timeout);
   }
   Result<std::vector<backend::JobInfo>> Queue(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
@@ -113,9 +124,9 @@ class FakeCluster final : public backend::Backend {
     for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLiveState(j.state) ? 1 : 0;
     return n;
   }
-  bool down = false, refuse = false;
+  bool down = false, refuse = false, refuse_estimate = false;
   std::time_t start_in = 0;
-  int submissions = 0;
+  int submissions = 0, estimates = 0, estimates_with_submissions = 0;
 
  private:
   std::mutex mu_;
@@ -210,6 +221,41 @@ TEST_F(JobManagerTest, ARetriedSubmissionIsTheSameJob) {
   EXPECT_EQ(again->job.slurm_id, first->job.slurm_id);
   EXPECT_EQ(Cluster("alpha").submissions, 1);
   EXPECT_TRUE(store_->OpenIntents()->empty());
+}
+
+TEST_F(JobManagerTest, AJobOnlyOneClusterCanRunIsEstimatedWithItsSubmission) {
+  Cluster("beta").start_in = 600;
+  JobInput in = Input();
+  in.args = {"--sky-infra=beta", "-p", "h100-cluster", "job.sh"};
+  auto placed = manager_->Submit({"sky-20260101-000000-000011", in, false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_EQ(Cluster("beta").estimates_with_submissions, 1);
+  EXPECT_EQ(Cluster("beta").estimates, 1);  // the one inside it: none asked before
+  EXPECT_EQ(Cluster("beta").submissions, 1);
+  const store::SkyJob job = Get("sky-20260101-000000-000011");
+  EXPECT_EQ(job.cluster, "beta");
+  EXPECT_GE(job.expected_start, std::time(nullptr) + 590);
+  EXPECT_THAT(job.reason, HasSubstr("in 10 min"));
+
+  // Two candidates and more: each estimated first, to choose.
+  auto chosen = manager_->Submit({"sky-20260101-000000-000012", Input(), false});
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ(Cluster("alpha").estimates_with_submissions, 0);
+  EXPECT_EQ(Cluster("beta").estimates_with_submissions, 1);  // still only the first job's
+}
+
+TEST_F(JobManagerTest, ASoleClustersRefusedEstimateLeavesTheJobSubmittedWithoutAStart) {
+  Cluster("beta").refuse_estimate = true;
+  JobInput in = Input();
+  in.args = {"--sky-infra=beta", "-p", "h100-cluster", "job.sh"};
+  auto placed = manager_->Submit({"sky-20260101-000000-000013", in, false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_EQ(Cluster("beta").submissions, 1);
+  const store::SkyJob job = Get("sky-20260101-000000-000013");
+  EXPECT_EQ(job.state, "PENDING");
+  EXPECT_EQ(job.expected_start, 0);
+  EXPECT_THAT(job.reason, HasSubstr("the only cluster that can run it (no start estimate: "
+                                    "beta: sbatch --test-only refused the job)"));
 }
 
 TEST_F(JobManagerTest, ARefusedSbatchIsTheJobsAnswerAndStaysOne) {
