@@ -20,7 +20,13 @@
 //
 //   2b. the same for A100 jobs pinned to gamma, which the ready user reaches
 //      through slurmrestd (access: rest), against native sbatch into gamma;
-//   build/bench/daemon_bench [jobs (200)] [clients (16)] [only: decide|submit|rest|migrate|death|cut]
+//   2c, 2d. 2 and 2b with every job held (--hold), routed and native: the
+//      submission path alone. The testbed's nodes run on this machine's two
+//      cores beside the controllers, so jobs that start (and end) during a
+//      sweep slow slurmctld's acceptance of the next ones; a site's compute
+//      nodes are other machines.
+//   build/bench/daemon_bench [jobs (200)] [clients (16)]
+//                            [only: decide|submit|rest|submit-held|rest-held|migrate|death|cut]
 #include <httplib.h>
 #include <json/json.h>
 #include <signal.h>
@@ -70,6 +76,12 @@ struct ThroughputCase {
   std::string script;
   std::string native_cluster;
   std::string native_script;
+  // Every job (routed and native) held (--hold): in the queue, never
+  // started. The testbed's nodes are processes on this machine's cores,
+  // beside every controller: jobs starting and ending while the sweep goes
+  // in load the same cores that accept it, which a site's compute nodes
+  // never do. Held, the figure is the submission path's alone.
+  bool held = false;
 };
 
 CommandOutput Run(std::vector<std::string> argv,
@@ -286,6 +298,7 @@ void Throughput(int jobs, int clients, const ThroughputCase& tc) {
       for (int i; (i = next++) < jobs;) {
         std::vector<std::string> args = {"--sky-managed", "-o", "/dev/null"};
         args.insert(args.end(), tc.args.begin(), tc.args.end());
+        if (tc.held) args.push_back("--hold");
         args.push_back("job.sh");
         if (!d.Submit(SkyId(i), args, tc.script, i == jobs / 2).isNull()) ++ok;
       }
@@ -323,7 +336,10 @@ void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < jobs;) {
-        if (On(tc.native_cluster, {"sbatch", "--parsable", "-o", "/dev/null", script}).success()) {
+        std::vector<std::string> argv = {"sbatch", "--parsable", "-o", "/dev/null"};
+        if (tc.held) argv.push_back("--hold");
+        argv.push_back(script);
+        if (On(tc.native_cluster, argv).success()) {
           ++native_ok;
         }
       }
@@ -421,6 +437,17 @@ int main(int argc, char** argv) {
     Throughput(jobs, clients,
                {"2b. the same pinned to gamma, reached through slurmrestd (access: rest)",
                 {"--sky-infra=gamma"}, kGammaScript, "gamma", kGammaNativeScript});
+  }
+  if (want("submit-held")) {
+    Throughput(jobs, clients,
+               {"2c. as 2, every job held (--hold): the submission path alone, no job starting "
+                "on this machine's cores",
+                {}, kScript, "alpha", kScript, true});
+  }
+  if (want("rest-held")) {
+    Throughput(jobs, clients,
+               {"2d. as 2b, every job held (--hold)", {"--sky-infra=gamma"}, kGammaScript, "gamma",
+                kGammaNativeScript, true});
   }
   if (want("migrate")) Migration();
   if (want("death")) {
