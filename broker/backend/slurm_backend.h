@@ -1,7 +1,8 @@
 // Slurm as a backend: the cluster's own commands (sinfo, squeue, scontrol,
 // sbatch, scancel), run by a CommandRunner: directly for the home cluster
 // (slurm_local.h), over the SSH pool for a peer (slurm_ssh.h). Scripts travel
-// on stdin, never inside a command line.
+// on stdin, never inside a command line a login shell reads (the agent's
+// bash may: estimate_then_submit.h).
 #pragma once
 
 #include <memory>

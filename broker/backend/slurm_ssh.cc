@@ -45,9 +45,11 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::Transla
                                                         std::chrono::milliseconds timeout) {
   // Through slurmrestd the submission is a request on a channel already
   // open: the estimate's command, then that request, cost about what one
-  // command holding both sbatch runs would.
+  // command holding both sbatch runs would. The scripts travel inside the
+  // command line, which only the agent's bash may read: a channel's login
+  // shell (csh) would not take their newlines.
   constexpr std::size_t kMaxInline = std::size_t{64} << 10;  // Linux takes 128 KiB per argument
-  if (rest_ || !spec.first_attempt || !spec.job.script_args.empty() ||
+  if (rest_ || !pool_->UsesAgents() || !spec.first_attempt || !spec.job.script_args.empty() ||
       probe.script.size() > kMaxInline || spec.job.script.size() > kMaxInline) {
     return Backend::EstimateThenSubmit(probe, spec, timeout);
   }

@@ -26,9 +26,10 @@ class SlurmSshBackend final : public SlurmBackend {
   bool uses_rest() const { return rest_; }
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   // One command through the agent (estimate_then_submit.h): one round trip
-  // instead of two. Through slurmrestd, for a retry (its tag is looked for
-  // first), a script with arguments (staged in a file) or a script too long
-  // to be one argument: estimate, then submit, as by default.
+  // instead of two. Through slurmrestd, without agents (a channel's login
+  // shell reads the line), for a retry (its tag is looked for first), a
+  // script with arguments (staged in a file) or a script too long to be one
+  // argument: estimate, then submit, as by default.
   EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
                                          const SubmitSpec& spec,
                                          std::chrono::milliseconds timeout) override;

@@ -174,6 +174,11 @@ bool SessionPool::RestUnavailable() const {
   return rest_unavailable_;
 }
 
+bool SessionPool::UsesAgents() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.agents && !agents_unavailable_;
+}
+
 Result<CommandOutput> SessionPool::Run(const Command& command) {
   if (command.argv.empty()) return InvalidArgumentError("no program given to run");
   const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;

@@ -58,6 +58,9 @@ class SessionPool {
   // slurmrestd could not start on the login node (none there, or it fails
   // at once); the reason is the error Rest() returned.
   bool RestUnavailable() const;
+  // Commands go through resident agents (bash reads their lines), not a
+  // channel each (the user's login shell, maybe csh, parses them).
+  bool UsesAgents() const;
 
   // Connects and authenticates (or reuses a live connection): the login
   // node is reachable and accepts us.

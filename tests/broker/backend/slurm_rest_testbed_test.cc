@@ -178,6 +178,29 @@ TEST_F(SlurmRestTestbedTest, EstimateThenSubmitIsOneCommandAndTheSameJob) {
   EXPECT_THAT(out, HasSubstr(" tz=unset"));
 }
 
+TEST_F(SlurmRestTestbedTest, WithoutAgentsTheScriptsNeverTravelInACommandLine) {
+  // A channel per command: the user's login shell (csh, maybe) reads each
+  // line, so the estimate and the submission go as two commands, each
+  // script on stdin.
+  auto targets = LoginTargets(tb_);
+  backend::SlurmSshBackend channels("gamma", targets.at("gamma"), {.agents = false});
+  backend::SubmitSpec spec = Spec("sky-20261201-000000-efefef");
+  auto trace = std::make_shared<trace::Trace>("test");
+  backend::EstimatedSubmission both;
+  {
+    trace::Install installed(trace);
+    both = channels.EstimateThenSubmit(spec.job, spec, std::chrono::seconds(30));
+  }
+  ASSERT_TRUE(both.key.ok()) << both.key.status().message();
+  submitted_.push_back(both.key->job_id);
+  EXPECT_TRUE(both.estimate.ok()) << both.estimate.status().message();
+  const std::string rendered = trace->Render();
+  EXPECT_THAT(rendered,
+              HasSubstr("ssh gamma: exec env -u SKYSLURM_ANY_CLUSTER TZ=UTC sbatch --test-only"));
+  EXPECT_THAT(rendered, ::testing::Not(HasSubstr("printf")));
+  EXPECT_THAT(trace->Counts(), HasSubstr("2 remote commands on new channels"));
+}
+
 TEST_F(SlurmRestTestbedTest, EstimateThenSubmitOfAJobSbatchRefusesSaysSbatchsWordsTwice) {
   backend::SubmitSpec spec = Spec("sky-20261201-000000-cdcdcd");
   spec.job.args.push_back("--partition=nosuchpartition");
