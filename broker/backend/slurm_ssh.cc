@@ -69,20 +69,18 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::Transla
                spec.job.script};
   both.timeout = timeout;
   EstimatedSubmission answer;
+  // Neither answer came back. A timeout stays one: the submission may have
+  // been made (the caller settles it by the job's tag).
+  auto neither = [&](const Status& why) {
+    const Status said = why.WithContext(name());
+    answer.estimate = said;
+    answer.key = said;
+    return answer;
+  };
   auto ran = pool_->Run(both);
-  if (!ran.ok()) {
-    // A timeout stays one: the submission may have been made (the caller
-    // settles it by the job's tag).
-    answer.estimate = ran.status().WithContext(name());
-    answer.key = ran.status().WithContext(name());
-    return answer;
-  }
+  if (!ran.ok()) return neither(ran.status());
   auto split = SplitEstimateThenSubmit(*ran, marker);
-  if (!split.ok()) {
-    answer.estimate = split.status().WithContext(name());
-    answer.key = split.status().WithContext(name());
-    return answer;
-  }
+  if (!split.ok()) return neither(split.status());
   answer.estimate = TestOnlyAnswer(std::move(split->first));
   auto submitted = Checked("sbatch", std::move(split->second));
   if (!submitted.ok()) {
