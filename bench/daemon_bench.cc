@@ -140,7 +140,7 @@ void DecisionRate() {
                              .cluster_answered = options.now,
                              .answered_now = true,
                              .queue_read = options.now,
-                             .copy = backend::JobInfo{.state = "PENDING"}};
+                             .copy = backend::JobInfo{.phase = backend::JobPhase::kPending, .state = "PENDING"}};
     (void)daemon::Decide(job, seen, policy);
     placed += spec.sky_id.empty() ? 0 : 1;
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "broker/backend/job_phase.h"
 #include "broker/cluster/inventory.h"
 #include "broker/job/sky_id.h"
 #include "broker/translate/translator.h"
@@ -73,7 +74,8 @@ struct EstimatedSubmission {
 struct JobInfo {
   JobKey key;
   std::string sky_id;  // "" when the job carries none
-  std::string state;   // Slurm's: PENDING, RUNNING, COMPLETED, ...
+  JobPhase phase = JobPhase::kUnknown;
+  std::string state;   // the backend's own word (Slurm's PENDING, REQUEUE_HOLD...), for display
   std::string reason;
   std::string partition;
   std::string user;

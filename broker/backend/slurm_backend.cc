@@ -233,7 +233,7 @@ Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Jobs(timeout));
   // Only a live job: an ended one (a managed job's preempted copy) must not
   // stand in for the one being submitted now.
-  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag || !IsLiveState(j.state); });
+  std::erase_if(all, [&](const JobInfo& j) { return j.sky_id != tag || !IsLive(j.phase); });
   return all;
 }
 
@@ -250,6 +250,7 @@ Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeo
     info.key = {name_, q.job_id};
     info.sky_id = SkyIdInComment(q.comment).value_or("");
     info.state = q.state;
+    info.phase = SlurmPhaseOf(q.state);
     info.reason = q.reason;
     info.partition = q.partition;
     info.user = q.user;

@@ -99,7 +99,7 @@ Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::mill
   if (!spec.first_attempt) {
     SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Queue(left()));
     for (const JobInfo& j : existing) {
-      if (j.sky_id == spec.sky_id && IsLiveState(j.state)) return j.key;
+      if (j.sky_id == spec.sky_id && IsLive(j.phase)) return j.key;
     }
   }
   // sbatch is only ever asked when slurmrestd made no job: the look above

@@ -5,12 +5,11 @@
 
 #include <algorithm>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/job_phase.h"
 #include "broker/daemon/job_manager.h"
 
 namespace skyslurm::daemon {
 
-using backend::IsLiveState;
 
 bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::JobInfo>& live) {
   // More than one live Slurm job carries this sky id (a cluster came back
@@ -19,7 +18,7 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
   if (live.size() < 2) return false;
   const backend::JobInfo* keep = nullptr;
   for (const auto& j : live) {
-    if (backend::IsWaitingState(j.state) || j.start_time == 0) continue;
+    if (backend::IsWaiting(j.phase) || j.start_time == 0) continue;
     if (keep == nullptr || j.start_time < keep->start_time) keep = &j;
   }
   if (keep == nullptr) {
@@ -32,7 +31,7 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
     if (&j == keep) continue;
     backend::Backend* b = BackendOf(j.key.cluster);
     if (b == nullptr) continue;
-    const bool pending = backend::IsWaitingState(j.state);
+    const bool pending = backend::IsWaiting(j.phase);
     if (!b->Cancel(j.key.job_id, pending, options_.queue_timeout).ok()) continue;
     (void)store_.SetCopyState(j.key.cluster, j.key.job_id, "CANCELLED");
     (void)store_.AddEvent(
@@ -40,12 +39,12 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
          j.key.cluster, j.key.job_id,
          fmt::format("{} copy {} cancelled; {} kept ({})", pending ? "pending" : "running",
                      j.key.ToString(), keep->key.ToString(),
-                     backend::IsWaitingState(keep->state) ? "the current copy" : "started first")});
+                     backend::IsWaiting(keep->phase) ? "the current copy" : "started first")});
   }
   if (job.cluster != keep->key.cluster || job.slurm_id != keep->key.job_id) {
     job.cluster = keep->key.cluster;
     job.slurm_id = keep->key.job_id;
-    job.state = backend::IsWaitingState(keep->state) ? "PENDING" : "RUNNING";
+    job.state = backend::IsWaiting(keep->phase) ? "PENDING" : "RUNNING";
     job.started = keep->start_time;
     (void)Record(job, EventKind::kKept, "this copy started first", job.cluster, job.slurm_id);
     return true;
@@ -71,10 +70,10 @@ void JobManager::SettleStaleCopies() {
     auto job = store_.Get(c.sky_id);
     if (!job.ok()) continue;
     if (job->cluster == c.cluster && job->slurm_id == c.slurm_id) continue;  // kept as current
-    if (seen && IsLiveState(seen->state) && !store::IsFinalState(job->state)) {
+    if (seen && backend::IsLive(seen->phase) && !store::IsFinalState(job->state)) {
       continue;  // the job lives on: ResolveCopies keeps the first to start
     }
-    if (seen && IsLiveState(seen->state)) {
+    if (seen && backend::IsLive(seen->phase)) {
       // The job has ended elsewhere: this copy must not run it again.
       backend::Backend* b = BackendOf(c.cluster);
       if (b == nullptr || !b->Cancel(c.slurm_id, false, options_.queue_timeout).ok()) continue;
@@ -113,8 +112,8 @@ std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
       continue;
     }
     const bool live = std::any_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
-      return j.key.job_id == c.slurm_id && IsLiveState(j.state) &&
-             backend::PhaseOf(j.state) != backend::SlurmPhase::kEnding;
+      return j.key.job_id == c.slurm_id && backend::IsLive(j.phase) &&
+             j.phase != backend::JobPhase::kEnding;
     });
     // scancel refuses a job that has already ended: the queue decides.
     if (live && !b->Cancel(c.slurm_id, false, options_.submit_timeout).ok()) {

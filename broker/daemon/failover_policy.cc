@@ -2,13 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/job_phase.h"
 
 namespace skyslurm::daemon {
-
-bool IsInfrastructureFailure(const std::string& s) {
-  return backend::IsInfrastructureFailure(backend::PhaseOf(s));
-}
 
 bool MovePays(std::time_t here, std::time_t there, int gain) { return there + gain <= here; }
 
@@ -40,10 +36,10 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   const backend::JobInfo& c = *seen.copy;
   const std::string slurm_reason = c.reason == "None" || c.reason.empty() ? "waiting" : c.reason;
-  const backend::SlurmPhase phase = backend::PhaseOf(c.state);
+  const backend::JobPhase phase = c.phase;
   // Held (REQUEUE_HOLD, a user's or admin's hold): it waits for whoever
   // holds it, here; moving it would start it elsewhere against their will.
-  const bool held = phase == backend::SlurmPhase::kHeld || c.reason.starts_with("JobHeld");
+  const bool held = phase == backend::JobPhase::kHeld || c.reason.starts_with("JobHeld");
   if (backend::IsWaiting(phase)) {
     if (job.state != "PENDING") return {Action::kRecord, "PENDING", slurm_reason};
     if (held) {
@@ -61,7 +57,7 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   // A state this version does not know is never taken for an end (the job
   // would be recorded ended, or run twice): the next look may tell more.
-  if (phase == backend::SlurmPhase::kUnknown) return {};
+  if (phase == backend::JobPhase::kUnknown) return {};
   if (backend::HasNodes(phase)) {
     if (job.state != "RUNNING") {
       return {Action::kRecord, "RUNNING",
@@ -78,17 +74,18 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
                           policy.max_restarts)};
     }
     return {
-        Action::kFinish, c.state,
+        Action::kFinish, std::string(backend::PhaseName(phase)),
         fmt::format("{} on {}; max_restarts ({}) used up", c.state, where, policy.max_restarts)};
   }
-  if (job.managed && phase != backend::SlurmPhase::kCompleted &&
-      phase != backend::SlurmPhase::kCancelled && job.restarts < job.retry_on_failure) {
+  if (job.managed && phase != backend::JobPhase::kCompleted &&
+      phase != backend::JobPhase::kCancelled && job.restarts < job.retry_on_failure) {
     return {
         Action::kRestart, "RECOVERING",
         fmt::format("{} on {} (exit status {}): retry {} of {} (--sky-retry-on-failure)", c.state,
                     where, (c.exit_code >> 8) & 0xff, job.restarts + 1, job.retry_on_failure)};
   }
-  return {Action::kFinish, c.state, fmt::format("{} on {}", c.state, where)};
+  return {Action::kFinish, std::string(backend::PhaseName(phase)),
+          fmt::format("{} on {}", c.state, where)};
 }
 
 }  // namespace skyslurm::daemon

@@ -46,7 +46,4 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
 // before the job's own cluster would.
 bool MovePays(std::time_t here, std::time_t there, int gain);
 
-// Slurm's final states that are the infrastructure's fault, not the job's.
-bool IsInfrastructureFailure(const std::string& slurm_state);
-
 }  // namespace skyslurm::daemon

@@ -6,12 +6,11 @@
 
 #include <set>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/job_phase.h"
 #include "broker/daemon/job_manager.h"
 
 namespace skyslurm::daemon {
 
-using backend::IsLiveState;
 
 void JobManager::SettleIntent(const store::Intent& intent) {
   std::lock_guard lock(LockFor(intent.sky_id));
@@ -45,12 +44,12 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     // A move cancels only a pending copy; where the copy is now decides.
     auto state_of_copy = [&](const std::vector<backend::JobInfo>& jobs) {
       for (const auto& j : jobs) {
-        if (j.key.job_id == intent.slurm_id && IsLiveState(j.state)) return j.state;
+        if (j.key.job_id == intent.slurm_id && IsLive(j.phase)) return j.phase;
       }
-      return std::string("CANCELLED");
+      return backend::JobPhase::kCancelled;
     };
-    std::string state = state_of_copy(*queue);
-    if (backend::IsWaitingState(state)) {
+    backend::JobPhase state = state_of_copy(*queue);
+    if (backend::IsWaiting(state)) {
       (void)b->Cancel(intent.slurm_id, true, options_.queue_timeout);
       auto again = b->Jobs(options_.queue_timeout);
       if (!again.ok()) return;
@@ -58,7 +57,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     }
     const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
     (void)store_.Apply([&] {
-      if (IsLiveState(state)) {
+      if (backend::IsLive(state)) {
         // It started before the move reached it: it stays where it runs.
         if (current && !store::IsFinalState(job->state)) {
           job->state = "RUNNING";
@@ -92,7 +91,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   (void)store_.Apply([&] {
     if (found != nullptr && store::IsFinalState(job->state)) {
       // Cancelled (or ended) meanwhile: the copy that did reach the cluster goes too.
-      if (IsLiveState(found->state))
+      if (backend::IsLive(found->phase))
         (void)b->Cancel(found->key.job_id, false, options_.queue_timeout);
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", "CANCELLED", Now()}));

@@ -7,7 +7,7 @@
 #include <future>
 #include <set>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/place/audit.h"
@@ -22,7 +22,6 @@
 // job_moves.cc (move a pending job). See docs/failover.md.
 namespace skyslurm::daemon {
 
-using backend::IsLiveState;
 
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : store_(store),
@@ -193,11 +192,11 @@ std::vector<QueueRow> JobManager::Queue() {
                                    : ws_.config.paths.user;
       for (const auto& j : it->second.jobs) {
         if (j.user != user) continue;
-        if (!IsLiveState(j.state)) continue;  // as squeue: what has not ended
+        if (!backend::IsLive(j.phase)) continue;  // as squeue: what has not ended
         QueueRow r{j.sky_id,     j.key.cluster,
                    j.key.job_id, j.user,
                    j.state,      j.reason,
-                   j.name,       backend::IsWaitingState(j.state) ? j.submit_time : j.start_time};
+                   j.name,       backend::IsWaiting(j.phase) ? j.submit_time : j.start_time};
         if (!j.sky_id.empty()) {
           // A sky job's row is its current copy; stale copies say so.
           auto sky = store_.Get(j.sky_id);
@@ -348,7 +347,7 @@ void JobManager::Tick() {
         for (const auto& j : view.jobs) {
           if (j.sky_id != job.sky_id) continue;
           if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) seen.copy = j;
-          if (IsLiveState(j.state)) copies.push_back(j);
+          if (backend::IsLive(j.phase)) copies.push_back(j);
         }
       }
       if (seen.cluster_answered == 0 && !v.error.empty()) {

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
@@ -14,7 +14,6 @@
 
 namespace skyslurm::daemon {
 
-using backend::IsLiveState;
 
 void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   const std::time_t now = Now();
@@ -86,10 +85,10 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   auto queue = b->Jobs(options_.queue_timeout);
   if (!queue.ok()) return;  // settled on a later tick from the intent
   for (const auto& j : *queue) {
-    if (j.key.job_id == old_id && IsLiveState(j.state)) {
+    if (j.key.job_id == old_id && backend::IsLive(j.phase)) {
       // It started before the cancel reached it: it stays where it is.
       (void)store_.EndIntent(*intent);
-      job.state = backend::IsWaitingState(j.state) ? "PENDING" : "RUNNING";
+      job.state = backend::IsWaiting(j.phase) ? "PENDING" : "RUNNING";
       (void)Record(job, EventKind::kMoveAbandoned,
                    "it started on " + old_cluster + " before the move", old_cluster, old_id);
       return;

@@ -83,7 +83,7 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
   // Nothing pending where these nodes are (a pending job may be ahead).
   const std::set<std::string> overlapping = OverlappingPartitions(d, partition);
   for (const auto& j : inventory.jobs) {
-    if (!backend::IsWaitingState(j.state)) continue;
+    if (!backend::IsWaiting(backend::SlurmPhaseOf(j.state))) continue;
     if (j.reason.starts_with("JobHeld") || j.reason == "Dependency" || j.reason == "BeginTime") {
       continue;  // cannot start now either way: not ahead
     }

@@ -67,7 +67,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   std::time_t latest_end = floor;
   for (const auto& j : queue) {
     // Holding GPUs (the probe's squeue lists pending and running jobs only).
-    if (!relevant(j) || !backend::HasNodes(backend::PhaseOf(j.state))) continue;
+    if (!relevant(j) || !backend::HasNodes(backend::SlurmPhaseOf(j.state))) continue;
     const std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;
     uses.push_back({in.now, end, j.TotalGpus()});
@@ -75,7 +75,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   }
   for (const auto& j : queue) {
     // Waiting to start; a held job waits for whoever holds it, not for GPUs.
-    if (!relevant(j) || backend::PhaseOf(j.state) != backend::SlurmPhase::kPending) continue;
+    if (!relevant(j) || backend::SlurmPhaseOf(j.state) != backend::JobPhase::kPending) continue;
     // Held by its user or an admin (priority 0): it starts when released,
     // never ahead of a job that can start.
     if (j.reason == "JobHeldUser" || j.reason == "JobHeldAdmin") continue;

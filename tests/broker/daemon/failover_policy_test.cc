@@ -1,5 +1,7 @@
 #include "broker/daemon/failover_policy.h"
 
+#include "broker/backend/slurm_state.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -30,6 +32,7 @@ Observation Seen(std::optional<std::string> slurm_state, std::time_t answered = 
     backend::JobInfo j;
     j.key = {"alpha", "42"};
     j.state = *slurm_state;
+    j.phase = backend::SlurmPhaseOf(j.state);
     j.reason = "Resources";
     o.copy = j;
   }

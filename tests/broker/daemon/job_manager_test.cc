@@ -54,7 +54,7 @@ class FakeCluster final : public backend::Backend {
     if (refuse) return UnavailableError(name_ + ": sbatch failed (exit 1): Invalid account");
     if (!spec.first_attempt) {
       for (const auto& j : jobs) {
-        if (j.sky_id == spec.sky_id && backend::IsLiveState(j.state)) return j.key;
+        if (j.sky_id == spec.sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state))) return j.key;
       }
     }
     backend::JobInfo j;
@@ -79,14 +79,16 @@ class FakeCluster final : public backend::Backend {
   Result<std::vector<backend::JobInfo>> Queue(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": down");
-    return jobs;
+    std::vector<backend::JobInfo> out = jobs;
+    for (auto& j : out) j.phase = backend::SlurmPhaseOf(j.state);
+    return out;
   }
   Status Cancel(const std::string& id, bool only_if_pending, std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": down");
     for (auto& j : jobs) {
       if (j.key.job_id != id) continue;
-      if (!backend::IsLiveState(j.state)) {
+      if (!backend::IsLive(backend::SlurmPhaseOf(j.state))) {
         return UnavailableError("scancel: error: Kill job error on job id " + id +
                                 ": Job/step already completing or completed");
       }
@@ -121,7 +123,7 @@ class FakeCluster final : public backend::Backend {
   int LiveWithTag(const std::string& sky_id) {
     std::lock_guard lock(mu_);
     int n = 0;
-    for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLiveState(j.state) ? 1 : 0;
+    for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state)) ? 1 : 0;
     return n;
   }
   bool down = false, refuse = false, refuse_estimate = false;
