@@ -244,9 +244,9 @@ struct Daemon {
     auto r = Call("GET", "/v1/jobs/" + sky_id);
     if (!r.ok()) return "";
     const Json::Value& j = (*r)["job"];
-    return j["slurm_id"].asString().empty()
+    return j["native_id"].asString().empty()
                ? ""
-               : j["cluster"].asString() + ":" + j["slurm_id"].asString();
+               : j["cluster"].asString() + ":" + j["native_id"].asString();
   }
 };
 

@@ -63,6 +63,11 @@ struct SubmitSpec {
   // left a job carrying it: the lookup that makes a retry idempotent is
   // skipped. Every retry (and anything resumed from saved state) leaves it false.
   bool first_attempt = false;
+  // Whether the cluster may restart the job by itself (after a node failure,
+  // a preemption). skyslurmd clears it for a managed job: it owns the
+  // restarts, and a cluster's own would hide the failure. Slurm honours it
+  // with --no-requeue; Kubernetes with backoffLimit 0 and restartPolicy Never.
+  bool restartable = true;
 };
 
 // A submission and the start estimate asked with it (EstimateThenSubmit).

@@ -279,6 +279,7 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
                     SkyTag(spec.sky_id));
   if (!spec.default_job_name.empty()) options.push_back("--job-name=" + spec.default_job_name);
   if (!spec.workdir.empty()) options.push_back("--chdir=" + spec.workdir);
+  if (!spec.restartable) options.push_back("--no-requeue");  // after the job's own --requeue
   if (spec.user_export || !spec.export_env.empty()) {
     std::string exports = spec.user_export.value_or("ALL");
     for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;

@@ -28,7 +28,7 @@ Json::Value JobJson(const store::SkyJob& j) {
   v["state"] = j.state;
   v["reason"] = j.reason;
   v["cluster"] = j.cluster;
-  v["slurm_id"] = j.slurm_id;
+  v["native_id"] = j.native_id;
   v["managed"] = j.managed;
   v["retry_on_failure"] = j.retry_on_failure;
   v["restarts"] = j.restarts;
@@ -174,7 +174,7 @@ ApiServer::ApiServer(JobManager& manager)
       ev["time"] = Json::Int64{e.time};
       ev["kind"] = e.kind;
       ev["cluster"] = e.cluster;
-      ev["slurm_id"] = e.slurm_id;
+      ev["native_id"] = e.native_id;
       ev["detail"] = e.detail;
       v["events"].append(ev);
     }
@@ -182,7 +182,7 @@ ApiServer::ApiServer(JobManager& manager)
     for (const auto& c : manager_.CopiesOf(job->sky_id)) {
       Json::Value cv(Json::objectValue);
       cv["cluster"] = c.cluster;
-      cv["slurm_id"] = c.slurm_id;
+      cv["native_id"] = c.native_id;
       cv["partition"] = c.partition;
       cv["state"] = c.state;
       cv["submitted"] = Json::Int64{c.submitted};
@@ -216,7 +216,7 @@ ApiServer::ApiServer(JobManager& manager)
       Json::Value row(Json::objectValue);
       row["sky_id"] = r.sky_id;
       row["cluster"] = r.cluster;
-      row["slurm_id"] = r.slurm_id;
+      row["native_id"] = r.native_id;
       row["user"] = r.user;
       row["state"] = r.state;
       row["reason"] = r.reason;

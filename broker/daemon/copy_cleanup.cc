@@ -23,7 +23,7 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
   }
   if (keep == nullptr) {
     for (const auto& j : live) {
-      if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) keep = &j;
+      if (j.key.cluster == job.cluster && j.key.job_id == job.native_id) keep = &j;
     }
   }
   if (keep == nullptr) keep = &live.front();
@@ -41,12 +41,12 @@ bool JobManager::ResolveCopies(store::SkyJob& job, const std::vector<backend::Jo
                      j.key.ToString(), keep->key.ToString(),
                      backend::IsWaiting(keep->phase) ? "the current copy" : "started first")});
   }
-  if (job.cluster != keep->key.cluster || job.slurm_id != keep->key.job_id) {
+  if (job.cluster != keep->key.cluster || job.native_id != keep->key.job_id) {
     job.cluster = keep->key.cluster;
-    job.slurm_id = keep->key.job_id;
+    job.native_id = keep->key.job_id;
     job.state = backend::IsWaiting(keep->phase) ? "PENDING" : "RUNNING";
     job.started = keep->start_time;
-    (void)Record(job, EventKind::kKept, "this copy started first", job.cluster, job.slurm_id);
+    (void)Record(job, EventKind::kKept, "this copy started first", job.cluster, job.native_id);
     return true;
   }
   return false;
@@ -62,29 +62,29 @@ void JobManager::SettleStaleCopies() {
       auto it = views_.find(c.cluster);
       if (it == views_.end() || !it->second.answered_now) continue;  // still silent
       for (const auto& j : it->second.jobs) {
-        if (j.key.job_id == c.slurm_id) seen = j;
+        if (j.key.job_id == c.native_id) seen = j;
       }
     }
     std::unique_lock lock(LockFor(c.sky_id), std::try_to_lock);
     if (!lock.owns_lock()) continue;
     auto job = store_.Get(c.sky_id);
     if (!job.ok()) continue;
-    if (job->cluster == c.cluster && job->slurm_id == c.slurm_id) continue;  // kept as current
+    if (job->cluster == c.cluster && job->native_id == c.native_id) continue;  // kept as current
     if (seen && backend::IsLive(seen->phase) && !store::IsFinalState(job->state)) {
       continue;  // the job lives on: ResolveCopies keeps the first to start
     }
     if (seen && backend::IsLive(seen->phase)) {
       // The job has ended elsewhere: this copy must not run it again.
       backend::Backend* b = BackendOf(c.cluster);
-      if (b == nullptr || !b->Cancel(c.slurm_id, false, options_.queue_timeout).ok()) continue;
-      (void)store_.SetCopyState(c.cluster, c.slurm_id, "CANCELLED");
+      if (b == nullptr || !b->Cancel(c.native_id, false, options_.queue_timeout).ok()) continue;
+      (void)store_.SetCopyState(c.cluster, c.native_id, "CANCELLED");
       (void)store_.AddEvent({0, c.sky_id, Now(),
                              std::string(EventName(EventKind::kDuplicateCancelled)), c.cluster,
-                             c.slurm_id,
+                             c.native_id,
                              fmt::format("stale copy {}:{} cancelled: {} has ended ({})", c.cluster,
-                                         c.slurm_id, c.sky_id, job->state)});
+                                         c.native_id, c.sky_id, job->state)});
     } else {
-      (void)store_.SetCopyState(c.cluster, c.slurm_id, "ENDED");
+      (void)store_.SetCopyState(c.cluster, c.native_id, "ENDED");
     }
   }
 }
@@ -112,15 +112,15 @@ std::vector<std::string> JobManager::CancelCopies(const store::SkyJob& job) {
       continue;
     }
     const bool live = std::any_of(queue->begin(), queue->end(), [&](const backend::JobInfo& j) {
-      return j.key.job_id == c.slurm_id && backend::IsLive(j.phase) &&
+      return j.key.job_id == c.native_id && backend::IsLive(j.phase) &&
              j.phase != backend::JobPhase::kEnding;
     });
     // scancel refuses a job that has already ended: the queue decides.
-    if (live && !b->Cancel(c.slurm_id, false, options_.submit_timeout).ok()) {
+    if (live && !b->Cancel(c.native_id, false, options_.submit_timeout).ok()) {
       unreachable.push_back(c.cluster);
       continue;
     }
-    (void)store_.SetCopyState(c.cluster, c.slurm_id, live ? "CANCELLED" : "ENDED");
+    (void)store_.SetCopyState(c.cluster, c.native_id, live ? "CANCELLED" : "ENDED");
   }
   return unreachable;
 }

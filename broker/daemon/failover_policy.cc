@@ -32,7 +32,7 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
     if (seen.queue_read < job.submitted + 5) return {};
     return {Action::kFinish, "GONE",
             fmt::format("{}:{} left the queue unseen; its result is unknown", job.cluster,
-                        job.slurm_id)};
+                        job.native_id)};
   }
   const backend::JobInfo& c = *seen.copy;
   const std::string slurm_reason = c.reason == "None" || c.reason.empty() ? "waiting" : c.reason;
@@ -61,12 +61,12 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   if (backend::HasNodes(phase)) {
     if (job.state != "RUNNING") {
       return {Action::kRecord, "RUNNING",
-              fmt::format("running on {}:{}", job.cluster, job.slurm_id)};
+              fmt::format("running on {}:{}", job.cluster, job.native_id)};
     }
     return {};
   }
   // A final state.
-  const std::string where = fmt::format("{}:{}", job.cluster, job.slurm_id);
+  const std::string where = fmt::format("{}:{}", job.cluster, job.native_id);
   if (job.managed && backend::IsInfrastructureFailure(phase)) {
     if (job.restarts < policy.max_restarts) {
       return {Action::kRestart, "RECOVERING",

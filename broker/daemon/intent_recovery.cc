@@ -44,18 +44,18 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     // A move cancels only a pending copy; where the copy is now decides.
     auto state_of_copy = [&](const std::vector<backend::JobInfo>& jobs) {
       for (const auto& j : jobs) {
-        if (j.key.job_id == intent.slurm_id && IsLive(j.phase)) return j.phase;
+        if (j.key.job_id == intent.native_id && IsLive(j.phase)) return j.phase;
       }
       return backend::JobPhase::kCancelled;
     };
     backend::JobPhase state = state_of_copy(*queue);
     if (backend::IsWaiting(state)) {
-      (void)b->Cancel(intent.slurm_id, true, options_.queue_timeout);
+      (void)b->Cancel(intent.native_id, true, options_.queue_timeout);
       auto again = b->Jobs(options_.queue_timeout);
       if (!again.ok()) return;
       state = state_of_copy(*again);
     }
-    const bool current = job->cluster == intent.cluster && job->slurm_id == intent.slurm_id;
+    const bool current = job->cluster == intent.cluster && job->native_id == intent.native_id;
     (void)store_.Apply([&] {
       if (backend::IsLive(state)) {
         // It started before the move reached it: it stays where it runs.
@@ -63,11 +63,11 @@ void JobManager::SettleIntent(const store::Intent& intent) {
           job->state = "RUNNING";
           SKY_RETURN_IF_ERROR(Record(*job, EventKind::kMoveAbandoned,
                                      "it started on " + intent.cluster + " before the move",
-                                     intent.cluster, intent.slurm_id));
+                                     intent.cluster, intent.native_id));
         }
         return store_.EndIntent(intent.id);
       }
-      SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.slurm_id, "CANCELLED"));
+      SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.native_id, "CANCELLED"));
       if (current && !store::IsFinalState(job->state)) {
         SKY_RETURN_IF_ERROR(
             DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, EventKind::kRecovered,
@@ -82,7 +82,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   // or already ended (a short job): it is adopted, never submitted again.
   std::set<std::string> known;
   if (auto copies = store_.Copies(job->sky_id); copies.ok()) {
-    for (const auto& c : *copies) known.insert(c.cluster + ":" + c.slurm_id);
+    for (const auto& c : *copies) known.insert(c.cluster + ":" + c.native_id);
   }
   const backend::JobInfo* found = nullptr;
   for (const auto& j : *queue) {
@@ -99,7 +99,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", found->state, Now()}));
       job->cluster = found->key.cluster;
-      job->slurm_id = found->key.job_id;
+      job->native_id = found->key.job_id;
       job->state = "PENDING";  // the next look records what it really is
       job->submitted = found->submit_time != 0 ? found->submit_time : Now();
       SKY_RETURN_IF_ERROR(Record(*job, EventKind::kRecovered,

@@ -47,18 +47,18 @@ std::mutex& JobManager::LockFor(const std::string& sky_id) {
 }
 
 Status JobManager::Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
-                          const std::string& cluster, const std::string& slurm_id) {
+                          const std::string& cluster, const std::string& native_id) {
   Status st = store_.Apply([&] {
     store::SkyJob j = job;
     j.updated = Now();
     SKY_RETURN_IF_ERROR(store_.Update(j));
     return store_.AddEvent(
-        {0, job.sky_id, Now(), std::string(EventName(kind)), cluster, slurm_id, detail});
+        {0, job.sky_id, Now(), std::string(EventName(kind)), cluster, native_id, detail});
   });
   if (options_.log) {
     options_.log(fmt::format(
         "{} {}{} {}", job.sky_id, EventName(kind),
-        cluster.empty() ? "" : " " + cluster + (slurm_id.empty() ? "" : ":" + slurm_id), detail));
+        cluster.empty() ? "" : " " + cluster + (native_id.empty() ? "" : ":" + native_id), detail));
   }
   return st;
 }
@@ -66,14 +66,14 @@ Status JobManager::Record(const store::SkyJob& job, EventKind kind, const std::s
 Status JobManager::DetachCopy(store::SkyJob& job, const std::string& copy_state,
                               const std::string& state, const std::string& reason, EventKind kind,
                               const std::string& detail) {
-  const std::string cluster = job.cluster, slurm_id = job.slurm_id;
+  const std::string cluster = job.cluster, native_id = job.native_id;
   return store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(store_.SetCopyState(cluster, slurm_id, copy_state));
+    SKY_RETURN_IF_ERROR(store_.SetCopyState(cluster, native_id, copy_state));
     job.cluster.clear();
-    job.slurm_id.clear();
+    job.native_id.clear();
     job.state = state;
     job.reason = reason;
-    return Record(job, kind, detail, cluster, slurm_id);
+    return Record(job, kind, detail, cluster, native_id);
   });
 }
 
@@ -95,16 +95,16 @@ std::vector<std::string> JobManager::DeadClusters() {
 Result<store::SkyJob> JobManager::Find(const std::string& id) {
   if (id.find(':') == std::string::npos) return store_.Get(id);
   const std::string cluster = id.substr(0, id.find(':'));
-  const std::string slurm_id = id.substr(id.find(':') + 1);
+  const std::string native_id = id.substr(id.find(':') + 1);
   SKY_ASSIGN_OR_RETURN(std::vector<store::SkyJob> all, store_.List(false));
   for (const auto& j : all) {
-    if (j.cluster == cluster && j.slurm_id == slurm_id) return j;
+    if (j.cluster == cluster && j.native_id == native_id) return j;
   }
   for (const auto& j : all) {
     auto copies = store_.Copies(j.sky_id);
     if (!copies.ok()) continue;
     for (const auto& c : *copies) {
-      if (c.cluster == cluster && c.slurm_id == slurm_id) return j;
+      if (c.cluster == cluster && c.native_id == native_id) return j;
     }
   }
   return NotFoundError(fmt::format("{} is not a job skyslurm tracks", id));
@@ -139,7 +139,7 @@ Status JobManager::Cancel(const std::string& id) {
   job.ended = Now();
   Status recorded = store_.Apply([&] {
     SKY_RETURN_IF_ERROR(
-        Record(job, EventKind::kCancelled, "skyslurm cancel", job.cluster, job.slurm_id));
+        Record(job, EventKind::kCancelled, "skyslurm cancel", job.cluster, job.native_id));
     return unreachable.empty() ? store_.EndIntent(intent) : OkStatus();
   });
   if (!recorded.ok()) return recorded;
@@ -152,13 +152,13 @@ Status JobManager::Cancel(const std::string& id) {
 }
 
 Result<std::string> JobManager::Output(const std::string& id) {
-  std::string cluster, slurm_id;
+  std::string cluster, native_id;
   if (auto job = Find(id); job.ok()) {
     cluster = job->cluster;
-    slurm_id = job->slurm_id;
+    native_id = job->native_id;
     if (id.find(':') != std::string::npos) {
       cluster = id.substr(0, id.find(':'));
-      slurm_id = id.substr(id.find(':') + 1);
+      native_id = id.substr(id.find(':') + 1);
     }
     if (cluster.empty()) {
       const std::string why =
@@ -168,13 +168,13 @@ Result<std::string> JobManager::Output(const std::string& id) {
     }
   } else if (id.find(':') != std::string::npos) {
     cluster = id.substr(0, id.find(':'));
-    slurm_id = id.substr(id.find(':') + 1);
+    native_id = id.substr(id.find(':') + 1);
   } else {
     return job.status();
   }
   backend::Backend* b = BackendOf(cluster);
   if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", cluster));
-  return b->Output(slurm_id, options_.queue_timeout);
+  return b->Output(native_id, options_.queue_timeout);
 }
 
 std::vector<QueueRow> JobManager::Queue() {
@@ -200,7 +200,7 @@ std::vector<QueueRow> JobManager::Queue() {
         if (!j.sky_id.empty()) {
           // A sky job's row is its current copy; stale copies say so.
           auto sky = store_.Get(j.sky_id);
-          if (sky.ok() && (sky->cluster != j.key.cluster || sky->slurm_id != j.key.job_id)) {
+          if (sky.ok() && (sky->cluster != j.key.cluster || sky->native_id != j.key.job_id)) {
             r.reason = "stale copy of " + j.sky_id;
           } else if (sky.ok()) {
             shown.insert(j.sky_id);
@@ -215,7 +215,7 @@ std::vector<QueueRow> JobManager::Queue() {
   if (auto live = store_.List(true); live.ok()) {
     for (const auto& j : *live) {
       if (shown.contains(j.sky_id)) continue;
-      rows.push_back({j.sky_id, j.cluster, j.slurm_id, j.owner, j.state, j.reason, "",
+      rows.push_back({j.sky_id, j.cluster, j.native_id, j.owner, j.state, j.reason, "",
                       j.submitted != 0 ? j.submitted : j.created});
     }
   }
@@ -346,7 +346,7 @@ void JobManager::Tick() {
         if (!view.answered_now) continue;
         for (const auto& j : view.jobs) {
           if (j.sky_id != job.sky_id) continue;
-          if (j.key.cluster == job.cluster && j.key.job_id == job.slurm_id) seen.copy = j;
+          if (j.key.cluster == job.cluster && j.key.job_id == job.native_id) seen.copy = j;
           if (backend::IsLive(j.phase)) copies.push_back(j);
         }
       }
@@ -366,8 +366,8 @@ void JobManager::Tick() {
           job.reason = d.reason;
           if (started && seen.copy) job.started = seen.copy->start_time;
           (void)Record(job, started ? EventKind::kStarted : EventKind::kState,
-                       d.state + ": " + d.reason, job.cluster, job.slurm_id);
-          if (started) (void)store_.SetCopyState(job.cluster, job.slurm_id, "RUNNING");
+                       d.state + ": " + d.reason, job.cluster, job.native_id);
+          if (started) (void)store_.SetCopyState(job.cluster, job.native_id, "RUNNING");
         }
         break;
       case Action::kWeighMove:
@@ -382,7 +382,7 @@ void JobManager::Tick() {
             DetachCopy(job, "STALE", d.state, d.reason, EventKind::kClusterLost,
                        d.reason + fmt::format("; the pending copy {}:{} is cancelled when {} "
                                               "answers again",
-                                              job.cluster, job.slurm_id, job.cluster));
+                                              job.cluster, job.native_id, job.cluster));
         if (st.ok())
           (void)PlaceAndSubmit(job, EventKind::kReplaced, d.reason, DeadClusters(), false);
         break;
@@ -400,8 +400,8 @@ void JobManager::Tick() {
         job.reason = d.reason;
         job.ended = now;
         if (seen.copy) job.exit_code = seen.copy->exit_code;
-        (void)store_.SetCopyState(job.cluster, job.slurm_id, "ENDED");
-        (void)Record(job, EventKind::kEnded, d.reason, job.cluster, job.slurm_id);
+        (void)store_.SetCopyState(job.cluster, job.native_id, "ENDED");
+        (void)Record(job, EventKind::kEnded, d.reason, job.cluster, job.native_id);
         break;
     }
   }

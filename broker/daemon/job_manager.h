@@ -57,7 +57,7 @@ struct SubmitAnswer {
 struct QueueRow {
   std::string sky_id;  // "" for a job skyslurm did not route
   std::string cluster;
-  std::string slurm_id;
+  std::string native_id;
   std::string user;
   std::string state;
   std::string reason;
@@ -130,7 +130,7 @@ class JobManager {
   backend::Backend* BackendOf(const std::string& cluster);
   std::mutex& LockFor(const std::string& sky_id);
   Status Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
-                const std::string& cluster = "", const std::string& slurm_id = "");
+                const std::string& cluster = "", const std::string& native_id = "");
   // Places the job (clusters in `avoid` left out) and submits it; records
   // the new copy. `kind`: kSubmitted, kMoved, kRestarted or kReplaced.
   Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,

@@ -75,7 +75,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
       fmt::format("{}; {}/{} starts it {} against {} on {}", why, best->cluster, best->partition,
                   place::FormatWait(*best->start, now), place::FormatWait(own, now), job.cluster);
   // Cancel the pending copy, only if it is still pending.
-  const std::string old_cluster = job.cluster, old_id = job.slurm_id;
+  const std::string old_cluster = job.cluster, old_id = job.native_id;
   auto intent = store_.BeginIntent({0, job.sky_id, "move", old_cluster, old_id, now});
   if (!intent.ok()) return;
   FaultPoint("move.intent");

@@ -73,10 +73,8 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
   }
   backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
-  if (job.managed) {
-    // skyslurm, not Slurm, owns the retry: a requeue would hide the failure.
-    spec.job.args.push_back("--no-requeue");
-  }
+  // skyslurm, not the cluster, owns a managed job's restarts.
+  spec.restartable = !job.managed;
   spec.first_attempt = first_attempt;
 
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
@@ -128,7 +126,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
                                         fmt::format("{}", fmt::join(spec.job.args, "\n")),
                                         spec.job.script, "PENDING", Now()}));
     job.cluster = key->cluster;
-    job.slurm_id = key->job_id;
+    job.native_id = key->job_id;
     job.state = "PENDING";
     job.reason = plan.decision.summary;
     job.submitted = Now();

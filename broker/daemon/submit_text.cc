@@ -10,26 +10,26 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
   const store::SkyJob& job = answer.job;
   // -Q/--quiet silences our notes as it does the command's own.
   const bool quiet = request.EffectiveByName("quiet") != nullptr;
-  if (job.slurm_id.empty() && store::IsFinalState(job.state)) {
+  if (job.native_id.empty() && store::IsFinalState(job.state)) {
     t.err = fmt::format("{}: error: skyslurm: {}\n", tool, job.reason);
     t.exit_code = 1;
     return t;
   }
-  if (job.slurm_id.empty()) {
+  if (job.native_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.
     t.err +=
         fmt::format("{}: skyslurm: {} is accepted ({}); skyslurmd submits it: skyslurm status {}\n",
                     tool, job.sky_id, job.reason, job.sky_id);
   } else if (request.parsable) {
-    t.out = fmt::format("{};{}\n", job.slurm_id, job.cluster);
+    t.out = fmt::format("{};{}\n", job.native_id, job.cluster);
   } else if (!quiet) {
-    t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.slurm_id, job.cluster);
+    t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.native_id, job.cluster);
   }
   if (quiet) return t;
   for (const auto& note : answer.notes)
     t.err += fmt::format("{}: skyslurm: warning: {}\n", tool, note);
-  if (!request.parsable && !job.slurm_id.empty() && !answer.home) {
+  if (!request.parsable && !job.native_id.empty() && !answer.home) {
     t.err += fmt::format(
         "{}: skyslurm: {} goes to cluster {} ({}); it runs in {} there, and files beside the "
         "script are not copied\n",

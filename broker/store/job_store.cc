@@ -70,6 +70,14 @@ CREATE TABLE intents (
 );
 CREATE INDEX intents_open ON intents(done);
 )sql",
+    // 2: a cluster's own job id is not always Slurm's (Kubernetes' jobs
+    // get one from skyslurmd): slurm_id becomes native_id.
+    R"sql(
+ALTER TABLE jobs RENAME COLUMN slurm_id TO native_id;
+ALTER TABLE copies RENAME COLUMN slurm_id TO native_id;
+ALTER TABLE events RENAME COLUMN slurm_id TO native_id;
+ALTER TABLE intents RENAME COLUMN slurm_id TO native_id;
+)sql",
 };
 
 // One prepared statement, finalized on scope exit.
@@ -118,7 +126,7 @@ class Stmt {
 };
 
 constexpr const char* kJobColumns =
-    "sky_id, owner, state, reason, cluster, slurm_id, input_json, managed, retry_on_failure, "
+    "sky_id, owner, state, reason, cluster, native_id, input_json, managed, retry_on_failure, "
     "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code";
 
 SkyJob JobFromRow(const Stmt& s) {
@@ -129,7 +137,7 @@ SkyJob JobFromRow(const Stmt& s) {
   j.state = s.Text(c++);
   j.reason = s.Text(c++);
   j.cluster = s.Text(c++);
-  j.slurm_id = s.Text(c++);
+  j.native_id = s.Text(c++);
   j.input_json = s.Text(c++);
   j.managed = s.Int(c++) != 0;
   j.retry_on_failure = static_cast<int>(s.Int(c++));
@@ -151,7 +159,7 @@ void BindJob(Stmt& s, const SkyJob& j) {
       .Bind(j.state)
       .Bind(j.reason)
       .Bind(j.cluster)
-      .Bind(j.slurm_id)
+      .Bind(j.native_id)
       .Bind(j.input_json)
       .Bind(std::int64_t{j.managed})
       .Bind(std::int64_t{j.retry_on_failure})
@@ -289,7 +297,7 @@ Status JobStore::Insert(const SkyJob& job) {
 Status JobStore::Update(const SkyJob& job) {
   return Apply([&] {
     Stmt s(db_,
-           "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, slurm_id=?, "
+           "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
            "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
            "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=? "
            "WHERE sky_id=?");
@@ -328,11 +336,11 @@ Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
 Status JobStore::AddCopy(const Copy& c) {
   return Apply([&] {
     Stmt s(db_,
-           "INSERT OR REPLACE INTO copies (sky_id, cluster, slurm_id, partition, args, script, "
+           "INSERT OR REPLACE INTO copies (sky_id, cluster, native_id, partition, args, script, "
            "state, submitted) VALUES (?,?,?,?,?,?,?,?)");
     s.Bind(c.sky_id)
         .Bind(c.cluster)
-        .Bind(c.slurm_id)
+        .Bind(c.native_id)
         .Bind(c.partition)
         .Bind(c.args)
         .Bind(c.script)
@@ -342,11 +350,11 @@ Status JobStore::AddCopy(const Copy& c) {
   });
 }
 
-Status JobStore::SetCopyState(const std::string& cluster, const std::string& slurm_id,
+Status JobStore::SetCopyState(const std::string& cluster, const std::string& native_id,
                               const std::string& state) {
   return Apply([&] {
-    Stmt s(db_, "UPDATE copies SET state=? WHERE cluster=? AND slurm_id=?");
-    s.Bind(state).Bind(cluster).Bind(slurm_id);
+    Stmt s(db_, "UPDATE copies SET state=? WHERE cluster=? AND native_id=?");
+    s.Bind(state).Bind(cluster).Bind(native_id);
     return s.Run("updating a copy");
   });
 }
@@ -361,7 +369,7 @@ Result<std::vector<Copy>> JobStore::CopiesInState(const std::string& state) {
 
 Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::string& value) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, fmt::format("SELECT sky_id, cluster, slurm_id, partition, args, script, state, "
+  Stmt s(db_, fmt::format("SELECT sky_id, cluster, native_id, partition, args, script, state, "
                           "submitted FROM copies WHERE {}=? ORDER BY submitted, rowid",
                           column)
                   .c_str());
@@ -380,8 +388,8 @@ Status JobStore::AddEvent(const Event& e) {
   return Apply([&] {
     Stmt s(
         db_,
-        "INSERT INTO events (sky_id, time, kind, cluster, slurm_id, detail) VALUES (?,?,?,?,?,?)");
-    s.Bind(e.sky_id).Bind(e.time).Bind(e.kind).Bind(e.cluster).Bind(e.slurm_id).Bind(e.detail);
+        "INSERT INTO events (sky_id, time, kind, cluster, native_id, detail) VALUES (?,?,?,?,?,?)");
+    s.Bind(e.sky_id).Bind(e.time).Bind(e.kind).Bind(e.cluster).Bind(e.native_id).Bind(e.detail);
     return s.Run("adding an event");
   });
 }
@@ -389,7 +397,7 @@ Status JobStore::AddEvent(const Event& e) {
 Result<std::vector<Event>> JobStore::Events(const std::string& sky_id) {
   std::lock_guard lock(mu_);
   Stmt s(db_,
-         "SELECT seq, sky_id, time, kind, cluster, slurm_id, detail FROM events WHERE sky_id=? "
+         "SELECT seq, sky_id, time, kind, cluster, native_id, detail FROM events WHERE sky_id=? "
          "ORDER BY seq");
   s.Bind(sky_id);
   std::vector<Event> out;
@@ -405,8 +413,8 @@ Result<std::int64_t> JobStore::BeginIntent(const Intent& i) {
   std::lock_guard lock(mu_);
   SKY_RETURN_IF_ERROR(Apply([&] {
     Stmt s(db_,
-           "INSERT INTO intents (sky_id, action, cluster, slurm_id, created) VALUES (?,?,?,?,?)");
-    s.Bind(i.sky_id).Bind(i.action).Bind(i.cluster).Bind(i.slurm_id).Bind(i.created);
+           "INSERT INTO intents (sky_id, action, cluster, native_id, created) VALUES (?,?,?,?,?)");
+    s.Bind(i.sky_id).Bind(i.action).Bind(i.cluster).Bind(i.native_id).Bind(i.created);
     return s.Run("writing an intent");
   }));
   return sqlite3_last_insert_rowid(db_);
@@ -423,7 +431,7 @@ Status JobStore::EndIntent(std::int64_t id) {
 Result<std::vector<Intent>> JobStore::OpenIntents() {
   std::lock_guard lock(mu_);
   Stmt s(db_,
-         "SELECT id, sky_id, action, cluster, slurm_id, created FROM intents WHERE done=0 ORDER BY "
+         "SELECT id, sky_id, action, cluster, native_id, created FROM intents WHERE done=0 ORDER BY "
          "id");
   std::vector<Intent> out;
   int rc;

@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct SkyJob {
   std::string sky_id;
@@ -38,7 +38,7 @@ struct SkyJob {
   std::string state = "SUBMITTING";
   std::string reason;
   std::string cluster;     // where its live copy is ("" before the first)
-  std::string slurm_id;    // that copy's Slurm job id
+  std::string native_id;    // that copy's Slurm job id
   std::string input_json;  // the job as the user gave it (daemon/job_input.h)
   bool managed = false;
   int retry_on_failure = 0;  // user-code failures to retry (--sky-retry-on-failure)
@@ -60,7 +60,7 @@ bool IsFinalState(const std::string& state);
 struct Copy {
   std::string sky_id;
   std::string cluster;
-  std::string slurm_id;
+  std::string native_id;
   std::string partition;
   std::string args;    // the translated options, one per line
   std::string script;  // the script as submitted there
@@ -76,7 +76,7 @@ struct Event {
   std::time_t time = 0;
   std::string kind;
   std::string cluster;
-  std::string slurm_id;
+  std::string native_id;
   std::string detail;
 };
 
@@ -87,7 +87,7 @@ struct Intent {
   std::string sky_id;
   std::string action;  // "submit", "cancel"
   std::string cluster;
-  std::string slurm_id;  // cancel: the copy
+  std::string native_id;  // cancel: the copy
   std::time_t created = 0;
 };
 
@@ -109,7 +109,7 @@ class JobStore {
   Result<std::vector<SkyJob>> List(bool live_only);
 
   Status AddCopy(const Copy& copy);
-  Status SetCopyState(const std::string& cluster, const std::string& slurm_id,
+  Status SetCopyState(const std::string& cluster, const std::string& native_id,
                       const std::string& state);
   Result<std::vector<Copy>> Copies(const std::string& sky_id);
   // Every copy in `state` (STALE: left on a cluster that stopped answering).

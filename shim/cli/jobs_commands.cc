@@ -73,7 +73,7 @@ int RunQueue(bool json) {
   for (const auto& j : (*answer)["jobs"]) {
     rows.push_back({j["sky_id"].asString().empty() ? "-" : j["sky_id"].asString(),
                     j["cluster"].asString().empty() ? "-" : j["cluster"].asString(),
-                    j["slurm_id"].asString().empty() ? "-" : j["slurm_id"].asString(),
+                    j["native_id"].asString().empty() ? "-" : j["native_id"].asString(),
                     j["user"].asString(), j["state"].asString(),
                     Elapsed(static_cast<std::time_t>(j["since"].asInt64()), now),
                     j["name"].asString(), j["reason"].asString()});
@@ -151,7 +151,7 @@ int RunStatus(const std::string& id, bool json) {
       "%s  %s%s\n", j["sky_id"].asCString(), j["state"].asCString(),
       j["cluster"].asString().empty()
           ? ""
-          : fmt::format(" on {}:{}", j["cluster"].asString(), j["slurm_id"].asString()).c_str());
+          : fmt::format(" on {}:{}", j["cluster"].asString(), j["native_id"].asString()).c_str());
   if (!j["reason"].asString().empty()) std::printf("  reason: %s\n", j["reason"].asCString());
   std::printf("  managed: %s  restarts: %d  moves: %d\n", j["managed"].asBool() ? "yes" : "no",
               j["restarts"].asInt(), j["moves"].asInt());
@@ -162,7 +162,7 @@ int RunStatus(const std::string& id, bool json) {
             ? ""
             // fmt: GCC 12 -O3's false -Wrestrict on ":" + string (bug 105651).
             : fmt::format("{}{}{}", e["cluster"].asString(),
-                          e["slurm_id"].asString().empty() ? "" : ":", e["slurm_id"].asString());
+                          e["native_id"].asString().empty() ? "" : ":", e["native_id"].asString());
     std::printf("  %s  %-18s %-10s %s\n", Time(e["time"].asInt64()).c_str(), e["kind"].asCString(),
                 where.c_str(), e["detail"].asCString());
   }

@@ -472,7 +472,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     for (const auto& j : *jobs) {
       if (j.key.job_id != key->job_id) continue;
       seen = true;
-      if (!backend::IsFinalState(j.state)) break;
+      if (!backend::IsFinal(j.phase)) break;
       // Slurm keeps a wait status: the exit code above 8 bits, a signal below.
       return WaitStatusExit(j.state, j.exit_code);
     }

@@ -17,7 +17,7 @@ store::SkyJob Job(const std::string& state, std::time_t submitted = kNow - 10) {
   j.sky_id = "sky-1";
   j.state = state;
   j.cluster = "alpha";
-  j.slurm_id = "42";
+  j.native_id = "42";
   j.submitted = submitted;
   return j;
 }

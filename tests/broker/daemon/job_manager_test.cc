@@ -220,7 +220,7 @@ TEST_F(JobManagerTest, ARetriedSubmissionIsTheSameJob) {
   EXPECT_TRUE(first->home);
   auto again = manager_->Submit({"sky-20260101-000000-000001", Input(), true});
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->job.slurm_id, first->job.slurm_id);
+  EXPECT_EQ(again->job.native_id, first->job.native_id);
   EXPECT_EQ(Cluster("alpha").submissions, 1);
   EXPECT_TRUE(store_->OpenIntents()->empty());
 }
@@ -286,7 +286,7 @@ std::string ReplacedFromBeta(JobManagerTest& t, FakeCluster& alpha, FakeCluster&
   now += 20;
   manager.Tick();  // silent for 20 s: re-placed
   (void)t;
-  return placed->job.slurm_id;
+  return placed->job.native_id;
 }
 
 TEST_F(JobManagerTest, CancelReachesACopyOnADeadClusterWhenItAnswersAgain) {
@@ -311,7 +311,7 @@ TEST_F(JobManagerTest, CancelReachesACopyOnADeadClusterWhenItAnswersAgain) {
 TEST_F(JobManagerTest, AStaleCopyOfAJobThatEndedElsewhereIsCancelledOnReturn) {
   const std::string on_beta = ReplacedFromBeta(*this, Cluster("alpha"), Cluster("beta"), *manager_, now_);
   const std::string id = "sky-20260101-000000-000003";
-  Cluster("alpha").Set(Get(id).slurm_id, "COMPLETED");
+  Cluster("alpha").Set(Get(id).native_id, "COMPLETED");
   now_ += 5;
   manager_->Tick();
   EXPECT_EQ(Get(id).state, "COMPLETED");
@@ -343,7 +343,7 @@ TEST_F(JobManagerTest, ACopyThatEndedBeforeACrashIsAdoptedNotRunAgain) {
   Restart();
   manager_->Tick();
   EXPECT_EQ(Cluster("alpha").submissions + Cluster("beta").submissions, 0);
-  EXPECT_EQ(Get(id).slurm_id, "77");
+  EXPECT_EQ(Get(id).native_id, "77");
   now_ += 10;
   manager_->Tick();
   EXPECT_EQ(Get(id).state, "COMPLETED");

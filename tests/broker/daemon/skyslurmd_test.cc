@@ -143,7 +143,7 @@ class DaemonTest : public TestbedTest {
     return s["job"]["state"].asString() == state;
   }
   static std::string Where(const Json::Value& s) {
-    return s["job"]["cluster"].asString() + ":" + s["job"]["slurm_id"].asString();
+    return s["job"]["cluster"].asString() + ":" + s["job"]["native_id"].asString();
   }
   static bool HasEvent(const Json::Value& s, const std::string& kind) {
     for (const auto& e : s["events"]) {
@@ -234,7 +234,7 @@ class DaemonTest : public TestbedTest {
         id,
         [](const Json::Value& v) {
           return v["job"]["cluster"].asString() == "alpha" &&
-                 !v["job"]["slurm_id"].asString().empty();
+                 !v["job"]["native_id"].asString().empty();
         },
         std::chrono::seconds(90));
     EXPECT_TRUE(HasEvent(s, "cluster-lost"));
@@ -249,7 +249,7 @@ class DaemonTest : public TestbedTest {
         id,
         [](const Json::Value& v) {
           return HasEvent(v, "duplicate-cancelled") && !v["job"]["cluster"].asString().empty() &&
-                 !v["job"]["slurm_id"].asString().empty();
+                 !v["job"]["native_id"].asString().empty();
         },
         std::chrono::seconds(90));
     EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
@@ -283,14 +283,15 @@ TEST_F(DaemonTest, AManagedJobIsTrackedQueuedLoggedAndCancelled) {
   EXPECT_TRUE(s["job"]["managed"].asBool());
   EXPECT_TRUE(HasEvent(s, "submitted"));
   EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
-  // --no-requeue: skyslurm, not Slurm, retries a managed job.
-  EXPECT_THAT(s["copies"][0]["args"].asString(), HasSubstr("--no-requeue"));
+  // Not restartable by Slurm (--no-requeue): skyslurm retries a managed job.
+  EXPECT_THAT(RunOn(tb_, "alpha", {"scontrol", "show", "job", s["job"]["native_id"].asString()}).out,
+              HasSubstr("Requeue=0"));
 
   CommandOutput queue = Sky({"queue"});
   EXPECT_EQ(queue.exit_code, 0) << queue.err;
   EXPECT_THAT(queue.out, ::testing::StartsWith("SKY_ID"));
   EXPECT_THAT(queue.out,
-              ::testing::ContainsRegex(id + " +alpha +" + s["job"]["slurm_id"].asString() +
+              ::testing::ContainsRegex(id + " +alpha +" + s["job"]["native_id"].asString() +
                                        " +root +RUNNING"));
   Json::Value qj = ParseJsonText(Sky({"queue", "--json"}).out);
   EXPECT_GE(qj["jobs"].size(), 1u);
@@ -392,7 +393,7 @@ TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
   const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
                                         "5", Script("job.sh", kRestartable)});
   Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
-  const std::string first = s["job"]["slurm_id"].asString();
+  const std::string first = s["job"]["native_id"].asString();
   const std::string node = Trim(RunOn(tb_, "gamma", {"squeue", "-h", "-j", first, "-o", "%N"}).out);
   ASSERT_FALSE(node.empty());
   // The testbed's ReturnToService=2 brings a DOWN node back the moment its
@@ -417,7 +418,7 @@ TEST_F(DaemonTest, AManagedJobOnANodeSetDownRestartsWithTheSameTaskId) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   EXPECT_EQ(s["job"]["restarts"].asInt(), 1);
-  EXPECT_NE(s["job"]["slurm_id"].asString(), first);
+  EXPECT_NE(s["job"]["native_id"].asString(), first);
   EXPECT_TRUE(HasEvent(s, "restarting"));
   EXPECT_EQ(RunOn(tb_, "gamma", {"sacct", "-n", "-X", "-j", first, "-o", "State"}).exit_code, 0);
   const std::string log = Sky({"logs", id}).out;
@@ -429,7 +430,7 @@ TEST_F(DaemonTest, AManagedJobPreemptedOnGammaRestarts) {
   const std::string id = SubmitManaged({"--sky-infra=gamma", "-N1", "--gpus-per-node=a100:8", "-t",
                                         "5", Script("job.sh", kRestartable)});
   Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
-  const std::string first = s["job"]["slurm_id"].asString();
+  const std::string first = s["job"]["native_id"].asString();
   // The hidden high-tier partition takes the job's node: it is preempted.
   Preempt(first);
   s = WaitFor(
@@ -544,7 +545,7 @@ class FaultTest : public DaemonTest {
     SCOPED_TRACE(point);
     EXPECT_TRUE(fs::exists(mark_)) << point << " was never reached";
     Json::Value s = WaitFor(id, [&](const Json::Value& v) {
-      return !v["job"]["slurm_id"].asString().empty() &&
+      return !v["job"]["native_id"].asString().empty() &&
              LiveCopies(id) == std::vector<std::string>{Where(v)};
     });
     EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s))) << point;
@@ -607,7 +608,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
                                           "-t", "5", Script("job.sh", kRestartable)});
     Json::Value running = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
     const int pid = DaemonPid();
-    Preempt(running["job"]["slurm_id"].asString());
+    Preempt(running["job"]["native_id"].asString());
     WaitGone(pid);
     EXPECT_FALSE(Alive(pid)) << point;
     EXPECT_TRUE(fs::exists(mark_)) << point;

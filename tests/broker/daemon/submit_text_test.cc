@@ -25,7 +25,7 @@ SubmitAnswer OnBeta() {
   SubmitAnswer a;
   a.job.sky_id = "sky-20261201-120000-abcdef";
   a.job.cluster = "beta";
-  a.job.slurm_id = "464";
+  a.job.native_id = "464";
   a.job.state = "PENDING";
   a.summary = "beta/h100: the earliest start (now)";
   a.notes = {"job.sh:3: module python: left as written"};
@@ -57,7 +57,7 @@ TEST(SubmitTextTest, ParsableQuietHomeAndManaged) {
 
 TEST(SubmitTextTest, RefusedOrNotYetOnACluster) {
   SubmitAnswer refused = OnBeta();
-  refused.job.slurm_id.clear();
+  refused.job.native_id.clear();
   refused.job.state = "REFUSED";
   refused.job.reason = "no cluster can run it";
   const SubmitText t = RenderSubmitted("sbatch", Parse({}), refused);

@@ -58,7 +58,7 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
     EXPECT_EQ((*store)->Insert(j).code(), StatusCode::kAlreadyExists);
     j.state = "PENDING";
     j.cluster = "beta";
-    j.slurm_id = "42";
+    j.native_id = "42";
     j.restarts = 2;
     ASSERT_TRUE((*store)->Update(j).ok());
     ASSERT_TRUE((*store)->Insert(Job("sky-2", 200)).ok());
@@ -69,7 +69,7 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
   ASSERT_TRUE(j.ok());
   EXPECT_EQ(j->state, "PENDING");
   EXPECT_EQ(j->cluster, "beta");
-  EXPECT_EQ(j->slurm_id, "42");
+  EXPECT_EQ(j->native_id, "42");
   EXPECT_TRUE(j->managed);
   EXPECT_EQ(j->restarts, 2);
   EXPECT_EQ((*store)->Get("sky-3").status().code(), StatusCode::kNotFound);
@@ -97,7 +97,7 @@ TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
   ASSERT_TRUE(open.ok());
   ASSERT_EQ(open->size(), 1u);
   EXPECT_EQ((*open)[0].action, "cancel");
-  EXPECT_EQ((*open)[0].slurm_id, "7");
+  EXPECT_EQ((*open)[0].native_id, "7");
 }
 
 TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
@@ -135,7 +135,66 @@ TEST_F(JobStoreTest, RefusesANewerSchema) {
   auto store = JobStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(),
-              HasSubstr("schema version 99, newer than this skyslurmd's 1"));
+              HasSubstr("schema version 99, newer than this skyslurmd's 2"));
+}
+
+// A database of the first schema (slurm_id) is migrated in place: its jobs,
+// copies, events and open intents keep their cluster ids as native_id.
+TEST_F(JobStoreTest, MigratesTheFirstSchemaKeepingEveryId) {
+  fs::create_directories(dir_ / "state");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"sql(
+CREATE TABLE jobs (sky_id TEXT PRIMARY KEY, owner TEXT NOT NULL, state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '', cluster TEXT NOT NULL DEFAULT '',
+  slurm_id TEXT NOT NULL DEFAULT '', input_json TEXT NOT NULL,
+  managed INTEGER NOT NULL DEFAULT 0, retry_on_failure INTEGER NOT NULL DEFAULT 0,
+  restarts INTEGER NOT NULL DEFAULT 0, moves INTEGER NOT NULL DEFAULT 0,
+  created INTEGER NOT NULL, updated INTEGER NOT NULL, submitted INTEGER NOT NULL DEFAULT 0,
+  expected_start INTEGER NOT NULL DEFAULT 0, started INTEGER NOT NULL DEFAULT 0,
+  ended INTEGER NOT NULL DEFAULT 0, exit_code INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX jobs_state ON jobs(state);
+CREATE TABLE copies (sky_id TEXT NOT NULL REFERENCES jobs(sky_id), cluster TEXT NOT NULL,
+  slurm_id TEXT NOT NULL, partition TEXT NOT NULL DEFAULT '', args TEXT NOT NULL DEFAULT '',
+  script TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT '', submitted INTEGER NOT NULL,
+  PRIMARY KEY (cluster, slurm_id));
+CREATE INDEX copies_sky ON copies(sky_id);
+CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, sky_id TEXT NOT NULL,
+  time INTEGER NOT NULL, kind TEXT NOT NULL, cluster TEXT NOT NULL DEFAULT '',
+  slurm_id TEXT NOT NULL DEFAULT '', detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX events_sky ON events(sky_id);
+CREATE TABLE intents (id INTEGER PRIMARY KEY AUTOINCREMENT, sky_id TEXT NOT NULL,
+  action TEXT NOT NULL, cluster TEXT NOT NULL DEFAULT '', slurm_id TEXT NOT NULL DEFAULT '',
+  created INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX intents_open ON intents(done);
+INSERT INTO jobs (sky_id, owner, state, cluster, slurm_id, input_json, created, updated)
+  VALUES ('sky-1', 'alice', 'PENDING', 'beta', '1219', '{}', 100, 100);
+INSERT INTO copies (sky_id, cluster, slurm_id, submitted) VALUES ('sky-1', 'beta', '1219', 100);
+INSERT INTO events (sky_id, time, kind, cluster, slurm_id) VALUES ('sky-1', 100, 'submitted', 'beta', '1219');
+INSERT INTO intents (sky_id, action, cluster, slurm_id, created) VALUES ('sky-1', 'move', 'beta', '1219', 100);
+PRAGMA user_version=1;
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ((*store)->schema_version(), 2);
+  auto job = (*store)->Get("sky-1");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->native_id, "1219");
+  auto copies = (*store)->Copies("sky-1");
+  ASSERT_TRUE(copies.ok());
+  ASSERT_EQ(copies->size(), 1u);
+  EXPECT_EQ((*copies)[0].native_id, "1219");
+  auto events = (*store)->Events("sky-1");
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].native_id, "1219");
+  auto intents = (*store)->OpenIntents();
+  ASSERT_TRUE(intents.ok());
+  ASSERT_EQ(intents->size(), 1u);
+  EXPECT_EQ((*intents)[0].native_id, "1219");
 }
 
 TEST(StatesTest, FinalOrLive) {
