@@ -12,14 +12,31 @@ Result<std::vector<JobInfo>> Backend::Jobs(std::chrono::milliseconds timeout) {
   return all;
 }
 
-EstimatedSubmission Backend::EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                                const SubmitSpec& spec,
+EstimatedSubmission Backend::EstimateThenSubmit(const SubmitSpec& spec,
                                                 std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   EstimatedSubmission both;
-  both.estimate = EstimateStart(probe, timeout);
+  both.estimate = EstimateStart(spec.job, timeout);
   both.key = Submit(spec, deadline.left());
   return both;
+}
+
+CheckAnswer Backend::Check(std::chrono::milliseconds timeout) {
+  CheckAnswer answer;
+  auto probe = Probe(timeout);
+  if (!probe.ok()) {
+    answer.verdict = "no answer";
+    answer.detail = probe.status().message();
+    return answer;
+  }
+  std::size_t usable = 0;
+  for (const auto& n : probe->description.nodes) {
+    if (n.usable()) ++usable;
+  }
+  answer.detail = fmt::format("{} partitions, {}/{} nodes usable",
+                              probe->description.partitions.size(), usable,
+                              probe->description.nodes.size());
+  return answer;
 }
 
 std::string SkyTag(const std::string& sky_id) { return "skyslurm:" + sky_id; }

@@ -13,6 +13,7 @@
 
 #include "broker/backend/job_phase.h"
 #include "broker/cluster/inventory.h"
+#include "broker/job/request.h"
 #include "broker/job/sky_id.h"
 #include "broker/translate/translator.h"
 #include "broker/util/status.h"
@@ -33,11 +34,23 @@ struct Capabilities {
   std::vector<std::pair<std::string, std::string>> unsupported;
 };
 
+// What `skyslurm check` shows of a cluster: whether it answers the way
+// every call will (connection, credentials, its controller), and what did.
+struct CheckAnswer {
+  std::string verdict = "ok";  // or what failed: "unreachable", "no answer", ...
+  std::string access_note;     // how it is reached beyond its entry ("rest+")
+  std::string detail;          // "slurm-wlm 22.05.8; 2 partitions, 3/3 nodes usable", or why not
+  bool ok() const { return verdict == "ok"; }
+};
+
 struct StartEstimate {
   std::time_t start = 0;       // when the job would start (UTC epoch)
   std::string partition;       // where
   std::string nodes;
-  std::string basis;           // "sbatch --test-only", "+ pending work ahead"...
+  std::string basis;           // how it was found: "sbatch --test-only", "free nodes now"...
+  // The answer already counts the jobs pending ahead of this one. Slurm
+  // 22.05's --test-only does not, so the planner adds them (start_estimate.h).
+  bool counts_work_ahead = false;
 };
 
 struct SubmitSpec {
@@ -89,14 +102,32 @@ struct JobInfo {
   int exit_code = 0;
 };
 
-class Backend {
+// Makes a job fit for one kind of cluster, or says why it cannot run there
+// (SkyPilot's clouds answer feasibility the same way): a pure function of
+// the request, the cluster's description and the site's settings. The
+// translated job is the backend's own (sbatch options for Slurm); nothing
+// above the backend reads it.
+class JobTranslator {
  public:
-  virtual ~Backend() = default;
+  virtual ~JobTranslator() = default;
+  virtual translate::Translation Translate(const job::Request& request,
+                                           const cluster::Description& target,
+                                           const translate::TranslateContext& context) const = 0;
+};
+
+class Backend : public JobTranslator {
+ public:
   virtual const std::string& name() const = 0;
+  // "slurm", "kubernetes": the `kind` of its cluster in the configuration.
+  virtual std::string_view kind() const = 0;
   virtual Capabilities capabilities() const = 0;
 
   // The cluster now: description, node states, GPUs in use, the queue.
   virtual Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) = 0;
+
+  // Reaches the cluster as every call will and says what answered. This
+  // default probes it: "N partitions, a/b nodes usable".
+  virtual CheckAnswer Check(std::chrono::milliseconds timeout);
 
   // When the cluster's own scheduler would start this job.
   virtual Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
@@ -108,13 +139,19 @@ class Backend {
   virtual Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) = 0;
 
   // For a job only this cluster can run (so no estimate has to come first to
-  // choose it): asks when `probe` (the job as EstimateStart takes it) would
-  // start, then submits `spec` whatever that answer was (sbatch has the last
-  // word), in one round trip where the backend can. This default is
-  // EstimateStart, then Submit.
-  virtual EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                                 const SubmitSpec& spec,
+  // choose it): asks when spec.job would start, then submits `spec` whatever
+  // that answer was (the cluster has the last word), in one round trip where
+  // the backend can. This default is EstimateStart, then Submit.
+  virtual EstimatedSubmission EstimateThenSubmit(const SubmitSpec& spec,
                                                  std::chrono::milliseconds timeout);
+
+  // The job just submitted as the next probe will list it (pending), for a
+  // cached view to count it without asking the cluster again; nullopt when
+  // the backend cannot tell (the view is then probed again).
+  virtual std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& /*spec*/,
+                                                     const JobKey& /*key*/) const {
+    return std::nullopt;
+  }
 
   // Every job in the cluster's queue (running, pending, and those ended a
   // short while ago), sky id or not.

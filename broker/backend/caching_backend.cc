@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "broker/job/request.h"
 
 namespace skyslurm::backend {
 
@@ -92,44 +91,6 @@ void CachingBackend::Refresh(std::chrono::milliseconds timeout) {
   (void)Probe(timeout);
 }
 
-namespace {
-
-// The job as the cluster's queue will list it, for the cached view: its
-// partition, nodes, GPUs and time limit, read as sbatch reads them.
-std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec, const JobKey& key) {
-  job::RequestInput in;
-  in.tool = job::Tool::kSbatch;
-  in.args = spec.job.args;
-  in.args.push_back("job.sh");
-  in.script_text = spec.job.script;
-  auto request = job::ParseRequest(in);
-  if (!request.ok()) return std::nullopt;
-  cluster::QueuedJob q;
-  q.job_id = key.job_id;
-  q.state = "PENDING";
-  q.reason = request->hold ? "JobHeldUser" : "Priority";
-  q.partition = spec.job.partitions.empty() ? "" : spec.job.partitions.front();
-  q.comment = SkyTag(spec.sky_id);
-  q.submit_time = std::time(nullptr);
-  q.nodes = request->nodes ? request->nodes->min : 1;
-  if (request->time_limit && request->time_limit->minutes) {
-    q.time_limit_minutes = *request->time_limit->minutes;
-  }
-  for (const auto& g : request->gpus) {
-    q.gpu_type = g.type;
-    if (g.scope == job::GpuAsk::Scope::kPerJob) {
-      q.gpus_per_job = g.count;
-    } else if (g.scope == job::GpuAsk::Scope::kPerTask) {
-      q.gpus_per_job = g.count * (request->ntasks ? *request->ntasks : q.nodes);
-    } else {
-      q.gpus_per_node = g.count;
-    }
-  }
-  return q;
-}
-
-}  // namespace
-
 void CachingBackend::Submitted(const SubmitSpec& spec, const Result<JobKey>& key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!key.ok()) {
@@ -138,7 +99,7 @@ void CachingBackend::Submitted(const SubmitSpec& spec, const Result<JobKey>& key
     ++invalidations_;
     return;
   }
-  if (auto q = AsQueued(spec, *key)) {
+  if (auto q = inner_.AsQueued(spec, *key)) {
     if (cached_) cached_->jobs.push_back(*q);
     if (last_good_) last_good_->jobs.push_back(*q);
     // A probe on its way may have read the queue before this job: it is
@@ -193,11 +154,10 @@ Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJ
   return answer;
 }
 
-EstimatedSubmission CachingBackend::EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                                       const SubmitSpec& spec,
+EstimatedSubmission CachingBackend::EstimateThenSubmit(const SubmitSpec& spec,
                                                        std::chrono::milliseconds timeout) {
   EstimatedSubmission answer;
-  const std::size_t key = EstimateKey(probe);
+  const std::size_t key = EstimateKey(spec.job);
   if (auto fresh = FreshEstimate(key)) {
     answer.estimate = *fresh;
     answer.key = Submit(spec, timeout);
@@ -214,7 +174,7 @@ EstimatedSubmission CachingBackend::EstimateThenSubmit(const translate::Translat
     answer.key = Submit(spec, left());
     return answer;
   }
-  answer = inner_.EstimateThenSubmit(probe, spec, left());
+  answer = inner_.EstimateThenSubmit(spec, left());
   if (answer.estimate.ok()) KeepEstimate(key, *answer.estimate);
   Submitted(spec, answer.key);
   return answer;

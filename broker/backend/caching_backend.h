@@ -39,11 +39,21 @@ class CachingBackend final : public Backend {
                  std::function<std::chrono::steady_clock::time_point()> clock = {});
 
   const std::string& name() const override { return inner_.name(); }
+  std::string_view kind() const override { return inner_.kind(); }
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override {
+    return inner_.Translate(request, target, context);
+  }
+  std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec,
+                                             const JobKey& key) const override {
+    return inner_.AsQueued(spec, key);
+  }
   Capabilities capabilities() const override { return inner_.capabilities(); }
   // A probe younger than the TTL is answered from the cache; failures are
   // not cached. One probe at a time: callers that miss while one is on its
   // way wait for its answer instead of asking the cluster again.
   Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
+  CheckAnswer Check(std::chrono::milliseconds timeout) override { return inner_.Check(timeout); }
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                       std::chrono::milliseconds timeout) override;
   // The job submitted joins the cached queue as pending (the next decision
@@ -53,8 +63,7 @@ class CachingBackend final : public Backend {
   // A fresh cached estimate of the same job is the answer and only the
   // submission goes out; else both go out together, the pair counting as
   // one estimate against the per-second limit.
-  EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                         const SubmitSpec& spec,
+  EstimatedSubmission EstimateThenSubmit(const SubmitSpec& spec,
                                          std::chrono::milliseconds timeout) override;
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override {
     return inner_.Queue(timeout);

@@ -99,6 +99,16 @@ Result<std::string> SlurmBackend::SlurmVersion(std::chrono::milliseconds timeout
   return Trim(out.out);  // "slurm-wlm 22.05.8" or "slurm 22.05.8"
 }
 
+CheckAnswer SlurmBackend::Check(std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  auto version = SlurmVersion(timeout);
+  if (!version.ok()) return {.verdict = "no answer", .detail = version.status().message()};
+  // The controller itself, not only the client.
+  CheckAnswer answer = Backend::Check(deadline.left());
+  if (answer.ok()) answer.detail = *version + "; " + answer.detail;
+  return answer;
+}
+
 Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   auto left = [&] { return deadline.left(); };
@@ -199,10 +209,67 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   return inv;
 }
 
+translate::Translation SlurmBackend::Translate(const job::Request& request,
+                                               const cluster::Description& target,
+                                               const translate::TranslateContext& context) const {
+  return translate::Translate(request, target, context);
+}
+
+// The job as squeue will list it: its partition, nodes, GPUs and time
+// limit, read as sbatch reads them.
+std::optional<cluster::QueuedJob> SlurmBackend::AsQueued(const SubmitSpec& spec,
+                                                         const JobKey& key) const {
+  job::RequestInput in;
+  in.tool = job::Tool::kSbatch;
+  in.args = spec.job.args;
+  in.args.push_back("job.sh");
+  in.script_text = spec.job.script;
+  auto request = job::ParseRequest(in);
+  if (!request.ok()) return std::nullopt;
+  cluster::QueuedJob q;
+  q.job_id = key.job_id;
+  q.state = "PENDING";
+  q.reason = request->hold ? "JobHeldUser" : "Priority";
+  q.partition = spec.job.partitions.empty() ? "" : spec.job.partitions.front();
+  q.comment = SkyTag(spec.sky_id);
+  q.submit_time = std::time(nullptr);
+  q.nodes = request->nodes ? request->nodes->min : 1;
+  if (request->time_limit && request->time_limit->minutes) {
+    q.time_limit_minutes = *request->time_limit->minutes;
+  }
+  for (const auto& g : request->gpus) {
+    q.gpu_type = g.type;
+    if (g.scope == job::GpuAsk::Scope::kPerJob) {
+      q.gpus_per_job = g.count;
+    } else if (g.scope == job::GpuAsk::Scope::kPerTask) {
+      q.gpus_per_job = g.count * (request->ntasks ? *request->ntasks : q.nodes);
+    } else {
+      q.gpus_per_node = g.count;
+    }
+  }
+  return q;
+}
+
 Command SlurmBackend::TestOnlyCommand(const translate::TranslatedJob& job) const {
   Command c;
   c.argv = {"sbatch", "--test-only"};
-  c.argv.insert(c.argv.end(), job.args.begin(), job.args.end());
+  const job::OptionTable tool_table(job.tool);
+  std::vector<std::string> args = job::RemoveOptions(
+      tool_table, job.args,
+      {job::Opt::kQuiet, job::Opt::kParsable, job::Opt::kWait, job::Opt::kVerbose});
+  if (job.tool != job::Tool::kSbatch) {
+    const job::OptionTable sbatch_table(job::Tool::kSbatch);
+    auto parsed = job::ParseArgs(tool_table, args, job::OperandPolicy::kStopAtFirst, "");
+    args.clear();
+    if (parsed.ok()) {
+      for (const auto& o : parsed->options) {
+        if (o.spec == nullptr || sbatch_table.Find(o.spec->name) == nullptr) continue;
+        args.push_back(o.value ? "--" + o.name + "=" + *o.value : "--" + o.name);
+      }
+    }
+  }
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  if (job.script.empty()) c.argv.push_back("--wrap=true");
   c.stdin_data = job.script;
   Prepare(c);
   return c;
@@ -268,10 +335,12 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   std::vector<std::string> options = {"--parsable"};
   // One --export, made below: the job's own (merged) would otherwise be
   // overridden by ours, the last one given.
+  // A terminal's sbatch options have no terminal here: the answer is read
+  // from --parsable.
+  std::vector<job::Opt> removed = {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable};
+  if (spec.user_export || !spec.export_env.empty()) removed.push_back(job::Opt::kExport);
   const std::vector<std::string> args =
-      spec.user_export || !spec.export_env.empty()
-          ? job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), spec.job.args, {job::Opt::kExport})
-          : spec.job.args;
+      job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), spec.job.args, removed);
   options.insert(options.end(), args.begin(), args.end());
   // The command line wins over the script's --comment: carry the user's
   // comment first, then the tag.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/backend/backend.h"
+#include "broker/translate/translator.h"
 #include "broker/util/command.h"
 
 namespace skyslurm::backend {
@@ -25,7 +26,14 @@ class SlurmBackend : public Backend {
                std::string slurm_bin_dir = "");
 
   const std::string& name() const override { return name_; }
+  std::string_view kind() const override { return "slurm"; }
   Capabilities capabilities() const override;
+  // translate::Translate: sbatch options respelled for the cluster.
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override;
+  // Read back from the sbatch options it was submitted with.
+  std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec,
+                                             const JobKey& key) const override;
   Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                       std::chrono::milliseconds timeout) override;
@@ -35,7 +43,8 @@ class SlurmBackend : public Backend {
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
 
-  // Slurm's version on that cluster ("22.05.8"), for skyslurm check.
+  // Slurm's version on that cluster ("slurm-wlm 22.05.8"), then the probe.
+  CheckAnswer Check(std::chrono::milliseconds timeout) override;
   Result<std::string> SlurmVersion(std::chrono::milliseconds timeout);
 
   // Module lists change rarely and listing them costs a login shell and
@@ -52,7 +61,9 @@ class SlurmBackend : public Backend {
   // becomes the job's).
   void Prepare(Command& command, bool utc = true) const;
   // sbatch --test-only for the job, prepared (the script on stdin), and
-  // its answer read.
+  // its answer read. It answers for any job: salloc's and srun's options
+  // that sbatch does not take are left out (and the command, which becomes
+  // a --wrap), and so are those that would silence or hold its answer.
   Command TestOnlyCommand(const translate::TranslatedJob& job) const;
   Result<StartEstimate> TestOnlyAnswer(Result<CommandOutput> out) const;
   // sbatch for the submission, not prepared, without its script: options
@@ -77,9 +88,10 @@ class SlurmBackend : public Backend {
   std::chrono::seconds module_cache_ttl_{0};
 };
 
-// The options a job is submitted with (--parsable first, then the job's own,
-// then skyslurm's: the tag in --comment, a default --job-name, --chdir, one
-// merged --export), the script on stdin.
+// The options a job is submitted with (--parsable first, then the job's own
+// but those of a terminal's sbatch: --wait, --quiet, --parsable; then
+// skyslurm's: the tag in --comment, a default --job-name, --chdir,
+// --no-requeue unless restartable, one merged --export), the script on stdin.
 std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec);
 
 // "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on

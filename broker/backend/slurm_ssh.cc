@@ -40,8 +40,7 @@ Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
   return facts;
 }
 
-EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                                        const SubmitSpec& spec,
+EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const SubmitSpec& spec,
                                                         std::chrono::milliseconds timeout) {
   // Through slurmrestd the submission is a request on a channel already
   // open: the estimate's command, then that request, cost about what one
@@ -50,11 +49,12 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::Transla
   // shell (csh) would not take their newlines.
   constexpr std::size_t kMaxInline = std::size_t{64} << 10;  // Linux takes 128 KiB per argument
   if (rest_ || !pool_->UsesAgents() || !spec.first_attempt || !spec.job.script_args.empty() ||
-      probe.script.size() > kMaxInline || spec.job.script.size() > kMaxInline) {
-    return Backend::EstimateThenSubmit(probe, spec, timeout);
+      spec.job.script.size() > kMaxInline) {
+    return Backend::EstimateThenSubmit(spec, timeout);
   }
   const Deadline deadline(timeout);
-  Command test_only = TestOnlyCommand(probe);
+  Command test_only = TestOnlyCommand(spec.job);
+  const std::string probe_script = test_only.stdin_data.value_or("");
   test_only.stdin_data.reset();  // given as $1
   Command submit = SubmitCommand(spec);
   Prepare(submit, /*utc=*/false);
@@ -65,7 +65,7 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const translate::Transla
                EstimateThenSubmitLine(ssh::AgentCommandLine(test_only),
                                       ssh::AgentCommandLine(submit), marker),
                "sh",
-               probe.script,
+               probe_script,
                spec.job.script};
   both.timeout = timeout;
   EstimatedSubmission answer;
@@ -143,6 +143,30 @@ Status SlurmSshBackend::Cancel(const std::string& job_id, bool only_if_pending,
     return answer.status().WithContext(name());
   }
   return RestAnswerOk(*answer).WithContext(name());
+}
+
+CheckAnswer SlurmSshBackend::Check(std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  if (Status s = pool_->Check(timeout); !s.ok()) {
+    return {.verdict = "unreachable", .detail = s.message()};
+  }
+  std::string rest;
+  if (rest_) {
+    // access: rest that cannot work is a fault to fix, not a fallback to hide.
+    auto pong = RestPing(deadline.left());
+    if (!pong.ok()) {
+      return {.verdict = "no slurmrestd",
+              .access_note = "rest+",
+              .detail = pong.status().message() +
+                        " (install Slurm's slurmrestd on the login node, or drop 'access: rest')"};
+    }
+    rest = fmt::format("; slurmrestd {} (API v0.0.38)", *pong);
+  }
+  CheckAnswer answer = SlurmBackend::Check(deadline.left());
+  if (rest_) answer.access_note = "rest+";
+  // After the version, before the partitions.
+  if (answer.ok()) answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);
+  return answer;
 }
 
 Result<std::string> SlurmSshBackend::RestPing(std::chrono::milliseconds timeout) {

@@ -24,14 +24,15 @@ class SlurmSshBackend final : public SlurmBackend {
   // Submissions and cancels through slurmrestd (access: rest).
   void UseRest(bool on) { rest_ = on; }
   bool uses_rest() const { return rest_; }
+  // The login node first (its connection), then slurmrestd when it is used.
+  CheckAnswer Check(std::chrono::milliseconds timeout) override;
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   // One command through the agent (estimate_then_submit.h): one round trip
   // instead of two. Through slurmrestd, without agents (a channel's login
   // shell reads the line), for a retry (its tag is looked for first), a
   // script with arguments (staged in a file) or a script too long to be one
   // argument: estimate, then submit, as by default.
-  EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                         const SubmitSpec& spec,
+  EstimatedSubmission EstimateThenSubmit(const SubmitSpec& spec,
                                          std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;

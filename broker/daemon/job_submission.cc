@@ -83,8 +83,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   auto key = [&] {
     trace::Span span("submit to " + target->name);
     if (!plan.deferred) return target->backend->Submit(spec, options_.submit_timeout);
-    auto both = target->backend->EstimateThenSubmit(plan.deferred->probe, spec,
-                                                    options_.submit_timeout);
+    auto both = target->backend->EstimateThenSubmit(spec, options_.submit_timeout);
     place::CompleteDeferredEstimate(plan, both.estimate, request, ws_.catalog, options.policy);
     if (kind == EventKind::kSubmitted) {
       AppendAudit(ws_.config.paths.state_dir,

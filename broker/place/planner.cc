@@ -182,6 +182,11 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   }
   in.minutes = JobMinutes(request, inv.description, partition);
   in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
+  if (answer.counts_work_ahead) {
+    cand.start = answer.start;
+    cand.start_basis = answer.basis;
+    return;
+  }
   const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
   cand.start = adjusted.start;
   if (certain) {
@@ -189,10 +194,9 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
     return;
   }
   cand.start_basis = adjusted.moved
-                         ? fmt::format("sbatch --test-only, then {} pending job(s) ahead wanting "
-                                       "{} GPU(s)",
-                                       adjusted.pending_ahead, adjusted.pending_gpus)
-                         : "sbatch --test-only";
+                         ? fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)",
+                                       answer.basis, adjusted.pending_ahead, adjusted.pending_gpus)
+                         : answer.basis;
 }
 
 }  // namespace
@@ -271,7 +275,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       base.unreachable = r.unreachable;
     } else {
       translate::TranslateContext ctx{home, &catalog, &c.settings, "", home_modules};
-      r.translation = translate::Translate(request, r.inventory->description, ctx);
+      r.translation = c.translator->Translate(request, r.inventory->description, ctx);
       if (!r.translation->ok()) base.infeasible = r.translation->reasons;
     }
     const bool runnable = base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty();
@@ -299,7 +303,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
         variant = job;
       } else {
         translate::TranslateContext ctx{home, &catalog, &c.settings, p, home_modules};
-        auto t = translate::Translate(request, r.inventory->description, ctx);
+        auto t = c.translator->Translate(request, r.inventory->description, ctx);
         cand.partition = p;
         if (!t.ok()) {
           cand.infeasible = t.reasons;
@@ -323,33 +327,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     }
   }
 
-  // Ask each scheduler, all at once. sbatch --test-only answers for any
-  // job: salloc's and srun's options that sbatch does not take are left out
-  // (and the command, which becomes a --wrap), and so are those that would
-  // silence or hold its answer.
-  const job::OptionTable tool_table(request.tool);
-  const job::OptionTable sbatch_table(job::Tool::kSbatch);
-  std::vector<std::optional<translate::TranslatedJob>> asked(plan.candidates.size());
-  for (const auto& t : tasks) {
-    translate::TranslatedJob probe = *plan.jobs[t.candidate];
-    probe.args = job::RemoveOptions(tool_table, probe.args,
-                                    {job::Opt::kQuiet, job::Opt::kParsable, job::Opt::kWait,
-                                     job::Opt::kVerbose});
-    if (request.tool != job::Tool::kSbatch) {
-      std::vector<std::string> kept;
-      auto parsed = job::ParseArgs(tool_table, probe.args, job::OperandPolicy::kStopAtFirst, "");
-      if (parsed.ok()) {
-        for (const auto& o : parsed->options) {
-          if (o.spec == nullptr || sbatch_table.Find(o.spec->name) == nullptr) continue;
-          kept.push_back(o.value ? "--" + o.name + "=" + *o.value : "--" + o.name);
-        }
-      }
-      probe.args = kept;
-      probe.script_args.clear();
-    }
-    if (probe.script.empty()) probe.args.push_back("--wrap=true");
-    asked[t.candidate] = std::move(probe);
-  }
+  // Ask each scheduler, all at once (each backend asks its own way).
   Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
   // Answers the cluster's last look makes certain: not asked (certain_start.h).
   std::vector<std::optional<backend::StartEstimate>> certain(plan.candidates.size());
@@ -365,8 +343,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   if (options.estimate_with_submission && tasks.size() == 1 && !certain[tasks[0].candidate]) {
     // The only candidate: chosen whatever its estimate, which is asked
     // with the submission instead (PlanOptions::estimate_with_submission).
-    plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster,
-                                           std::move(*asked[tasks[0].candidate])};
+    plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster};
   }
   for (const auto& t : tasks) {
     const bool deferred = plan.deferred && plan.deferred->candidate == t.candidate;
@@ -375,7 +352,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     backend::Backend* b = clusters[t.cluster].backend;
     // The thread owns its copy of the job and a share of the backend: it may
     // outlive this call, and the caller's workspace, when it is late.
-    auto job = std::make_shared<const translate::TranslatedJob>(std::move(*asked[t.candidate]));
+    auto job = std::make_shared<const translate::TranslatedJob>(*plan.jobs[t.candidate]);
     const auto timeout = options.estimate_timeout;
     estimates.Start(t.candidate, [b, owner = clusters[t.cluster].backend_owner, job, timeout] {
       trace::Span estimating("estimate " + b->name());

@@ -2,8 +2,10 @@
 // cluster at once (each with a deadline; a dead or slow one is reported
 // unreachable with its reason and never stalls the others), translate the
 // job for each, ask each cluster's own scheduler when each partition that
-// can run it would start it (sbatch --test-only, all at once), account for
-// the work pending ahead (start_estimate.h), and place (placement.h).
+// can run it would start it (Backend::EstimateStart, all at once), account
+// for the work pending ahead where the cluster's answer does not
+// (start_estimate.h), and place (placement.h). It never sees a backend's own
+// options (sbatch's, a Kubernetes manifest).
 #pragma once
 
 #include <chrono>
@@ -28,6 +30,9 @@ struct ClusterHandle {
   bool home = false;
   config::ClusterSettings settings;
   backend::Backend* backend = nullptr;              // a live cluster
+  // How a job is made fit for this cluster, or refused with reasons: its
+  // backend (live) or its kind's translator (offline). Never null.
+  std::shared_ptr<const backend::JobTranslator> translator;
   // Keeps `backend` (and what it wraps) alive for as long as a probe or an
   // estimate thread still uses it: a late thread outlives the call that
   // abandoned it, and may outlive the Workspace too (explain exits).
@@ -70,12 +75,10 @@ struct Plan {
   Decision decision;
   std::chrono::milliseconds took{0};
   // The chosen candidate's estimate, left to the submission
-  // (PlanOptions::estimate_with_submission): `probe` is the job as
-  // Backend::EstimateStart takes it.
+  // (PlanOptions::estimate_with_submission).
   struct DeferredEstimate {
     std::size_t candidate = 0;
     std::size_t cluster = 0;
-    translate::TranslatedJob probe;
   };
   std::optional<DeferredEstimate> deferred;
 

@@ -2,8 +2,6 @@
 
 #include <filesystem>
 
-#include "broker/job/argv_parser.h"
-#include "broker/job/option_table.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::place {
@@ -13,8 +11,6 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
   backend::SubmitSpec spec;
   spec.sky_id = context.sky_id;
   spec.job = job;
-  spec.job.args = job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), job.args,
-                                     {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable});
   if (!request.job_name && request.script_name != "(stdin)" && request.script_name != "(wrap)") {
     spec.default_job_name = std::filesystem::path(request.script_name).filename().string();
   }

@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include "broker/backend/caching_backend.h"
-#include "broker/backend/slurm_local.h"
-#include "broker/backend/slurm_ssh.h"
+#include "broker/backend/factory.h"
 
 namespace skyslurm::place {
 
@@ -40,6 +39,8 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   } else {
     SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(ws.config, ws.env));
   }
+  const backend::FactoryOptions factory{slurm_bin_dir, ws.config.paths.state_dir + "/cache",
+                                        ws.config.paths.clusters_file};
   for (const auto& entry : ws.registry.clusters()) {
     ClusterHandle h;
     h.name = entry.name;
@@ -48,45 +49,20 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     if (!ws.config.settings.Allowed(entry.name)) {
       h.excluded = "excluded by clusters_allowed/clusters_denied";
     }
-    std::shared_ptr<backend::SlurmBackend> slurm;
-    switch (entry.access) {
-      case cluster::ClusterEntry::Access::kDescriptionFile: {
-        auto d = cluster::ReadDescriptionFile(entry.description_file);
-        if (d.ok()) {
-          h.offline = std::move(*d);
-        } else {
-          h.unavailable = d.status().message();
-        }
-        break;
-      }
-      case cluster::ClusterEntry::Access::kLocal:
-        slurm = std::make_shared<backend::SlurmLocalBackend>(entry.name, entry.slurm_conf,
-                                                             entry.modulepath, slurm_bin_dir);
-        break;
-      case cluster::ClusterEntry::Access::kSsh:
-        if (entry.ssh) {
-          auto peer = std::make_shared<backend::SlurmSshBackend>(entry.name,
-                                                                 ssh::TargetFromConfig(*entry.ssh));
-          peer->UseRest(h.settings.access == "rest");
-          slurm = peer;
-        } else {
-          h.unavailable = fmt::format(
-              "{} is in skyslurm.yaml but not in {} (and has no slurm_conf or description)",
-              entry.name, ws.config.paths.clusters_file);
-        }
-        break;
-    }
-    if (slurm != nullptr && h.unavailable.empty()) {
-      slurm->CacheModules(ws.config.paths.state_dir + "/cache", std::chrono::hours(1));
+    backend::MadeCluster made = backend::MakeCluster(entry, h.settings, factory);
+    h.translator = made.translator;
+    h.offline = std::move(made.offline);
+    h.unavailable = made.unavailable;
+    if (made.backend != nullptr) {
       // The caching wrapper owns the backend it wraps (its deleter holds it).
-      std::shared_ptr<backend::Backend> caching(new backend::CachingBackend(*slurm, cache),
-                                                [inner = slurm](backend::Backend* b) { delete b; });
+      std::shared_ptr<backend::CachingBackend> caching(
+          new backend::CachingBackend(*made.backend, cache),
+          [inner = made.backend](backend::CachingBackend* b) { delete b; });
       h.backend = caching.get();
       h.backend_owner = caching;
-      ws.slurm.push_back(slurm.get());
-      ws.caching.push_back(static_cast<backend::CachingBackend*>(caching.get()));
+      h.translator = caching;
+      ws.caching.push_back(caching.get());
     } else {
-      ws.slurm.push_back(nullptr);
       ws.caching.push_back(nullptr);
     }
     ws.handles.push_back(std::move(h));

@@ -10,7 +10,6 @@
 
 #include "broker/backend/backend.h"
 #include "broker/backend/caching_backend.h"
-#include "broker/backend/slurm_backend.h"
 #include "broker/catalog/accelerators.h"
 #include "broker/cluster/registry.h"
 #include "broker/config/settings.h"
@@ -23,11 +22,10 @@ struct Workspace {
   config::LoadedConfig config;
   cluster::ClusterRegistry registry;
   catalog::AcceleratorCatalog catalog;
-  // One per cluster, in registry order (home first); their backends are
-  // caching, rate-limited wrappers (caching_backend.h) of `slurm`'s, owned
-  // by their handles (backend_owner).
+  // One per cluster, in registry order (home first), made by the backend
+  // factory (factory.h); their backends are caching, rate-limited wrappers
+  // (caching_backend.h), owned by their handles (backend_owner).
   std::vector<ClusterHandle> handles;
-  std::vector<backend::SlurmBackend*> slurm;  // per handle, null when offline
   std::vector<backend::CachingBackend*> caching;  // per handle: its backend, null when offline
   std::string home() const { return registry.home(); }
   // The handle of `cluster`, or null.

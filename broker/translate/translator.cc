@@ -89,6 +89,7 @@ class Translator {
     peer_ = target_.name != ctx_.home;
     job_.cluster = target_.name;
     job_.script_args = r_.script_args;
+    job_.tool = r_.tool;
 
     Portability();
     NodeNames();

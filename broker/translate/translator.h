@@ -35,6 +35,7 @@ struct TranslatedJob {
   // Every partition of the cluster that can run it, the chosen one first
   // (placement asks for an estimate in each).
   std::vector<std::string> fitting_partitions;
+  job::Tool tool = job::Tool::kSbatch;  // the command it was given to (salloc's, srun's options)
   std::vector<std::string> args;        // sbatch options for that cluster, before the script
   std::string script;                   // the script to submit there
   std::vector<std::string> script_args;

@@ -6,8 +6,7 @@
 #include <cstdio>
 #include <future>
 
-#include "broker/backend/slurm_backend.h"
-#include "broker/backend/slurm_ssh.h"
+#include "broker/backend/backend.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -26,8 +25,7 @@ int RunCheck() {
   for (std::size_t i = 0; i < ws->handles.size(); ++i) {
     const place::ClusterHandle& h = ws->handles[i];
     const cluster::ClusterEntry& entry = ws->registry.clusters()[i];
-    backend::SlurmBackend* slurm = ws->slurm[i];
-    checks.push_back(std::async(std::launch::async, [&h, &entry, slurm]() {
+    checks.push_back(std::async(std::launch::async, [&h, &entry]() {
       Row row;
       row.name = h.name;
       row.access = std::string(cluster::AccessName(entry.access));
@@ -41,53 +39,17 @@ int RunCheck() {
         row.ok = true;
         return row;
       }
-      if (slurm == nullptr) {
+      if (h.backend == nullptr) {
         row.ok = h.offline.has_value();
         row.verdict = row.ok ? "offline" : "unusable";
         row.detail = row.ok ? "described by " + entry.description_file : h.unavailable;
         return row;
       }
-      std::string rest;
-      if (auto* viassh = dynamic_cast<backend::SlurmSshBackend*>(slurm)) {
-        if (Status s = viassh->pool().Check(std::chrono::seconds(10)); !s.ok()) {
-          row.verdict = "unreachable";
-          row.detail = s.message();
-          return row;
-        }
-        if (viassh->uses_rest()) {
-          row.access = "rest+" + row.access;
-          // access: rest that cannot work is a fault to fix, not a fallback to hide.
-          auto pong = viassh->RestPing(std::chrono::seconds(10));
-          if (!pong.ok()) {
-            row.verdict = "no slurmrestd";
-            row.detail = pong.status().message() +
-                         " (install Slurm's slurmrestd on the login node, or drop 'access: rest')";
-            return row;
-          }
-          rest = fmt::format("; slurmrestd {} (API v0.0.38)", *pong);
-        }
-      }
-      auto version = slurm->SlurmVersion(std::chrono::seconds(15));
-      if (!version.ok()) {
-        row.verdict = "no answer";
-        row.detail = version.status().message();
-        return row;
-      }
-      // The controller itself, not only the client.
-      auto probe = h.backend->Probe(std::chrono::seconds(15));
-      if (!probe.ok()) {
-        row.verdict = "no answer";
-        row.detail = probe.status().message();
-        return row;
-      }
-      row.ok = true;
-      row.verdict = "ok";
-      std::size_t nodes = probe->description.nodes.size(), usable = 0;
-      for (const auto& n : probe->description.nodes) {
-        if (n.usable()) ++usable;
-      }
-      row.detail = fmt::format("{}{}; {} partitions, {}/{} nodes usable", *version, rest,
-                               probe->description.partitions.size(), usable, nodes);
+      const backend::CheckAnswer answer = h.backend->Check(std::chrono::seconds(15));
+      row.ok = answer.ok();
+      row.verdict = answer.verdict;
+      row.access = answer.access_note + row.access;
+      row.detail = answer.detail;
       return row;
     }));
   }

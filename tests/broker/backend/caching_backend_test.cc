@@ -16,6 +16,11 @@ class CountingBackend final : public Backend {
  public:
   const std::string& name() const override { return name_; }
   Capabilities capabilities() const override { return {"slurm", {}}; }
+  std::string_view kind() const override { return "slurm"; }
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override {
+    return translate::Translate(request, target, context);
+  }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     ++probes;
     if (probe_delay.count() > 0) std::this_thread::sleep_for(probe_delay);
@@ -114,19 +119,19 @@ TEST(CachingBackendTest, AnEstimateWithASubmissionIsCachedAndAFreshOneSparesTheA
   job.args = {"--gres=gpu:h100:1"};
   SubmitSpec spec;
   spec.job = job;
-  auto first = cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  auto first = cached.EstimateThenSubmit(spec, std::chrono::seconds(5));
   EXPECT_EQ(first.estimate->start, 42);
   EXPECT_EQ(first.key->job_id, "7");
   EXPECT_EQ(inner.estimates, 1);
   // Fresh: only the submission goes out; the submitted job joins the view.
-  auto second = cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  auto second = cached.EstimateThenSubmit(spec, std::chrono::seconds(5));
   EXPECT_EQ(second.estimate->start, 42);
   EXPECT_EQ(inner.estimates, 1);
   EXPECT_EQ(inner.submissions, 2);
   EXPECT_EQ(cached.EstimateStart(job, std::chrono::seconds(5))->start, 42);
   EXPECT_EQ(inner.estimates, 1);
   clock.now += std::chrono::seconds(2);
-  (void)cached.EstimateThenSubmit(job, spec, std::chrono::seconds(5));
+  (void)cached.EstimateThenSubmit(spec, std::chrono::seconds(5));
   EXPECT_EQ(inner.estimates, 2);
 }
 

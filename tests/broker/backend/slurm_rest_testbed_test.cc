@@ -152,12 +152,11 @@ TEST_F(SlurmRestTestbedTest, WhatSlurmrestdCannotTakeGoesThroughSbatch) {
 // one command (one round trip), and is the job a plain submission makes.
 TEST_F(SlurmRestTestbedTest, EstimateThenSubmitIsOneCommandAndTheSameJob) {
   backend::SubmitSpec spec = Spec("sky-20261201-000000-ababab");
-  translate::TranslatedJob probe = spec.job;
   auto trace = std::make_shared<trace::Trace>("test");
   backend::EstimatedSubmission both;
   {
     trace::Install installed(trace);
-    both = sbatch_->EstimateThenSubmit(probe, spec, std::chrono::seconds(30));
+    both = sbatch_->EstimateThenSubmit(spec, std::chrono::seconds(30));
   }
   ASSERT_TRUE(both.key.ok()) << both.key.status().message();
   submitted_.push_back(both.key->job_id);
@@ -189,7 +188,7 @@ TEST_F(SlurmRestTestbedTest, WithoutAgentsTheScriptsNeverTravelInACommandLine) {
   backend::EstimatedSubmission both;
   {
     trace::Install installed(trace);
-    both = channels.EstimateThenSubmit(spec.job, spec, std::chrono::seconds(30));
+    both = channels.EstimateThenSubmit(spec, std::chrono::seconds(30));
   }
   ASSERT_TRUE(both.key.ok()) << both.key.status().message();
   submitted_.push_back(both.key->job_id);
@@ -205,7 +204,7 @@ TEST_F(SlurmRestTestbedTest, EstimateThenSubmitOfAJobSbatchRefusesSaysSbatchsWor
   backend::SubmitSpec spec = Spec("sky-20261201-000000-cdcdcd");
   spec.job.args.push_back("--partition=nosuchpartition");
   spec.job.args.push_back("--job-name=ets-refused");
-  auto both = sbatch_->EstimateThenSubmit(spec.job, spec, std::chrono::seconds(30));
+  auto both = sbatch_->EstimateThenSubmit(spec, std::chrono::seconds(30));
   ASSERT_FALSE(both.estimate.ok());
   EXPECT_THAT(both.estimate.status().message(),
               HasSubstr("sbatch --test-only refused the job: sbatch: error: invalid partition"));

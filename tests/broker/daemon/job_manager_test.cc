@@ -34,6 +34,11 @@ class FakeCluster final : public backend::Backend {
   FakeCluster(std::string name, cluster::Description d) : name_(std::move(name)), d_(std::move(d)) {}
   const std::string& name() const override { return name_; }
   backend::Capabilities capabilities() const override { return {"slurm", {}}; }
+  std::string_view kind() const override { return "slurm"; }
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override {
+    return translate::Translate(request, target, context);
+  }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": Unable to contact slurm controller");
@@ -67,14 +72,13 @@ class FakeCluster final : public backend::Backend {
     ++submissions;
     return j.key;
   }
-  backend::EstimatedSubmission EstimateThenSubmit(const translate::TranslatedJob& probe,
-                                                 const backend::SubmitSpec& spec,
-                                                 std::chrono::milliseconds timeout) override {
+  backend::EstimatedSubmission EstimateThenSubmit(const backend::SubmitSpec& spec,
+                                                  std::chrono::milliseconds timeout) override {
     {
       std::lock_guard lock(mu_);
       ++estimates_with_submissions;
     }
-    return Backend::EstimateThenSubmit(probe, spec, timeout);
+    return Backend::EstimateThenSubmit(spec, timeout);
   }
   Result<std::vector<backend::JobInfo>> Queue(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
@@ -176,6 +180,7 @@ class JobManagerTest : public ::testing::Test {
       h.home = h.name == "alpha";
       h.settings = ws_.config.settings.For(h.name);
       h.backend = c.get();
+      h.translator = std::shared_ptr<const backend::JobTranslator>(std::shared_ptr<void>(), c.get());
       ws_.handles.push_back(h);
     }
     auto store = store::JobStore::Open((dir_ / "state" / "skyslurmd.db").string());

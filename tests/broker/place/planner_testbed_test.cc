@@ -48,6 +48,8 @@ class PlannerTestbedTest : public TestbedTest {
       handles[static_cast<std::size_t>(i)].home = i == 0;
       handles[static_cast<std::size_t>(i)].settings.name = names[i];
       handles[static_cast<std::size_t>(i)].backend = backends_[static_cast<std::size_t>(i)].get();
+      handles[static_cast<std::size_t>(i)].translator = std::shared_ptr<const backend::JobTranslator>(
+          std::shared_ptr<void>(), backends_[static_cast<std::size_t>(i)].get());
     }
     handles[2].settings.modules.renames["cuda"] = "CUDA";
     return handles;

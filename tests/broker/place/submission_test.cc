@@ -3,11 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "broker/backend/slurm_backend.h"
+
 namespace skyslurm::place {
 namespace {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::Not;
 using ::testing::Pair;
 
 job::Request Parse(std::vector<std::string> args, const std::string& script) {
@@ -36,7 +39,14 @@ TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
   backend::SubmitSpec spec = SpecFor(request, Job({"--chdir=run1", "--wait", "-N1"}), beta,
                                      {.sky_id = "sky-1", .env = &env});
   EXPECT_EQ(spec.sky_id, "sky-1");
-  EXPECT_THAT(spec.job.args, ElementsAre("--chdir=run1", "-N1"));  // --wait is the submitter's
+  // The job as translated; --wait is the submitter's, which sbatch never
+  // gets there, and a managed job is not Slurm's to requeue.
+  EXPECT_THAT(spec.job.args, ElementsAre("--chdir=run1", "--wait", "-N1"));
+  spec.restartable = false;
+  const std::vector<std::string> options = backend::SbatchSubmitOptions(spec);
+  EXPECT_THAT(options, Not(Contains("--wait")));
+  EXPECT_THAT(options, Contains("--no-requeue"));
+  EXPECT_THAT(options, Contains("-N1"));
   EXPECT_EQ(spec.workdir, "/scratch/alice/run1");
   EXPECT_EQ(spec.default_job_name, "job.sh");
   EXPECT_EQ(spec.user_export, "DATA,MODE=fast");
