@@ -11,4 +11,10 @@ namespace skyslurm {
 // anything else (Slurm's "N/A", "Unknown", "None").
 std::optional<std::time_t> ParseUtcTimestamp(std::string_view text);
 
+// RFC 3339, as Kubernetes writes times: "2026-12-02T01:48:28Z", with
+// optional fractional seconds and a Z or +hh:mm/-hh:mm offset.
+std::optional<std::time_t> ParseRfc3339(std::string_view text);
+// Seconds since the epoch as "2026-12-02T01:48:28Z".
+std::string FormatRfc3339(std::time_t t);
+
 }  // namespace skyslurm
