@@ -6,7 +6,7 @@
 namespace skyslurm::spank {
 namespace {
 
-constexpr std::array<OptionSpec, 5> kSpecs{{
+constexpr std::array<OptionSpec, 6> kSpecs{{
     {SkyOption::kAnyCluster, "sky-any-cluster", "[clusters]",
      "skyslurm: run the job on whichever cluster starts it first (optionally only among "
      "these comma-separated clusters)",
@@ -20,6 +20,9 @@ constexpr std::array<OptionSpec, 5> kSpecs{{
      ArgumentKind::kNone},
     {SkyOption::kRetryOnFailure, "sky-retry-on-failure", "N",
      "skyslurm: with --sky-managed, also restart the job up to N times when it fails",
+     ArgumentKind::kRequired},
+    {SkyOption::kImage, "sky-image", "image",
+     "skyslurm: on a Kubernetes cluster, run the job in this container image",
      ArgumentKind::kRequired},
 }};
 
@@ -71,6 +74,15 @@ std::string ValidateOptionValue(SkyOption id, const char* value) {
       return {};
     case SkyOption::kExplain:
     case SkyOption::kManaged:
+      return {};
+    case SkyOption::kImage:
+      if (absent) return "--sky-image needs a container image";
+      for (const char c : text) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\'' || c == '"') {
+          return "invalid --sky-image '" + std::string(text) +
+                 "': an image reference has no spaces or quotes";
+        }
+      }
       return {};
     case SkyOption::kRetryOnFailure: {
       int n = -1;

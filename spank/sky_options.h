@@ -15,6 +15,7 @@ enum class SkyOption {
   kExplain = 3,         // --sky-explain
   kManaged = 4,         // --sky-managed
   kRetryOnFailure = 5,  // --sky-retry-on-failure=N
+  kImage = 6,           // --sky-image=IMAGE (a Kubernetes cluster's container image)
 };
 
 enum class ArgumentKind { kNone = 0, kRequired = 1, kOptional = 2 };  // spank's has_arg

@@ -81,6 +81,10 @@ struct SubmitSpec {
   // restarts, and a cluster's own would hide the failure. Slurm honours it
   // with --no-requeue; Kubernetes with backoffLimit 0 and restartPolicy Never.
   bool restartable = true;
+  // The job's number on its cluster when the caller assigns it (skyslurmd
+  // does, for a cluster without ids of its own: Kubernetes); "" = the
+  // cluster's (Slurm's job id) or the backend's own choice.
+  std::string native_id;
 };
 
 // A submission and the start estimate asked with it (EstimateThenSubmit).

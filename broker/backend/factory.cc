@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "broker/kube/job_translator.h"
+#include "broker/config/paths.h"
+#include "broker/kube/kubeconfig.h"
+
+#include "broker/backend/kubernetes_backend.h"
 #include "broker/backend/slurm_local.h"
 #include "broker/backend/slurm_ssh.h"
 
@@ -17,11 +22,20 @@ class SlurmTranslator : public JobTranslator {
   }
 };
 
+class KubernetesTranslator : public JobTranslator {
+ public:
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override {
+    return kube::TranslateForKubernetes(request, target, context);
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<const JobTranslator> TranslatorFor(std::string_view kind) {
   static const auto slurm = std::make_shared<const SlurmTranslator>();
-  (void)kind;  // Slurm's is the only kind described by a file
+  static const auto kubernetes = std::make_shared<const KubernetesTranslator>();
+  if (kind == "kubernetes") return kubernetes;
   return slurm;
 }
 
@@ -30,6 +44,25 @@ MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::Cluste
   MadeCluster made;
   std::shared_ptr<SlurmBackend> slurm;
   switch (entry.access) {
+    case cluster::ClusterEntry::Access::kKubernetes: {
+      const std::string context = settings.context.empty() ? entry.name : settings.context;
+      const std::vector<std::string> files =
+          settings.kubeconfig.empty()
+              ? kube::KubeconfigFiles(options.kubeconfig_env, options.home)
+              : kube::KubeconfigFiles(config::ExpandHome(settings.kubeconfig, options.home),
+                                      options.home);
+      auto loaded = kube::LoadContext(files, context);
+      if (!loaded.ok()) {
+        made.unavailable = loaded.status().message();
+        made.translator = TranslatorFor("kubernetes");
+        return made;
+      }
+      auto k8s = std::make_shared<KubernetesBackend>(entry.name, settings, std::move(*loaded),
+                                                     options.exec_runner);
+      made.backend = k8s;
+      made.translator = k8s;
+      return made;
+    }
     case cluster::ClusterEntry::Access::kDescriptionFile: {
       auto d = cluster::ReadDescriptionFile(entry.description_file);
       if (d.ok()) {

@@ -23,6 +23,11 @@ struct FactoryOptions {
   std::string cache_dir;
   // Named in the message of an SSH cluster that has no entry there.
   std::string clusters_file;
+  // Kubernetes: $KUBECONFIG and the user's home (~/.kube/config), and what
+  // runs a kubeconfig's exec credential plugin.
+  std::string kubeconfig_env;
+  std::string home;
+  CommandRunner* exec_runner = nullptr;
 };
 
 struct MadeCluster {

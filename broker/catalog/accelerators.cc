@@ -88,11 +88,19 @@ std::optional<std::string> AcceleratorCatalog::Canonical(std::string_view spelli
   // Autodetect names carry a vendor prefix and variants the tables above
   // may not list ("nvidia_h100_80gb_hbm3e"): strip the prefix and try the
   // longest leading model name that is known.
+  // Kubernetes labels spell them with dashes (GPU feature discovery's
+  // "NVIDIA-H100-80GB-HBM3", GKE's "nvidia-tesla-t4"): the same words.
   std::string rest = lower;
-  for (std::string_view prefix : {"nvidia_", "tesla_", "amd_instinct_", "amd_", "instinct_"}) {
-    if (rest.starts_with(prefix)) {
-      rest.erase(0, prefix.size());
-      break;
+  std::replace(rest.begin(), rest.end(), '-', '_');
+  if (auto it = aliases_.find(rest); it != aliases_.end()) return it->second;
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (std::string_view prefix : {"nvidia_", "tesla_", "amd_instinct_", "amd_", "instinct_"}) {
+      if (rest.starts_with(prefix)) {
+        rest.erase(0, prefix.size());
+        stripped = true;
+        break;
+      }
     }
   }
   if (auto it = aliases_.find(rest); it != aliases_.end()) return it->second;

@@ -13,6 +13,7 @@ std::string_view AccessName(ClusterEntry::Access access) {
     case ClusterEntry::Access::kLocal: return "local";
     case ClusterEntry::Access::kSsh: return "ssh";
     case ClusterEntry::Access::kDescriptionFile: return "description file";
+    case ClusterEntry::Access::kKubernetes: return "kubernetes";
   }
   return "local";
 }
@@ -69,7 +70,9 @@ Result<ClusterRegistry> ClusterRegistry::FromConfig(const config::LoadedConfig& 
   auto configure = [&](ClusterEntry& e) {
     const config::ClusterSettings cs = s.For(e.name);
     e.home = e.name == registry.home_;
-    if (!cs.description.empty()) {
+    if (cs.kind == "kubernetes") {
+      e.access = ClusterEntry::Access::kKubernetes;
+    } else if (!cs.description.empty()) {
       e.access = ClusterEntry::Access::kDescriptionFile;
       e.description_file = config::ExpandHome(cs.description, config.paths.home);
     } else if (!cs.slurm_conf.empty()) {
@@ -115,6 +118,9 @@ Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runn
       return Describe({entry.name, &runner, entry.CommandEnv(), timeout});
     case ClusterEntry::Access::kSsh:
       break;
+    case ClusterEntry::Access::kKubernetes:
+      return FailedPreconditionError(fmt::format(
+          "{} is a Kubernetes cluster; describe it through its backend", entry.name));
   }
   return FailedPreconditionError(
       fmt::format("{} is reached over SSH; describe it through the SSH backend", entry.name));

@@ -1,7 +1,8 @@
 // The clusters a user can send jobs to, and how each is reached: the home
 // cluster's controller directly (its SLURM_CONF), a peer over SSH (its
 // ~/.slurm/config entry), a peer's controller directly (`slurm_conf` in the
-// settings), or only a description file (offline, for tests and admins).
+// settings), a Kubernetes cluster's API server (`kind: kubernetes`), or only
+// a description file (offline, for tests and admins).
 #pragma once
 
 #include <optional>
@@ -14,7 +15,9 @@
 namespace skyslurm::cluster {
 
 struct ClusterEntry {
-  enum class Access { kLocal, kSsh, kDescriptionFile };
+  // kKubernetes: its API server, with the user's kubeconfig (the settings'
+  // kind, context, kubeconfig and namespace).
+  enum class Access { kLocal, kSsh, kDescriptionFile, kKubernetes };
   std::string name;
   Access access = Access::kLocal;
   bool home = false;

@@ -207,6 +207,39 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       SKY_ASSIGN_OR_RETURN(c->modulepath, Scalar(file, v, key));
     } else if (key == "description") {
       SKY_ASSIGN_OR_RETURN(c->description, Scalar(file, v, key));
+    } else if (key == "kind") {
+      SKY_ASSIGN_OR_RETURN(c->kind, Scalar(file, v, key));
+      if (c->kind != "slurm" && c->kind != "kubernetes") {
+        return Bad(file, v, fmt::format("kind must be slurm or kubernetes, not '{}'", c->kind));
+      }
+    } else if (key == "context") {
+      SKY_ASSIGN_OR_RETURN(c->context, Scalar(file, v, key));
+    } else if (key == "kubeconfig") {
+      SKY_ASSIGN_OR_RETURN(c->kubeconfig, Scalar(file, v, key));
+    } else if (key == "namespace") {
+      SKY_ASSIGN_OR_RETURN(c->namespace_name, Scalar(file, v, key));
+    } else if (key == "images") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [a, b] : m) c->images[a] = b;
+    } else if (key == "default_image") {
+      SKY_ASSIGN_OR_RETURN(c->default_image, Scalar(file, v, key));
+    } else if (key == "image_pull_timeout") {
+      SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, v, key));
+      // A duration as the failover keys take it ("300", "300s", "5m").
+      FailoverSettings scratch;
+      const FailoverKey pull{"image_pull_timeout", &FailoverSettings::poll_interval, true};
+      if (Status st = SetFailover(pull, s, &scratch); !st.ok() || scratch.poll_interval <= 0) {
+        return Bad(file, v, fmt::format("image_pull_timeout must be a duration (300, 300s, 5m), "
+                                        "not '{}'",
+                                        s));
+      }
+      c->image_pull_timeout = scratch.poll_interval;
+    } else if (key == "gpu_labels") {
+      if (!v.IsSequence()) return Bad(file, v, "gpu_labels must be a list of node label keys");
+      for (const auto& item : v) {
+        SKY_ASSIGN_OR_RETURN(std::string label, Scalar(file, item, key));
+        c->gpu_labels.push_back(label);
+      }
     } else if (key == "access") {
       SKY_ASSIGN_OR_RETURN(c->access, Scalar(file, v, key));
       if (c->access != "ssh" && c->access != "rest") {
@@ -273,6 +306,14 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"description", "", "", "a cluster description file, instead of asking the cluster"},
       {"access", "", "", "ssh (default) or rest: submit and cancel through slurmrestd, started "
                          "as you over the SSH connection"},
+      {"kind", "", "", "slurm (default) or kubernetes"},
+      {"context", "", "", "kubernetes: the kubeconfig context (default: the cluster's name)"},
+      {"kubeconfig", "", "", "kubernetes: the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"},
+      {"namespace", "", "", "kubernetes: where jobs go (default: the context's namespace)"},
+      {"images", "", "", "kubernetes: a module the script loads -> the image it runs in"},
+      {"default_image", "", "", "kubernetes: the image of a job that names none and loads no mapped module"},
+      {"gpu_labels", "", "", "kubernetes: node label keys carrying the GPU type, before the usual ones"},
+      {"image_pull_timeout", "", "", "kubernetes: a pod unable to pull its image this long fails the job (default 300s)"},
   };
   return keys;
 }

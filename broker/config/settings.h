@@ -41,6 +41,23 @@ struct ClusterSettings {
   // "rest": submissions and cancels through slurmrestd, started as the user
   // over the cluster's SSH connection; "" or "ssh": its commands only.
   std::string access;
+  // The kind of cluster: "slurm" (default) or "kubernetes".
+  std::string kind = "slurm";
+  // Kubernetes: the kubeconfig context ("" = the cluster's name), the
+  // kubeconfig file(s) ("" = $KUBECONFIG or ~/.kube/config), the namespace
+  // ("" = the context's), the image a job runs in when it names none
+  // (--sky-image, --container-image): by the modules its script loads
+  // ("cuda/12.4" or "cuda"), else default_image; node label keys that carry
+  // a GPU's type beyond the usual ones.
+  std::string context;
+  std::string kubeconfig;
+  std::string namespace_name;
+  std::map<std::string, std::string> images;
+  std::string default_image;
+  std::vector<std::string> gpu_labels;
+  // Kubernetes: a pod that cannot pull its image this long fails the job
+  // (seconds), as a real cluster would leave it in ImagePullBackOff forever.
+  int image_pull_timeout = 300;
 };
 
 enum class OnBrokerError { kHome, kFail };

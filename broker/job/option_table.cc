@@ -166,6 +166,7 @@ constexpr OptionSpec kSkyOptions[] = {
     {"sky-infra", 0, Arg::kRequired, kAllTools, Opt::kSkyInfra},
     {"sky-managed", 0, Arg::kNone, kAllTools, Opt::kSkyManaged},
     {"sky-retry-on-failure", 0, Arg::kRequired, kAllTools, Opt::kSkyRetryOnFailure},
+    {"sky-image", 0, Arg::kRequired, kAllTools, Opt::kSkyImage},
 };
 
 constexpr std::array<OptionSpec, std::size(kSlurmOptions) + std::size(kSkyOptions)> Joined() {

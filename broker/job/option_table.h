@@ -36,7 +36,7 @@ enum class Opt : std::uint16_t {
   kParsable, kPartition, kQos, kQuiet, kReservation, kTestOnly, kTime, kTimeMin, kUid, kUsage,
   kVerbose, kVersion, kWait, kWrap,
   // skyslurm's own (registered by skyslurm.so)
-  kSkyAnyCluster, kSkyInfra, kSkyExplain, kSkyManaged, kSkyRetryOnFailure,
+  kSkyAnyCluster, kSkyInfra, kSkyExplain, kSkyManaged, kSkyRetryOnFailure, kSkyImage,
   // a SPANK option of another plugin (e.g. pyxis' --container-image)
   kSpank,
 };

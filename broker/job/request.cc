@@ -102,7 +102,8 @@ class Interpreter {
       case Opt::kSkyInfra:
       case Opt::kSkyExplain:
       case Opt::kSkyManaged:
-      case Opt::kSkyRetryOnFailure: return Sky(s, fail);
+      case Opt::kSkyRetryOnFailure:
+      case Opt::kSkyImage: return Sky(s, fail);
       case Opt::kSpank:
         if (s.name().starts_with("container")) r_.other_container_options.push_back(s.name());
         break;
@@ -148,6 +149,7 @@ class Interpreter {
       case Opt::kSkyInfra: which = SkyOption::kInfra; break;
       case Opt::kSkyExplain: which = SkyOption::kExplain; break;
       case Opt::kSkyManaged: which = SkyOption::kManaged; break;
+      case Opt::kSkyImage: which = SkyOption::kImage; break;
       case Opt::kSkyRetryOnFailure: which = SkyOption::kRetryOnFailure; break;
       default: break;
     }
@@ -165,6 +167,7 @@ class Interpreter {
       case SkyOption::kExplain: r_.sky.explain = true; break;
       case SkyOption::kManaged: r_.sky.managed = true; break;
       case SkyOption::kRetryOnFailure: r_.sky.retry_on_failure = std::stoi(*value); break;
+      case SkyOption::kImage: r_.sky.image = *value; break;
     }
     return OkStatus();
   }

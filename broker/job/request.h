@@ -54,6 +54,7 @@ struct SkyRequest {
   bool explain = false;
   bool managed = false;
   int retry_on_failure = 0;
+  std::optional<std::string> image;  // --sky-image: a Kubernetes cluster's container image
   bool wanted() const { return any_cluster || infra.has_value() || explain || managed; }
 };
 

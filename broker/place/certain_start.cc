@@ -22,7 +22,7 @@ bool SizeOnly(job::Opt id) {
     case Opt::kError: case Opt::kInput: case Opt::kHold: case Opt::kParsable: case Opt::kComment:
     case Opt::kChdir: case Opt::kExport: case Opt::kPartition: case Opt::kQuiet:
     case Opt::kVerbose: case Opt::kSkyAnyCluster: case Opt::kSkyInfra: case Opt::kSkyManaged:
-    case Opt::kSkyExplain: case Opt::kSkyRetryOnFailure:
+    case Opt::kSkyExplain: case Opt::kSkyRetryOnFailure: case Opt::kSkyImage:
       return true;
     default:
       return false;

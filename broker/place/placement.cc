@@ -71,6 +71,7 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     const Candidate& y = candidates[b];
     if (x.preference != y.preference) return x.preference > y.preference;
     if (x.home != y.home) return x.home;
+    if (x.overflow != y.overflow) return !x.overflow;
     if (x.partition_rank != y.partition_rank) return x.partition_rank < y.partition_rank;
     if (*x.start != *y.start) return *x.start < *y.start;
     return std::tie(x.cluster, x.partition) < std::tie(y.cluster, y.partition);
@@ -88,14 +89,17 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     }
     why = fmt::format("{} candidates start within {} s of each other ({}); ", tied.size(),
                       policy.tie_tolerance.count(), FormatWait(*w.start, now));
-    bool home_decided = false;
+    bool home_decided = false, kind_decided = false;
     for (std::size_t i : tied) {
       if (i != winner && candidates[i].home != w.home) home_decided = true;
+      if (i != winner && candidates[i].overflow != w.overflow) kind_decided = true;
     }
     if (pref_decided) {
       why += fmt::format("preference {} wins", w.preference);
     } else if (home_decided) {
       why += "the home cluster wins the tie";
+    } else if (kind_decided) {
+      why += "a Slurm cluster wins the tie over Kubernetes";
     } else if (w.partition_rank == 0) {
       why += fmt::format("{}'s first choice of partition wins", w.cluster);
     } else {

@@ -2,8 +2,9 @@
 // partition) with what is known of it in, the choice and one verdict per
 // candidate out. The earliest estimated start wins; estimates within the tie
 // tolerance (default 60 s) count as equal, and then the configured
-// preference (higher wins), then the home cluster, then the cluster's own
-// first choice of partition, then the earlier start.
+// preference (higher wins), then the home cluster, then a Slurm cluster over
+// an overflow one (Kubernetes), then the cluster's own first choice of
+// partition, then the earlier start.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,8 @@ struct Candidate {
   std::string cluster;
   std::string partition;       // "" when the cluster is out before partitions matter
   bool home = false;
+  // Kubernetes (or cloud): a Slurm cluster wins a tie against it.
+  bool overflow = false;
   int preference = 0;
   // Among one cluster's partitions: 0 for the one translation chose (the
   // user's, else the default), then 1, 2...: a tie goes to the lower.

@@ -268,6 +268,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     Candidate base;
     base.cluster = c.name;
     base.home = c.home;
+    base.overflow = c.kind != "slurm";
     base.preference = c.settings.preference;
     if (!c.excluded.empty()) {
       base.excluded = c.excluded;

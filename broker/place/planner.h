@@ -28,6 +28,7 @@ namespace skyslurm::place {
 struct ClusterHandle {
   std::string name;
   bool home = false;
+  std::string kind = "slurm";  // the backend's kind (config `kind`)
   config::ClusterSettings settings;
   backend::Backend* backend = nullptr;              // a live cluster
   // How a job is made fit for this cluster, or refused with reasons: its

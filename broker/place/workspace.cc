@@ -39,13 +39,19 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   } else {
     SKY_ASSIGN_OR_RETURN(ws.registry, cluster::ClusterRegistry::FromConfig(ws.config, ws.env));
   }
-  const backend::FactoryOptions factory{slurm_bin_dir, ws.config.paths.state_dir + "/cache",
-                                        ws.config.paths.clusters_file};
+  static LocalCommandRunner exec_runner;  // kubeconfig exec credential plugins
+  const backend::FactoryOptions factory{slurm_bin_dir,
+                                        ws.config.paths.state_dir + "/cache",
+                                        ws.config.paths.clusters_file,
+                                        ws.env.Get("KUBECONFIG").value_or(""),
+                                        ws.config.paths.home,
+                                        &exec_runner};
   for (const auto& entry : ws.registry.clusters()) {
     ClusterHandle h;
     h.name = entry.name;
     h.home = entry.home;
     h.settings = ws.config.settings.For(entry.name);
+    h.kind = h.settings.kind;
     if (!ws.config.settings.Allowed(entry.name)) {
       h.excluded = "excluded by clusters_allowed/clusters_denied";
     }

@@ -24,7 +24,7 @@ using job::Setting;
 bool IsSky(const Setting& s) {
   const Opt id = s.id();
   return id == Opt::kSkyAnyCluster || id == Opt::kSkyInfra || id == Opt::kSkyExplain ||
-         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure;
+         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure || id == Opt::kSkyImage;
 }
 
 std::string Join(const std::vector<std::string>& v, std::string_view sep) {

@@ -37,6 +37,9 @@ struct TranslatedJob {
   std::vector<std::string> fitting_partitions;
   job::Tool tool = job::Tool::kSbatch;  // the command it was given to (salloc's, srun's options)
   std::vector<std::string> args;        // sbatch options for that cluster, before the script
+  // The job in the target backend's own terms when they are not sbatch's
+  // (Kubernetes: the pods' shape and image, as JSON); "" for Slurm.
+  std::string native_spec;
   std::string script;                   // the script to submit there
   std::vector<std::string> script_args;
   std::vector<Change> changes;

@@ -125,7 +125,7 @@ void MarkRealCommand() {
   const std::vector<std::string> kept = job::RemoveOptions(
       job::OptionTable(jtool), args,
       {job::Opt::kSkyAnyCluster, job::Opt::kSkyInfra, job::Opt::kSkyExplain,
-       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure});
+       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure, job::Opt::kSkyImage});
   argv.insert(argv.end(), kept.begin(), kept.end());
   std::vector<char*> c;
   for (auto& a : argv) c.push_back(a.data());

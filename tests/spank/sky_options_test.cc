@@ -22,7 +22,13 @@ TEST(SkyOptionsTest, RegistersTheDocumentedOptions) {
     EXPECT_EQ(spec.arginfo != nullptr, spec.argument != ArgumentKind::kNone) << spec.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"sky-any-cluster", "sky-infra", "sky-explain",
-                                          "sky-managed", "sky-retry-on-failure"}));
+                                          "sky-managed", "sky-retry-on-failure", "sky-image"}));
+}
+
+TEST(SkyOptionsTest, ImageNeedsAReferenceWithoutSpaces) {
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, "nvcr.io/nvidia/pytorch:24.01-py3"), IsEmpty());
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, nullptr), HasSubstr("needs a container image"));
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, "ubuntu 22.04"), HasSubstr("no spaces"));
 }
 
 TEST(SkyOptionsTest, AnyClusterTakesAnOptionalList) {

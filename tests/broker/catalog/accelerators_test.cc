@@ -46,6 +46,20 @@ TEST(AcceleratorCatalogTest, NvmlAutodetectNames) {
   EXPECT_THAT(catalog.Canonical("NVIDIA_H200_141GB_HBM3E"), Optional(std::string("H200")));
 }
 
+// Kubernetes node labels: GPU feature discovery's nvidia.com/gpu.product and
+// GKE's cloud.google.com/gke-accelerator values.
+TEST(AcceleratorCatalogTest, KubernetesLabelSpellings) {
+  AcceleratorCatalog catalog;
+  EXPECT_THAT(catalog.Canonical("NVIDIA-H100-80GB-HBM3"), Optional(std::string("H100")));
+  EXPECT_THAT(catalog.Canonical("NVIDIA-L4"), Optional(std::string("L4")));
+  EXPECT_THAT(catalog.Canonical("NVIDIA-A100-SXM4-80GB"), Optional(std::string("A100-80GB")));
+  EXPECT_THAT(catalog.Canonical("Tesla-T4"), Optional(std::string("T4")));
+  EXPECT_THAT(catalog.Canonical("nvidia-tesla-t4"), Optional(std::string("T4")));
+  EXPECT_THAT(catalog.Canonical("nvidia-l4"), Optional(std::string("L4")));
+  EXPECT_TRUE(catalog.Same("NVIDIA-H100-80GB-HBM3", "h100"));
+  EXPECT_FALSE(catalog.Same("NVIDIA-L4", "L40S"));
+}
+
 TEST(AcceleratorCatalogTest, SimilarNamesStayApart) {
   AcceleratorCatalog catalog;
   EXPECT_FALSE(catalog.Same("a10g", "a100"));

@@ -58,6 +58,23 @@ TEST(PlacementTest, PreferenceBeatsHomeInATie) {
   EXPECT_THAT(d.summary, HasSubstr("preference 2 wins"));
 }
 
+// Issue 13: Kubernetes overflows; a Slurm peer wins a tie against it, and
+// an earlier start on Kubernetes still wins outright.
+TEST(PlacementTest, ASlurmClusterWinsATieOverKubernetes) {
+  Candidate kappa = At("kappa", "default", kNow);
+  kappa.overflow = true;
+  auto d = Place({kappa, At("gamma", "batch", kNow + 30)}, {}, kNow);
+  EXPECT_EQ(d.verdicts[*d.chosen].cluster, "gamma");
+  EXPECT_THAT(d.summary, HasSubstr("a Slurm cluster wins the tie over Kubernetes"));
+  EXPECT_EQ(d.verdicts[0].kind, Kind::kTied);
+  auto sooner = Place({kappa, At("gamma", "batch", kNow + 600)}, {}, kNow);
+  EXPECT_EQ(sooner.verdicts[*sooner.chosen].cluster, "kappa");
+  // Home still comes first, as before.
+  auto home = Place({At("gamma", "batch", kNow + 5), kappa, At("alpha", "gpu", kNow + 20, true)}, {},
+                    kNow);
+  EXPECT_EQ(home.verdicts[*home.chosen].cluster, "alpha");
+}
+
 TEST(PlacementTest, EveryCandidateGetsAVerdictWithItsReason) {
   Candidate excluded = At("delta", "", kNow);
   excluded.excluded = "not in --sky-any-cluster=beta";

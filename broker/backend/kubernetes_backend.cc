@@ -1,0 +1,352 @@
+#include "broker/backend/kubernetes_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <future>
+#include <map>
+
+#include "broker/kube/inventory.h"
+#include "broker/kube/job_status.h"
+#include "broker/kube/job_translator.h"
+#include "broker/kube/manifests.h"
+#include "broker/kube/start_model.h"
+#include "broker/util/deadline.h"
+#include "broker/util/strings.h"
+#include "broker/util/timestamp.h"
+
+namespace skyslurm::backend {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::string kManagedSelector = std::string(kube::kManagedByLabel) + "=skyslurm";
+
+Json::Value OwnerPatch(const Json::Value& job) {
+  Json::Value owner(Json::objectValue);
+  owner["apiVersion"] = "batch/v1";
+  owner["kind"] = "Job";
+  owner["name"] = job["metadata"]["name"];
+  owner["uid"] = job["metadata"]["uid"];
+  Json::Value patch(Json::objectValue);
+  patch["metadata"]["ownerReferences"].append(owner);
+  return patch;
+}
+
+int IndexOf(const Json::Value& pod) {
+  const std::string index = pod["metadata"]["labels"][kube::kIndexLabel].asString();
+  try {
+    return std::stoi(index);
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+KubernetesBackend::KubernetesBackend(std::string name, config::ClusterSettings settings,
+                                     kube::KubeContext context, CommandRunner* exec_runner)
+    : name_(std::move(name)), settings_(std::move(settings)) {
+  namespace_ = settings_.namespace_name.empty() ? context.namespace_name : settings_.namespace_name;
+  api_ = std::make_unique<kube::ApiClient>(name_, std::move(context), exec_runner);
+}
+
+Capabilities KubernetesBackend::capabilities() const {
+  return {"kubernetes",
+          {{"job arrays", "run on Slurm clusters only (for now)"},
+           {"heterogeneous jobs", "a Job's pods all have one shape"},
+           {"--dependency", "names Slurm job ids"},
+           {"salloc, srun allocations", "a pod runs a batch script, not a terminal"}}};
+}
+
+translate::Translation KubernetesBackend::Translate(const job::Request& request,
+                                                    const cluster::Description& target,
+                                                    const translate::TranslateContext& context) const {
+  return kube::TranslateForKubernetes(request, target, context);
+}
+
+std::string KubernetesBackend::NamespacePath(std::string_view resource) const {
+  const bool batch = resource == "jobs";
+  return fmt::format("/{}/namespaces/{}/{}", batch ? "apis/batch/v1" : "api/v1", namespace_,
+                     resource);
+}
+
+Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
+  // Nodes and unfinished pods side by side, each on its own connection.
+  auto pods = std::async(std::launch::async, [this, timeout] {
+    return api_->ListAll(kube::WithQuery("/api/v1/pods",
+                                         {{"fieldSelector",
+                                           "status.phase!=Succeeded,status.phase!=Failed"}}),
+                         timeout);
+  });
+  auto nodes = api_->ListAll("/api/v1/nodes", timeout);
+  auto listed_pods = pods.get();
+  if (!nodes.ok()) return nodes.status();
+  if (!listed_pods.ok()) return listed_pods.status();
+  cluster::Inventory inv = kube::InventoryFromObjects(
+      nodes->items, listed_pods->items,
+      {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
+  std::lock_guard lock(mu_);
+  last_ = inv;
+  last_at_ = std::chrono::steady_clock::now();
+  return inv;
+}
+
+Result<cluster::Inventory> KubernetesBackend::RecentInventory(milliseconds timeout) {
+  {
+    std::lock_guard lock(mu_);
+    if (last_ && std::chrono::steady_clock::now() - last_at_ < std::chrono::seconds(5)) return *last_;
+  }
+  return Probe(timeout);
+}
+
+CheckAnswer KubernetesBackend::Check(milliseconds timeout) {
+  const Deadline deadline(timeout);
+  auto version = api_->Call("GET", "/version", nullptr, timeout);
+  if (!version.ok()) {
+    return {.verdict = version.status().code() == StatusCode::kUnauthenticated ? "refused"
+                                                                               : "unreachable",
+            .detail = version.status().message()};
+  }
+  auto probe = Probe(deadline.left());
+  if (!probe.ok()) return {.verdict = "no answer", .detail = probe.status().message()};
+  std::size_t usable = 0;
+  for (const auto& n : probe->description.nodes) {
+    if (n.usable()) ++usable;
+  }
+  return {.detail = fmt::format("Kubernetes {}; namespace {}; {}/{} nodes usable",
+                                (*version)["gitVersion"].asString(), namespace_, usable,
+                                probe->description.nodes.size())};
+}
+
+Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::TranslatedJob& job,
+                                                       milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::JobShape::FromJson(job.native_spec));
+  SKY_ASSIGN_OR_RETURN(cluster::Inventory inv, RecentInventory(timeout));
+  auto start = kube::ModelStart(shape, inv, std::time(nullptr));
+  if (!start) {
+    return UnavailableError(fmt::format("{}: no start in view: its nodes cannot hold {} pod(s) "
+                                        "of this shape",
+                                        name_, shape.pods));
+  }
+  StartEstimate e;
+  e.start = start->start;
+  e.partition = namespace_;
+  for (const auto& n : start->nodes) e.nodes += (e.nodes.empty() ? "" : ",") + n;
+  e.basis = start->basis;
+  e.counts_work_ahead = true;
+  return e;
+}
+
+Result<std::string> KubernetesBackend::NextNativeId(milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(kube::ListResult jobs,
+                       api_->ListAll(kube::WithQuery(NamespacePath("jobs"),
+                                                     {{"labelSelector", kManagedSelector}}),
+                                     timeout));
+  long highest = 0;
+  for (const auto& j : jobs.items) {
+    try {
+      highest = std::max(highest, std::stol(j["metadata"]["labels"][kube::kJobIdLabel].asString()));
+    } catch (...) {
+    }
+  }
+  return std::to_string(highest + 1);
+}
+
+Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds timeout) {
+  const Deadline deadline(timeout);
+  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::JobShape::FromJson(spec.job.native_spec));
+  const std::string by_sky_id = std::string(kube::kSkyIdLabel) + "=" + spec.sky_id;
+  if (!spec.first_attempt) {
+    // A retry: the job this sky id already made, if any.
+    SKY_ASSIGN_OR_RETURN(kube::ListResult found,
+                         api_->ListAll(kube::WithQuery(NamespacePath("jobs"),
+                                                       {{"labelSelector", by_sky_id}}),
+                                       deadline.left()));
+    if (!found.items.empty()) {
+      return JobKey{name_, found.items.front()["metadata"]["labels"][kube::kJobIdLabel].asString()};
+    }
+  }
+  kube::ManifestInput in;
+  in.shape = shape;
+  in.script = spec.job.script;
+  in.script_args = spec.job.script_args;
+  in.sky_id = spec.sky_id;
+  in.cluster = name_;
+  in.namespace_name = namespace_;
+  in.workdir = spec.workdir;
+  in.restartable = spec.restartable;
+  if (spec.environment) {
+    if (auto user = spec.environment->find("USER"); user != spec.environment->end()) in.user = user->second;
+  }
+  in.env = spec.export_env;
+  for (const auto& kv : spec.export_values) in.env.push_back(kv);
+  if (spec.user_export) {
+    for (const std::string& item : SplitList(*spec.user_export)) {
+      const auto eq = item.find('=');
+      if (eq != std::string::npos) in.env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+  }
+  // The job's number: the one given, else the next free one (a collision
+  // with a submitter racing for it takes the one after).
+  std::string id = spec.native_id;
+  if (id.empty()) {
+    SKY_ASSIGN_OR_RETURN(id, NextNativeId(deadline.left()));
+  }
+  for (int attempt = 0;; ++attempt) {
+    in.native_id = id;
+    const kube::Manifests m = kube::BuildManifests(in);
+    auto made = api_->Call("POST", NamespacePath("configmaps"), &m.config_map, deadline.left());
+    if (!made.ok() && made.status().code() == StatusCode::kAlreadyExists) {
+      auto there = api_->Call("GET", NamespacePath("configmaps") + "/" + kube::ObjectName(id),
+                              nullptr, deadline.left());
+      const bool ours = there.ok() &&
+                        (*there)["metadata"]["labels"][kube::kSkyIdLabel].asString() == spec.sky_id;
+      if (!ours) {
+        if (!spec.native_id.empty() || attempt >= 5) return made.status();
+        id = std::to_string(std::stol(id) + 1);
+        continue;
+      }
+    } else if (!made.ok()) {
+      return made.status();
+    }
+    auto service = api_->Call("POST", NamespacePath("services"), &m.service, deadline.left());
+    if (!service.ok() && service.status().code() != StatusCode::kAlreadyExists) {
+      return service.status();
+    }
+    auto job = api_->Call("POST", NamespacePath("jobs"), &m.job, deadline.left());
+    if (!job.ok() && job.status().code() == StatusCode::kAlreadyExists) {
+      job = api_->Call("GET", NamespacePath("jobs") + "/" + kube::ObjectName(id), nullptr,
+                       deadline.left());
+    }
+    if (!job.ok()) return job.status();
+    // The ConfigMap and the Service go with the Job (garbage collection).
+    const Json::Value owner = OwnerPatch(*job);
+    for (const char* resource : {"configmaps", "services"}) {
+      (void)api_->Call("PATCH", NamespacePath(resource) + "/" + kube::ObjectName(id), &owner,
+                       deadline.left(), "application/merge-patch+json");
+    }
+    return JobKey{name_, id};
+  }
+}
+
+std::optional<cluster::QueuedJob> KubernetesBackend::AsQueued(const SubmitSpec& spec,
+                                                              const JobKey& key) const {
+  auto shape = kube::JobShape::FromJson(spec.job.native_spec);
+  if (!shape.ok()) return std::nullopt;
+  cluster::QueuedJob q;
+  q.job_id = namespace_ + "/" + kube::ObjectName(key.job_id);
+  q.state = "PENDING";
+  q.reason = "Pending";
+  q.partition = namespace_;
+  q.comment = SkyTag(spec.sky_id);
+  q.submit_time = std::time(nullptr);
+  q.nodes = shape->pods;
+  q.gpus_per_node = shape->gpus_per_pod;
+  q.gpu_type = shape->gpu_type;
+  q.time_limit_minutes = (shape->deadline_seconds + 59) / 60;
+  return q;
+}
+
+Result<std::vector<JobInfo>> KubernetesBackend::Queue(milliseconds timeout) {
+  const Deadline deadline(timeout);
+  auto pods_listed = std::async(std::launch::async, [this, timeout] {
+    return api_->ListAll(kube::WithQuery(NamespacePath("pods"), {{"labelSelector", kManagedSelector}}),
+                         timeout);
+  });
+  auto jobs = api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
+                            timeout);
+  auto pods = pods_listed.get();
+  if (!jobs.ok()) return jobs.status();
+  if (!pods.ok()) return pods.status();
+  std::map<std::string, std::vector<Json::Value>> by_job;
+  for (auto& p : pods->items) {
+    by_job[p["metadata"]["labels"][kube::kJobIdLabel].asString()].push_back(std::move(p));
+  }
+  std::vector<JobInfo> out;
+  const std::time_t now = std::time(nullptr);
+  for (const auto& j : jobs->items) {
+    const Json::Value& meta = j["metadata"];
+    if (meta.isMember("deletionTimestamp")) continue;  // being cancelled: gone for the queue
+    const std::string id = meta["labels"][kube::kJobIdLabel].asString();
+    kube::JobStatus s = kube::StatusOf(j, by_job[id]);
+    JobInfo info;
+    info.key = {name_, id};
+    info.sky_id = meta["labels"][kube::kSkyIdLabel].asString();
+    info.phase = s.phase;
+    info.state = s.state;
+    info.reason = s.reason;
+    if (s.image_pull_stuck_since != 0 && now - s.image_pull_stuck_since >= settings_.image_pull_timeout) {
+      // Pending for ever on a real cluster: the job fails here, saying why.
+      (void)Cancel(id, false, deadline.left());
+      info.phase = JobPhase::kFailed;
+      info.reason = fmt::format("{} for {} s (image_pull_timeout {} s): {}; the job was deleted",
+                                s.state, now - s.image_pull_stuck_since, settings_.image_pull_timeout,
+                                s.reason);
+    }
+    info.partition = namespace_;
+    info.user = meta["annotations"]["skyslurm.io/user"].asString();
+    info.name = meta["annotations"]["skyslurm.io/job-name"].asString();
+    info.submit_time = ParseRfc3339(meta["creationTimestamp"].asString()).value_or(0);
+    info.start_time = s.start;
+    info.end_time = s.end;
+    info.exit_code = s.exit_code;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending,
+                                 milliseconds timeout) {
+  const Deadline deadline(timeout);
+  const std::string name = kube::ObjectName(job_id);
+  if (only_if_pending) {
+    SKY_ASSIGN_OR_RETURN(kube::ListResult pods,
+                         api_->ListAll(kube::WithQuery(NamespacePath("pods"),
+                                                       {{"labelSelector",
+                                                         std::string(kube::kJobIdLabel) + "=" + job_id}}),
+                                       deadline.left()));
+    for (const auto& p : pods.items) {
+      if (p["status"]["phase"].asString() != "Pending") return OkStatus();  // started: left
+    }
+  }
+  Json::Value options(Json::objectValue);
+  options["kind"] = "DeleteOptions";
+  options["apiVersion"] = "v1";
+  options["propagationPolicy"] = "Background";
+  auto deleted = api_->Call("DELETE", NamespacePath("jobs") + "/" + name, &options, deadline.left());
+  if (!deleted.ok()) return deleted.status();
+  for (const char* resource : {"services", "configmaps"}) {
+    auto gone = api_->Call("DELETE", NamespacePath(resource) + "/" + name, &options, deadline.left());
+    if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
+  }
+  return OkStatus();
+}
+
+Result<std::string> KubernetesBackend::Output(const std::string& job_id, milliseconds timeout) {
+  const Deadline deadline(timeout);
+  SKY_ASSIGN_OR_RETURN(kube::ListResult pods,
+                       api_->ListAll(kube::WithQuery(NamespacePath("pods"),
+                                                     {{"labelSelector",
+                                                       std::string(kube::kJobIdLabel) + "=" + job_id}}),
+                                     deadline.left()));
+  if (pods.items.empty()) {
+    return NotFoundError(fmt::format("{}: job {} has no pods", name_, job_id));
+  }
+  std::stable_sort(pods.items.begin(), pods.items.end(),
+                   [](const Json::Value& a, const Json::Value& b) { return IndexOf(a) < IndexOf(b); });
+  std::string out;
+  for (const auto& p : pods.items) {
+    const std::string pod = p["metadata"]["name"].asString();
+    auto log = api_->GetText(NamespacePath("pods") + "/" + pod + "/log", deadline.left());
+    if (!log.ok()) {
+      if (p["status"]["phase"].asString() == "Pending") continue;  // nothing written yet
+      return log.status();
+    }
+    if (IndexOf(p) != 0) out += fmt::format("==> rank {} ({}) <==\n", IndexOf(p), pod);
+    out += *log;
+  }
+  return out;
+}
+
+}  // namespace skyslurm::backend

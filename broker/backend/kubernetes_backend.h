@@ -1,0 +1,70 @@
+// A Kubernetes cluster as a backend: reached over its API (kube/api_client.h)
+// with the user's kubeconfig context, never kubectl. A job becomes a
+// ConfigMap, a headless Service and an Indexed Job (kube/manifests.h) in
+// the configured namespace, named by the job's number on this cluster
+// (skyslurmd's, or the next free one); its sky id is a label, so a retried
+// submission finds it. Probes list nodes and unfinished pods (in pages);
+// estimates come from that view (kube/start_model.h), never a dry run.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "broker/backend/backend.h"
+#include "broker/config/settings.h"
+#include "broker/kube/api_client.h"
+
+namespace skyslurm::backend {
+
+class KubernetesBackend : public Backend {
+ public:
+  // `exec_runner` runs the context's exec credential plugin, if it has one.
+  KubernetesBackend(std::string name, config::ClusterSettings settings, kube::KubeContext context,
+                    CommandRunner* exec_runner);
+
+  const std::string& name() const override { return name_; }
+  std::string_view kind() const override { return "kubernetes"; }
+  Capabilities capabilities() const override;
+  translate::Translation Translate(const job::Request& request, const cluster::Description& target,
+                                   const translate::TranslateContext& context) const override;
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
+  // "Kubernetes v1.32.0", then the probe.
+  CheckAnswer Check(std::chrono::milliseconds timeout) override;
+  Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
+                                      std::chrono::milliseconds timeout) override;
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec,
+                                             const JobKey& key) const override;
+  // The skyslurm Jobs of the namespace. A job whose pod has been unable to
+  // pull its image for image_pull_timeout is deleted here and answered as
+  // failed (a real cluster would leave it pending forever).
+  Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override;
+  // Deletes the Job (its pods with it: Background propagation), its Service
+  // and ConfigMap. With only_if_pending, a job with a running pod is left.
+  Status Cancel(const std::string& job_id, bool only_if_pending,
+                std::chrono::milliseconds timeout) override;
+  // The pods' logs, rank 0 first; the other ranks' under a "==> rank N" line.
+  Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
+
+  const std::string& namespace_name() const { return namespace_; }
+  kube::ApiClient& api() { return *api_; }
+
+ private:
+  std::string NamespacePath(std::string_view resource) const;
+  Result<std::string> NextNativeId(std::chrono::milliseconds timeout);
+  // The last probe when it is younger than a few seconds, else a new one.
+  Result<cluster::Inventory> RecentInventory(std::chrono::milliseconds timeout);
+
+  std::string name_;
+  config::ClusterSettings settings_;
+  std::string namespace_;
+  std::unique_ptr<kube::ApiClient> api_;
+  std::mutex mu_;
+  std::optional<cluster::Inventory> last_;
+  std::chrono::steady_clock::time_point last_at_{};
+};
+
+}  // namespace skyslurm::backend
