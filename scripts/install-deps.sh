@@ -25,6 +25,10 @@ packages=(
   slurmrestd
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
+  # kappa, the Kubernetes cluster (scripts/testbed/kube): its certificates,
+  # and the second client its conformance check runs (kubectl is the
+  # machine's own, the cloud SDK's 1.32)
+  openssl curl python3-kubernetes
   # the packaged man pages are rendered by a test; completion is tested
   # inside bash-completion
   man-db groff-base bash-completion

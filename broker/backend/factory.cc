@@ -58,7 +58,7 @@ MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::Cluste
         return made;
       }
       auto k8s = std::make_shared<KubernetesBackend>(entry.name, settings, std::move(*loaded),
-                                                     options.exec_runner);
+                                                     options.exec_runner, options.watch);
       made.backend = k8s;
       made.translator = k8s;
       return made;

@@ -28,6 +28,9 @@ struct FactoryOptions {
   std::string kubeconfig_env;
   std::string home;
   CommandRunner* exec_runner = nullptr;
+  // Keep clusters' views current from watches where a backend can
+  // (Kubernetes): skyslurmd, which reads every queue each poll.
+  bool watch = false;
 };
 
 struct MadeCluster {

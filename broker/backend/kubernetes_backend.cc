@@ -6,6 +6,7 @@
 #include <future>
 #include <map>
 
+#include "broker/kube/informer.h"
 #include "broker/kube/inventory.h"
 #include "broker/kube/job_status.h"
 #include "broker/kube/job_translator.h"
@@ -45,10 +46,32 @@ int IndexOf(const Json::Value& pod) {
 }  // namespace
 
 KubernetesBackend::KubernetesBackend(std::string name, config::ClusterSettings settings,
-                                     kube::KubeContext context, CommandRunner* exec_runner)
+                                     kube::KubeContext context, CommandRunner* exec_runner,
+                                     bool watch)
     : name_(std::move(name)), settings_(std::move(settings)) {
   namespace_ = settings_.namespace_name.empty() ? context.namespace_name : settings_.namespace_name;
   api_ = std::make_unique<kube::ApiClient>(name_, std::move(context), exec_runner);
+  if (watch) {
+    nodes_ = std::make_unique<kube::Informer>(*api_, "/api/v1/nodes", kube::TrimNode);
+    pods_ = std::make_unique<kube::Informer>(*api_, "/api/v1/pods", kube::TrimPod);
+    jobs_ = std::make_unique<kube::Informer>(
+        *api_, kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
+        kube::TrimJob);
+  }
+}
+
+KubernetesBackend::~KubernetesBackend() = default;
+
+Result<std::vector<Json::Value>> KubernetesBackend::Current(kube::Informer* informer,
+                                                           const std::string& path,
+                                                           milliseconds timeout) {
+  if (informer != nullptr) {
+    // The first look waits for the first list (it is that list).
+    (void)informer->WaitSynced(std::min<milliseconds>(timeout, std::chrono::seconds(30)));
+    if (auto objects = informer->Snapshot(std::chrono::seconds(30))) return std::move(*objects);
+  }
+  SKY_ASSIGN_OR_RETURN(kube::ListResult list, api_->ListAll(path, timeout));
+  return std::move(list.items);
 }
 
 Capabilities KubernetesBackend::capabilities() const {
@@ -72,20 +95,20 @@ std::string KubernetesBackend::NamespacePath(std::string_view resource) const {
 }
 
 Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
-  // Nodes and unfinished pods side by side, each on its own connection.
+  // Nodes and unfinished pods side by side, each on its own connection (or
+  // both from the watches).
   auto pods = std::async(std::launch::async, [this, timeout] {
-    return api_->ListAll(kube::WithQuery("/api/v1/pods",
-                                         {{"fieldSelector",
-                                           "status.phase!=Succeeded,status.phase!=Failed"}}),
-                         timeout);
+    return Current(pods_.get(),
+                   kube::WithQuery("/api/v1/pods",
+                                   {{"fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"}}),
+                   timeout);
   });
-  auto nodes = api_->ListAll("/api/v1/nodes", timeout);
+  auto nodes = Current(nodes_.get(), "/api/v1/nodes", timeout);
   auto listed_pods = pods.get();
   if (!nodes.ok()) return nodes.status();
   if (!listed_pods.ok()) return listed_pods.status();
   cluster::Inventory inv = kube::InventoryFromObjects(
-      nodes->items, listed_pods->items,
-      {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
+      *nodes, *listed_pods, {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
   std::lock_guard lock(mu_);
   last_ = inv;
   last_at_ = std::chrono::steady_clock::now();
@@ -203,8 +226,10 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
       const bool ours = there.ok() &&
                         (*there)["metadata"]["labels"][kube::kSkyIdLabel].asString() == spec.sky_id;
       if (!ours) {
-        if (!spec.native_id.empty() || attempt >= 5) return made.status();
-        id = std::to_string(std::stol(id) + 1);
+        // Taken (another submitter's): the next free number.
+        if (attempt >= 5) return made.status();
+        SKY_ASSIGN_OR_RETURN(std::string next, NextNativeId(deadline.left()));
+        id = std::to_string(std::max(std::stol(next), std::stol(id) + 1));
         continue;
       }
     } else if (!made.ok()) {
@@ -251,21 +276,29 @@ std::optional<cluster::QueuedJob> KubernetesBackend::AsQueued(const SubmitSpec& 
 Result<std::vector<JobInfo>> KubernetesBackend::Queue(milliseconds timeout) {
   const Deadline deadline(timeout);
   auto pods_listed = std::async(std::launch::async, [this, timeout] {
-    return api_->ListAll(kube::WithQuery(NamespacePath("pods"), {{"labelSelector", kManagedSelector}}),
-                         timeout);
+    return Current(pods_.get(),
+                   kube::WithQuery(NamespacePath("pods"), {{"labelSelector", kManagedSelector}}),
+                   timeout);
   });
-  auto jobs = api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
-                            timeout);
+  auto jobs = Current(jobs_.get(),
+                      kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
+                      timeout);
   auto pods = pods_listed.get();
   if (!jobs.ok()) return jobs.status();
   if (!pods.ok()) return pods.status();
   std::map<std::string, std::vector<Json::Value>> by_job;
-  for (auto& p : pods->items) {
-    by_job[p["metadata"]["labels"][kube::kJobIdLabel].asString()].push_back(std::move(p));
+  for (auto& p : *pods) {
+    const Json::Value& meta = p["metadata"];
+    // The watch sees every pod of the cluster: skyslurm's, in this namespace.
+    if (meta["namespace"].asString() != namespace_ ||
+        meta["labels"][kube::kManagedByLabel].asString() != "skyslurm") {
+      continue;
+    }
+    by_job[meta["labels"][kube::kJobIdLabel].asString()].push_back(std::move(p));
   }
   std::vector<JobInfo> out;
   const std::time_t now = std::time(nullptr);
-  for (const auto& j : jobs->items) {
+  for (const auto& j : *jobs) {
     const Json::Value& meta = j["metadata"];
     if (meta.isMember("deletionTimestamp")) continue;  // being cancelled: gone for the queue
     const std::string id = meta["labels"][kube::kJobIdLabel].asString();
@@ -335,8 +368,17 @@ Result<std::string> KubernetesBackend::Output(const std::string& job_id, millise
   }
   std::stable_sort(pods.items.begin(), pods.items.end(),
                    [](const Json::Value& a, const Json::Value& b) { return IndexOf(a) < IndexOf(b); });
+  // While a pod still runs, rank 0 alone (as Slurm's batch output is the
+  // batch step's): what `skyslurm logs -f` has shown stays the start of
+  // what it is shown next. Once all have ended, every rank.
+  bool live = false;
+  for (const auto& p : pods.items) {
+    const std::string phase = p["status"]["phase"].asString();
+    live = live || (phase != "Succeeded" && phase != "Failed");
+  }
   std::string out;
   for (const auto& p : pods.items) {
+    if (live && IndexOf(p) != 0) continue;
     const std::string pod = p["metadata"]["name"].asString();
     auto log = api_->GetText(NamespacePath("pods") + "/" + pod + "/log", deadline.left());
     if (!log.ok()) {

@@ -16,14 +16,19 @@
 #include "broker/backend/backend.h"
 #include "broker/config/settings.h"
 #include "broker/kube/api_client.h"
+#include "broker/kube/informer.h"
 
 namespace skyslurm::backend {
 
 class KubernetesBackend : public Backend {
  public:
   // `exec_runner` runs the context's exec credential plugin, if it has one.
+  // `watch`: keep nodes, pods and skyslurm's Jobs current from watches
+  // (kube/informer.h) so that a probe or a queue read asks no one (the
+  // daemon); else every call lists (a command's one decision).
   KubernetesBackend(std::string name, config::ClusterSettings settings, kube::KubeContext context,
-                    CommandRunner* exec_runner);
+                    CommandRunner* exec_runner, bool watch = false);
+  ~KubernetesBackend() override;
 
   const std::string& name() const override { return name_; }
   std::string_view kind() const override { return "kubernetes"; }
@@ -46,7 +51,8 @@ class KubernetesBackend : public Backend {
   // and ConfigMap. With only_if_pending, a job with a running pod is left.
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
-  // The pods' logs, rank 0 first; the other ranks' under a "==> rank N" line.
+  // The pods' logs, rank 0 first; once every pod has ended, the other ranks'
+  // after it, each under a "==> rank N (pod) <==" line.
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
 
   const std::string& namespace_name() const { return namespace_; }
@@ -57,11 +63,16 @@ class KubernetesBackend : public Backend {
   Result<std::string> NextNativeId(std::chrono::milliseconds timeout);
   // The last probe when it is younger than a few seconds, else a new one.
   Result<cluster::Inventory> RecentInventory(std::chrono::milliseconds timeout);
+  // An informer's objects when it is current, else a list (an error when the
+  // server does not answer).
+  Result<std::vector<Json::Value>> Current(kube::Informer* informer, const std::string& path,
+                                           std::chrono::milliseconds timeout);
 
   std::string name_;
   config::ClusterSettings settings_;
   std::string namespace_;
   std::unique_ptr<kube::ApiClient> api_;
+  std::unique_ptr<kube::Informer> nodes_, pods_, jobs_;  // with `watch`
   std::mutex mu_;
   std::optional<cluster::Inventory> last_;
   std::chrono::steady_clock::time_point last_at_{};

@@ -160,6 +160,9 @@ class JobManager {
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
   std::mutex view_mu_;
+  // The last number given to a job on each cluster without ids of its own.
+  std::mutex ids_mu_;
+  std::map<std::string, std::int64_t> last_native_id_;
   std::map<std::string, ClusterView> views_;
   std::map<std::string, std::vector<std::time_t>> moves_into_;  // back-pressure
   std::map<std::string, std::time_t> last_weighed_;             // tick thread only

@@ -75,6 +75,15 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
   // skyslurm, not the cluster, owns a managed job's restarts.
   spec.restartable = !job.managed;
+  if (target->kind != "slurm") {
+    // A cluster without job ids of its own (Kubernetes): its jobs are
+    // numbered here, never reusing a number (kappa:7 always means one job).
+    std::lock_guard lock(ids_mu_);
+    auto highest = store_.HighestNativeId(target->name);
+    std::int64_t& last = last_native_id_[target->name];
+    last = std::max(last, highest.ok() ? *highest : 0) + 1;
+    spec.native_id = std::to_string(last);
+  }
   spec.first_attempt = first_attempt;
 
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,

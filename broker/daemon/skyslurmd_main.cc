@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   // Refreshed each poll; under load the last view is used while a fresh one
   // is on its way, for as long as a cluster counts as alive without answering.
   cache.max_stale = std::chrono::seconds(std::max(5, loaded->settings.failover.cluster_dead_after));
-  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache);
+  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache, /*watch=*/true);
   if (!ws.ok()) return Fail(ws.status().message());
 
   daemon::ManagerOptions manager_options;

@@ -105,7 +105,8 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
                                              const std::string* body,
                                              std::string_view content_type,
                                              std::string_view accept, milliseconds timeout,
-                                             const std::function<bool(std::string_view)>* sink) {
+                                             const std::function<bool(std::string_view)>* sink,
+                                             const std::atomic<bool>* stop) {
   std::unique_ptr<Handle> h;
   std::string token, cert, key;
   {
@@ -226,10 +227,25 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &state);
+  if (stop != nullptr) {
+    // Called about once a second even while nothing arrives.
+    auto on_progress = +[](void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+      return static_cast<const std::atomic<bool>*>(user)->load() ? 1 : 0;
+    };
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(stop));
+  }
   const CURLcode rc = curl_easy_perform(c);
   curl_slist_free_all(headers);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
   const std::string said = h->error[0] != '\0' ? h->error : curl_easy_strerror(rc);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) {
+    reply.stopped = true;
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(h));
+    return reply;
+  }
   if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && state.stopped)) {
     std::lock_guard lock(mu_);
     idle_.push_back(std::move(h));
@@ -293,13 +309,14 @@ Status ApiClient::ErrorOf(const Reply& reply, std::string_view method,
 Result<ApiClient::Reply> ApiClient::Send(std::string_view method, const std::string& path,
                                          const std::string* body, std::string_view content_type,
                                          std::string_view accept, milliseconds timeout,
-                                         const std::function<bool(std::string_view)>* sink) {
+                                         const std::function<bool(std::string_view)>* sink,
+                                         const std::atomic<bool>* stop) {
   const Deadline deadline(timeout);
   SKY_RETURN_IF_ERROR(Credentials(false));
   bool renewed = false;
   while (true) {
     SKY_ASSIGN_OR_RETURN(Reply reply, Exchange(method, path, body, content_type, accept,
-                                               deadline.left(), sink));
+                                               deadline.left(), sink, stop));
     if (reply.status == 429) {
       // Too many requests: wait as asked, if the deadline allows.
       const milliseconds wait(std::max<long>(1, reply.retry_after.value_or(1)) * 1000);
@@ -360,7 +377,7 @@ Result<ListResult> ApiClient::ListAll(const std::string& path, milliseconds time
 Result<WatchEnd> ApiClient::Watch(
     const std::string& path, const std::string& resource_version,
     const std::function<bool(const std::string&, const Json::Value&)>& on_event,
-    milliseconds timeout) {
+    milliseconds timeout, const std::atomic<bool>* stop) {
   // The server ends the stream a little before our own deadline, cleanly.
   const long seconds = std::max<long>(1, static_cast<long>(timeout.count() / 1000) - 1);
   const std::string url =
@@ -402,9 +419,10 @@ Result<WatchEnd> ApiClient::Watch(
     return true;
   };
   SKY_ASSIGN_OR_RETURN(Reply reply, Send("GET", url, nullptr, "", "application/json",
-                                         timeout + std::chrono::seconds(5), &sink));
+                                         timeout + std::chrono::seconds(5), &sink, stop));
   if (!failed.ok()) return failed;
   if (ended) return *ended;
+  if (reply.stopped) return WatchEnd::kStopped;
   if (reply.status == 410) return WatchEnd::kGone;
   if (reply.status < 200 || reply.status >= 300) return ErrorOf(reply, "GET", path);
   return WatchEnd::kClosed;

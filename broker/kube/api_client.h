@@ -8,6 +8,7 @@
 // once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <functional>
@@ -64,9 +65,12 @@ class ApiClient {
   // each event's type (ADDED, MODIFIED, DELETED, BOOKMARK) and object goes to
   // `on_event`, which returns false to stop. Errors: the connection lost
   // (a cut stream is an error, not kClosed), or the server's refusal.
+  // `stop`, when set and true, ends the watch within about a second even
+  // while no event comes (kStopped).
   Result<WatchEnd> Watch(const std::string& path, const std::string& resource_version,
                          const std::function<bool(const std::string&, const Json::Value&)>& on_event,
-                         std::chrono::milliseconds timeout);
+                         std::chrono::milliseconds timeout,
+                         const std::atomic<bool>* stop = nullptr);
 
   // Streams a text answer (pod logs with follow=true) to `on_chunk`, which
   // returns false to stop.
@@ -81,18 +85,21 @@ class ApiClient {
     std::string body;
     std::string content_type;
     std::optional<long> retry_after;
+    bool stopped = false;  // the caller's stop flag ended it
   };
   // One HTTP exchange; `sink` (when set) gets the body as it comes instead
   // of it being kept.
   Result<Reply> Exchange(std::string_view method, const std::string& path, const std::string* body,
                          std::string_view content_type, std::string_view accept,
                          std::chrono::milliseconds timeout,
-                         const std::function<bool(std::string_view)>* sink);
+                         const std::function<bool(std::string_view)>* sink,
+                         const std::atomic<bool>* stop);
   // The exchange, with 429 waited out and a stale exec credential renewed.
   Result<Reply> Send(std::string_view method, const std::string& path, const std::string* body,
                      std::string_view content_type, std::string_view accept,
                      std::chrono::milliseconds timeout,
-                     const std::function<bool(std::string_view)>* sink = nullptr);
+                     const std::function<bool(std::string_view)>* sink = nullptr,
+                     const std::atomic<bool>* stop = nullptr);
   Status ErrorOf(const Reply& reply, std::string_view method, const std::string& path) const;
   // The credential to send now: the context's, or the exec plugin's (run when
   // none is held or it expires within a minute).

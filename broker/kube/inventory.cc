@@ -41,6 +41,51 @@ std::pair<std::string, std::string> GpuTypeOfNode(const Json::Value& node,
   return {"", ""};
 }
 
+namespace {
+
+void Keep(const Json::Value& from, Json::Value& to, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    if (from.isMember(k)) to[k] = from[k];
+  }
+}
+
+}  // namespace
+
+Json::Value TrimNode(const Json::Value& node) {
+  Json::Value t(Json::objectValue);
+  Keep(node["metadata"], t["metadata"], {"name", "namespace", "labels", "resourceVersion"});
+  Keep(node["spec"], t["spec"], {"taints", "unschedulable"});
+  Keep(node["status"], t["status"], {"allocatable"});
+  for (const auto& c : node["status"]["conditions"]) {
+    if (c["type"].asString() == "Ready") t["status"]["conditions"].append(c);
+  }
+  return t;
+}
+
+Json::Value TrimPod(const Json::Value& pod) {
+  Json::Value t(Json::objectValue);
+  Keep(pod["metadata"], t["metadata"],
+       {"name", "namespace", "labels", "creationTimestamp", "resourceVersion", "deletionTimestamp"});
+  Keep(pod["spec"], t["spec"], {"nodeName", "nodeSelector", "activeDeadlineSeconds"});
+  for (const auto& c : pod["spec"]["containers"]) {
+    Json::Value kept(Json::objectValue);
+    kept["resources"] = c["resources"];
+    t["spec"]["containers"].append(kept);
+  }
+  Keep(pod["status"], t["status"], {"phase", "startTime", "conditions", "containerStatuses"});
+  return t;
+}
+
+Json::Value TrimJob(const Json::Value& job) {
+  Json::Value t(Json::objectValue);
+  Keep(job["metadata"], t["metadata"],
+       {"name", "namespace", "labels", "annotations", "creationTimestamp", "resourceVersion",
+        "deletionTimestamp", "uid"});
+  Keep(job["spec"], t["spec"], {"completions", "suspend"});
+  t["status"] = job["status"];
+  return t;
+}
+
 bool ToleratedTaint(const Json::Value& taint) {
   const std::string key = taint["key"].asString();
   const std::string effect = taint["effect"].asString();

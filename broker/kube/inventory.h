@@ -56,6 +56,13 @@ cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
                                         const std::vector<Json::Value>& pods,
                                         const InventoryOptions& options);
 
+// What a watch keeps of a node, a pod and a Job: the fields the inventory,
+// the queue and the job's status read, and nothing else (a real pod is
+// several KB; this is a few hundred bytes).
+Json::Value TrimNode(const Json::Value& node);
+Json::Value TrimPod(const Json::Value& pod);
+Json::Value TrimJob(const Json::Value& job);
+
 // The taints every skyslurm pod tolerates (the GPU operators' usual ones).
 bool ToleratedTaint(const Json::Value& taint);
 

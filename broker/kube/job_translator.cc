@@ -270,6 +270,16 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   job.script = r.wrap ? "#!/bin/sh\n" + *r.wrap + "\n" : r.script;
   job.script_args = r.script_args;
   job.native_spec = shape.ToJson();
+  job.native_summary = fmt::format(
+      "an Indexed Job of {} pod(s), each {}{} CPU(s){}{}; image {}", shape.pods,
+      shape.gpus_per_pod > 0
+          ? fmt::format("{} nvidia.com/gpu{}, ", shape.gpus_per_pod,
+                        shape.gpu_label.empty() ? "" : fmt::format(" ({}={})", shape.gpu_label, shape.gpu_type))
+          : "",
+      static_cast<double>(shape.millicores) / 1000.0,
+      shape.memory_mb > 0 ? fmt::format(", {} MiB", shape.memory_mb) : "",
+      shape.deadline_seconds > 0 ? fmt::format(", deadline {} s", shape.deadline_seconds) : "",
+      shape.image);
   out.job = std::move(job);
   return out;
 }

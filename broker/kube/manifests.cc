@@ -78,9 +78,10 @@ export SLURM_JOB_NODELIST="$nodelist" SLURM_NODELIST="$nodelist"
 export SLURMD_NODENAME="$name-$rank" SLURM_CLUSTER_NAME="$SKYSLURM_CLUSTER"
 export SLURM_GPUS_ON_NODE="$SKYSLURM_GPUS_PER_NODE" SLURM_SUBMIT_DIR="$PWD"
 unset SKYSLURM_OBJECT SKYSLURM_PODS SKYSLURM_GPUS_PER_NODE SKYSLURM_NAMESPACE
-# The pod's own srun, first on PATH.
+# The pod's own srun and module, first on PATH.
 bin=$(mktemp -d 2>/dev/null || echo "/tmp/skyslurm-bin-$$")
-mkdir -p "$bin" && cp "$dir/srun" "$bin/srun" && chmod 755 "$bin/srun"
+mkdir -p "$bin" && cp "$dir/srun" "$bin/srun" && cp "$dir/module" "$bin/module" &&
+  cp "$dir/module" "$bin/ml" && chmod 755 "$bin/srun" "$bin/module" "$bin/ml"
 export PATH="$bin:$PATH"
 exec "$dir/script" "$@"
 )";
@@ -112,6 +113,15 @@ exec "$@"
 )";
 }
 
+std::string PodModuleScript() {
+  return R"(#!/bin/sh
+# skyslurm on Kubernetes: the image is what the script's modules were (the
+# site's images map chose it); a module command has nothing left to do.
+echo "module $*: skyslurm: on Kubernetes the image provides the software; nothing to load" >&2
+exit 0
+)";
+}
+
 Manifests BuildManifests(const ManifestInput& in) {
   const std::string name = ObjectName(in.native_id);
   Manifests m;
@@ -122,6 +132,7 @@ Manifests BuildManifests(const ManifestInput& in) {
   m.config_map["data"]["script"] = in.script;
   m.config_map["data"]["entrypoint.sh"] = EntryPointScript();
   m.config_map["data"]["srun"] = PodSrunScript();
+  m.config_map["data"]["module"] = PodModuleScript();
 
   m.service["apiVersion"] = "v1";
   m.service["kind"] = "Service";

@@ -56,5 +56,9 @@ Manifests BuildManifests(const ManifestInput& in);
 std::string EntryPointScript();
 // The srun of a pod: runs its command here, once (this pod is one node).
 std::string PodSrunScript();
+// The pod's `module` (and `ml`): the image stands for the modules, so a
+// load succeeds, saying so on stderr (a shell function of the image's own
+// Lmod still wins).
+std::string PodModuleScript();
 
 }  // namespace skyslurm::kube

@@ -336,6 +336,8 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   for (const auto& t : tasks) {
     const Candidate& cand = plan.candidates[t.candidate];
     if (!request.partitions.empty()) continue;  // the user's list: Slurm picks among them
+    // The model of Slurm's scheduler; other kinds estimate from their view.
+    if (clusters[t.cluster].kind != "slurm") continue;
     if (auto why = StartsNowForCertain(request, *plan.clusters[t.cluster].inventory, cand.partition,
                                        catalog, plan.now)) {
       certain[t.candidate] = backend::StartEstimate{plan.now, cand.partition, "", *why};

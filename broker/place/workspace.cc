@@ -16,7 +16,8 @@ ClusterHandle* Workspace::Find(const std::string& cluster) {
 
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files,
-                                const std::string& slurm_bin_dir, backend::CacheOptions cache) {
+                                const std::string& slurm_bin_dir, backend::CacheOptions cache,
+                                bool watch) {
   Workspace ws;
   ws.env = std::move(env);
   ws.config = std::move(config);
@@ -45,7 +46,8 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
                                         ws.config.paths.clusters_file,
                                         ws.env.Get("KUBECONFIG").value_or(""),
                                         ws.config.paths.home,
-                                        &exec_runner};
+                                        &exec_runner,
+                                        watch};
   for (const auto& entry : ws.registry.clusters()) {
     ClusterHandle h;
     h.name = entry.name;

@@ -41,6 +41,6 @@ struct Workspace {
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files = {},
                                 const std::string& slurm_bin_dir = "",
-                                backend::CacheOptions cache = {});
+                                backend::CacheOptions cache = {}, bool watch = false);
 
 }  // namespace skyslurm::place

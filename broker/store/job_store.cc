@@ -350,6 +350,14 @@ Status JobStore::AddCopy(const Copy& c) {
   });
 }
 
+Result<std::int64_t> JobStore::HighestNativeId(const std::string& cluster) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT COALESCE(MAX(CAST(native_id AS INTEGER)), 0) FROM copies WHERE cluster=?");
+  s.Bind(cluster);
+  if (s.Step() != SQLITE_ROW) return s.Error("reading the highest job number");
+  return s.Int(0);
+}
+
 Status JobStore::SetCopyState(const std::string& cluster, const std::string& native_id,
                               const std::string& state) {
   return Apply([&] {

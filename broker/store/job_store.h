@@ -132,6 +132,13 @@ class JobStore {
   Status Exec(const char* sql);
   Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
 
+ public:
+  // The highest numeric native id of any copy on `cluster` (0: none): the
+  // numbers skyslurmd gives a cluster without ids of its own never repeat.
+  Result<std::int64_t> HighestNativeId(const std::string& cluster);
+
+ private:
+
   sqlite3* db_;
   int schema_version_ = 0;
   std::recursive_mutex mu_;

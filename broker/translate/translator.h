@@ -40,6 +40,8 @@ struct TranslatedJob {
   // The job in the target backend's own terms when they are not sbatch's
   // (Kubernetes: the pods' shape and image, as JSON); "" for Slurm.
   std::string native_spec;
+  // That form in one line for people (explain), when there is one.
+  std::string native_summary;
   std::string script;                   // the script to submit there
   std::vector<std::string> script_args;
   std::vector<Change> changes;

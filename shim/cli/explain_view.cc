@@ -181,7 +181,11 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
       out += fmt::format("  script ({} as written -> for {}):\n", request.script_name, h.name);
       out += FormatDiff(DiffLines(request.script, job.script), "    ");
     }
-    if (changed_args) out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
+    if (!job.native_summary.empty()) {
+      out += fmt::format("  runs as: {}\n", job.native_summary);
+    } else if (changed_args) {
+      out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
+    }
     for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
   }
   if (with_placement) {

@@ -1,0 +1,71 @@
+// A list kept current by a watch, as client-go's informers keep theirs: one
+// LIST (in pages), then a WATCH from its resourceVersion on a thread of its
+// own; events update the cache; a watch the server ends is resumed from the
+// last version seen (bookmarks included); 410 Gone (the version is too old)
+// lists again; a lost connection is retried with a growing pause. Each
+// object is trimmed to what the reader needs, so a cluster of 50,000 pods
+// costs little memory. A snapshot is answered only while the informer is in
+// sync and has heard from the server lately: otherwise the caller asks the
+// server itself, and learns that it does not answer.
+#pragma once
+
+#include <json/json.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/kube/api_client.h"
+
+namespace skyslurm::kube {
+
+struct InformerStats {
+  int lists = 0;          // full lists (the first, and one per 410 Gone)
+  int watches = 0;        // watches begun
+  int gone = 0;           // 410s
+  long events = 0;
+  std::string last_error;
+};
+
+class Informer {
+ public:
+  using Trim = std::function<Json::Value(const Json::Value&)>;
+  // `path`: a list path with its selectors. The thread starts at once.
+  Informer(ApiClient& api, std::string path, Trim trim,
+           std::chrono::seconds watch_timeout = std::chrono::seconds(30));
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // The objects, when in sync and heard from within `fresh`; nullopt else.
+  std::optional<std::vector<Json::Value>> Snapshot(std::chrono::seconds fresh) const;
+  // Waits until the first list is in (or `timeout`); whether it is.
+  bool WaitSynced(std::chrono::milliseconds timeout) const;
+  InformerStats stats() const;
+
+ private:
+  void Run();
+  static std::string KeyOf(const Json::Value& object);
+
+  ApiClient& api_;
+  const std::string path_;
+  const Trim trim_;
+  const std::chrono::seconds watch_timeout_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  mutable std::condition_variable synced_cv_;
+  std::map<std::string, Json::Value> objects_;  // under mu_
+  bool synced_ = false;
+  std::chrono::steady_clock::time_point heard_{};
+  InformerStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace skyslurm::kube
