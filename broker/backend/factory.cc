@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "broker/kube/job_translator.h"
-#include "broker/config/paths.h"
-#include "broker/kube/kubeconfig.h"
-
 #include "broker/backend/kubernetes_backend.h"
 #include "broker/backend/slurm_local.h"
 #include "broker/backend/slurm_ssh.h"
+#include "broker/config/paths.h"
+#include "broker/kube/job_translator.h"
+#include "broker/kube/kubeconfig.h"
 
 namespace skyslurm::backend {
 namespace {
@@ -78,7 +77,8 @@ MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::Cluste
       break;
     case cluster::ClusterEntry::Access::kSsh:
       if (entry.ssh) {
-        auto peer = std::make_shared<SlurmSshBackend>(entry.name, ssh::TargetFromConfig(*entry.ssh));
+        auto peer =
+            std::make_shared<SlurmSshBackend>(entry.name, ssh::TargetFromConfig(*entry.ssh));
         peer->UseRest(settings.access == "rest");
         slurm = peer;
       } else {

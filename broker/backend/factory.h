@@ -34,10 +34,10 @@ struct FactoryOptions {
 };
 
 struct MadeCluster {
-  std::shared_ptr<Backend> backend;              // a live cluster, or null
+  std::shared_ptr<Backend> backend;                 // a live cluster, or null
   std::shared_ptr<const JobTranslator> translator;  // always set
-  std::optional<cluster::Description> offline;   // a description file's cluster
-  std::string unavailable;                       // why there is neither
+  std::optional<cluster::Description> offline;      // a description file's cluster
+  std::string unavailable;                          // why there is neither
 };
 
 // The translator of a kind ("slurm"), for a cluster without a backend.

@@ -28,18 +28,30 @@ bool IsInfrastructureFailure(JobPhase phase) {
 
 std::string_view PhaseName(JobPhase phase) {
   switch (phase) {
-    case JobPhase::kPending: return "PENDING";
-    case JobPhase::kHeld: return "HELD";
-    case JobPhase::kRunning: return "RUNNING";
-    case JobPhase::kEnding: return "ENDING";
-    case JobPhase::kCompleted: return "COMPLETED";
-    case JobPhase::kFailed: return "FAILED";
-    case JobPhase::kCancelled: return "CANCELLED";
-    case JobPhase::kTimeout: return "TIMEOUT";
-    case JobPhase::kNodeFail: return "NODE_FAIL";
-    case JobPhase::kPreempted: return "PREEMPTED";
-    case JobPhase::kBootFail: return "BOOT_FAIL";
-    case JobPhase::kUnknown: break;
+    case JobPhase::kPending:
+      return "PENDING";
+    case JobPhase::kHeld:
+      return "HELD";
+    case JobPhase::kRunning:
+      return "RUNNING";
+    case JobPhase::kEnding:
+      return "ENDING";
+    case JobPhase::kCompleted:
+      return "COMPLETED";
+    case JobPhase::kFailed:
+      return "FAILED";
+    case JobPhase::kCancelled:
+      return "CANCELLED";
+    case JobPhase::kTimeout:
+      return "TIMEOUT";
+    case JobPhase::kNodeFail:
+      return "NODE_FAIL";
+    case JobPhase::kPreempted:
+      return "PREEMPTED";
+    case JobPhase::kBootFail:
+      return "BOOT_FAIL";
+    case JobPhase::kUnknown:
+      break;
   }
   return "UNKNOWN";
 }

@@ -63,8 +63,8 @@ KubernetesBackend::KubernetesBackend(std::string name, config::ClusterSettings s
 KubernetesBackend::~KubernetesBackend() = default;
 
 Result<std::vector<Json::Value>> KubernetesBackend::Current(kube::Informer* informer,
-                                                           const std::string& path,
-                                                           milliseconds timeout) {
+                                                            const std::string& path,
+                                                            milliseconds timeout) {
   if (informer != nullptr) {
     // The first look waits for the first list (it is that list).
     (void)informer->WaitSynced(std::min<milliseconds>(timeout, std::chrono::seconds(30)));
@@ -82,9 +82,9 @@ Capabilities KubernetesBackend::capabilities() const {
            {"salloc, srun allocations", "a pod runs a batch script, not a terminal"}}};
 }
 
-translate::Translation KubernetesBackend::Translate(const job::Request& request,
-                                                    const cluster::Description& target,
-                                                    const translate::TranslateContext& context) const {
+translate::Translation KubernetesBackend::Translate(
+    const job::Request& request, const cluster::Description& target,
+    const translate::TranslateContext& context) const {
   return kube::TranslateForKubernetes(request, target, context);
 }
 
@@ -98,10 +98,11 @@ Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
   // Nodes and unfinished pods side by side, each on its own connection (or
   // both from the watches).
   auto pods = std::async(std::launch::async, [this, timeout] {
-    return Current(pods_.get(),
-                   kube::WithQuery("/api/v1/pods",
-                                   {{"fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"}}),
-                   timeout);
+    return Current(
+        pods_.get(),
+        kube::WithQuery("/api/v1/pods",
+                        {{"fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"}}),
+        timeout);
   });
   auto nodes = Current(nodes_.get(), "/api/v1/nodes", timeout);
   auto listed_pods = pods.get();
@@ -118,7 +119,8 @@ Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
 Result<cluster::Inventory> KubernetesBackend::RecentInventory(milliseconds timeout) {
   {
     std::lock_guard lock(mu_);
-    if (last_ && std::chrono::steady_clock::now() - last_at_ < std::chrono::seconds(5)) return *last_;
+    if (last_ && std::chrono::steady_clock::now() - last_at_ < std::chrono::seconds(5))
+      return *last_;
   }
   return Probe(timeout);
 }
@@ -127,12 +129,16 @@ CheckAnswer KubernetesBackend::Check(milliseconds timeout) {
   const Deadline deadline(timeout);
   auto version = api_->Call("GET", "/version", nullptr, timeout);
   if (!version.ok()) {
-    return {.verdict = version.status().code() == StatusCode::kUnauthenticated ? "refused"
-                                                                               : "unreachable",
+    return {.verdict =
+                version.status().code() == StatusCode::kUnauthenticated ? "refused" : "unreachable",
             .detail = version.status().message()};
   }
   auto probe = Probe(deadline.left());
-  if (!probe.ok()) return {.verdict = "no answer", .detail = probe.status().message()};
+  if (!probe.ok()) {
+    return {
+        .verdict = probe.status().code() == StatusCode::kUnauthenticated ? "refused" : "no answer",
+        .detail = probe.status().message()};
+  }
   std::size_t usable = 0;
   for (const auto& n : probe->description.nodes) {
     if (n.usable()) ++usable;
@@ -148,9 +154,10 @@ Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::Translat
   SKY_ASSIGN_OR_RETURN(cluster::Inventory inv, RecentInventory(timeout));
   auto start = kube::ModelStart(shape, inv, std::time(nullptr));
   if (!start) {
-    return UnavailableError(fmt::format("{}: no start in view: its nodes cannot hold {} pod(s) "
-                                        "of this shape",
-                                        name_, shape.pods));
+    return UnavailableError(
+        fmt::format("{}: no start in view: its nodes cannot hold {} pod(s) "
+                    "of this shape",
+                    name_, shape.pods));
   }
   StartEstimate e;
   e.start = start->start;
@@ -162,10 +169,10 @@ Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::Translat
 }
 
 Result<std::string> KubernetesBackend::NextNativeId(milliseconds timeout) {
-  SKY_ASSIGN_OR_RETURN(kube::ListResult jobs,
-                       api_->ListAll(kube::WithQuery(NamespacePath("jobs"),
-                                                     {{"labelSelector", kManagedSelector}}),
-                                     timeout));
+  SKY_ASSIGN_OR_RETURN(
+      kube::ListResult jobs,
+      api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
+                    timeout));
   long highest = 0;
   for (const auto& j : jobs.items) {
     try {
@@ -182,10 +189,10 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
   const std::string by_sky_id = std::string(kube::kSkyIdLabel) + "=" + spec.sky_id;
   if (!spec.first_attempt) {
     // A retry: the job this sky id already made, if any.
-    SKY_ASSIGN_OR_RETURN(kube::ListResult found,
-                         api_->ListAll(kube::WithQuery(NamespacePath("jobs"),
-                                                       {{"labelSelector", by_sky_id}}),
-                                       deadline.left()));
+    SKY_ASSIGN_OR_RETURN(
+        kube::ListResult found,
+        api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", by_sky_id}}),
+                      deadline.left()));
     if (!found.items.empty()) {
       return JobKey{name_, found.items.front()["metadata"]["labels"][kube::kJobIdLabel].asString()};
     }
@@ -200,7 +207,8 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
   in.workdir = spec.workdir;
   in.restartable = spec.restartable;
   if (spec.environment) {
-    if (auto user = spec.environment->find("USER"); user != spec.environment->end()) in.user = user->second;
+    if (auto user = spec.environment->find("USER"); user != spec.environment->end())
+      in.user = user->second;
   }
   in.env = spec.export_env;
   for (const auto& kv : spec.export_values) in.env.push_back(kv);
@@ -223,8 +231,8 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
     if (!made.ok() && made.status().code() == StatusCode::kAlreadyExists) {
       auto there = api_->Call("GET", NamespacePath("configmaps") + "/" + kube::ObjectName(id),
                               nullptr, deadline.left());
-      const bool ours = there.ok() &&
-                        (*there)["metadata"]["labels"][kube::kSkyIdLabel].asString() == spec.sky_id;
+      const bool ours =
+          there.ok() && (*there)["metadata"]["labels"][kube::kSkyIdLabel].asString() == spec.sky_id;
       if (!ours) {
         // Taken (another submitter's): the next free number.
         if (attempt >= 5) return made.status();
@@ -309,13 +317,14 @@ Result<std::vector<JobInfo>> KubernetesBackend::Queue(milliseconds timeout) {
     info.phase = s.phase;
     info.state = s.state;
     info.reason = s.reason;
-    if (s.image_pull_stuck_since != 0 && now - s.image_pull_stuck_since >= settings_.image_pull_timeout) {
+    if (s.image_pull_stuck_since != 0 &&
+        now - s.image_pull_stuck_since >= settings_.image_pull_timeout) {
       // Pending for ever on a real cluster: the job fails here, saying why.
       (void)Cancel(id, false, deadline.left());
       info.phase = JobPhase::kFailed;
-      info.reason = fmt::format("{} for {} s (image_pull_timeout {} s): {}; the job was deleted",
-                                s.state, now - s.image_pull_stuck_since, settings_.image_pull_timeout,
-                                s.reason);
+      info.reason =
+          fmt::format("{} for {} s (image_pull_timeout {} s): {}; the job was deleted", s.state,
+                      now - s.image_pull_stuck_since, settings_.image_pull_timeout, s.reason);
     }
     info.partition = namespace_;
     info.user = meta["annotations"]["skyslurm.io/user"].asString();
@@ -334,11 +343,12 @@ Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending
   const Deadline deadline(timeout);
   const std::string name = kube::ObjectName(job_id);
   if (only_if_pending) {
-    SKY_ASSIGN_OR_RETURN(kube::ListResult pods,
-                         api_->ListAll(kube::WithQuery(NamespacePath("pods"),
-                                                       {{"labelSelector",
-                                                         std::string(kube::kJobIdLabel) + "=" + job_id}}),
-                                       deadline.left()));
+    SKY_ASSIGN_OR_RETURN(
+        kube::ListResult pods,
+        api_->ListAll(
+            kube::WithQuery(NamespacePath("pods"),
+                            {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + job_id}}),
+            deadline.left()));
     for (const auto& p : pods.items) {
       if (p["status"]["phase"].asString() != "Pending") return OkStatus();  // started: left
     }
@@ -347,10 +357,12 @@ Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending
   options["kind"] = "DeleteOptions";
   options["apiVersion"] = "v1";
   options["propagationPolicy"] = "Background";
-  auto deleted = api_->Call("DELETE", NamespacePath("jobs") + "/" + name, &options, deadline.left());
+  auto deleted =
+      api_->Call("DELETE", NamespacePath("jobs") + "/" + name, &options, deadline.left());
   if (!deleted.ok()) return deleted.status();
   for (const char* resource : {"services", "configmaps"}) {
-    auto gone = api_->Call("DELETE", NamespacePath(resource) + "/" + name, &options, deadline.left());
+    auto gone =
+        api_->Call("DELETE", NamespacePath(resource) + "/" + name, &options, deadline.left());
     if (!gone.ok() && gone.status().code() != StatusCode::kNotFound) return gone.status();
   }
   return OkStatus();
@@ -358,16 +370,18 @@ Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending
 
 Result<std::string> KubernetesBackend::Output(const std::string& job_id, milliseconds timeout) {
   const Deadline deadline(timeout);
-  SKY_ASSIGN_OR_RETURN(kube::ListResult pods,
-                       api_->ListAll(kube::WithQuery(NamespacePath("pods"),
-                                                     {{"labelSelector",
-                                                       std::string(kube::kJobIdLabel) + "=" + job_id}}),
-                                     deadline.left()));
+  SKY_ASSIGN_OR_RETURN(
+      kube::ListResult pods,
+      api_->ListAll(
+          kube::WithQuery(NamespacePath("pods"),
+                          {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + job_id}}),
+          deadline.left()));
   if (pods.items.empty()) {
     return NotFoundError(fmt::format("{}: job {} has no pods", name_, job_id));
   }
-  std::stable_sort(pods.items.begin(), pods.items.end(),
-                   [](const Json::Value& a, const Json::Value& b) { return IndexOf(a) < IndexOf(b); });
+  std::stable_sort(
+      pods.items.begin(), pods.items.end(),
+      [](const Json::Value& a, const Json::Value& b) { return IndexOf(a) < IndexOf(b); });
   // While a pod still runs, rank 0 alone (as Slurm's batch output is the
   // batch step's): what `skyslurm logs -f` has shown stays the start of
   // what it is shown next. Once all have ended, every rank.

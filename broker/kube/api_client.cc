@@ -84,9 +84,9 @@ Status ApiClient::Credentials(bool renew) {
     if (fresh && !renew) return OkStatus();
   }
   if (exec_runner_ == nullptr) {
-    return FailedPreconditionError(
-        fmt::format("{}: context {} authenticates through the exec plugin {}, and no runner was given",
-                    cluster_, context_.context, context_.exec->command));
+    return FailedPreconditionError(fmt::format(
+        "{}: context {} authenticates through the exec plugin {}, and no runner was given",
+        cluster_, context_.context, context_.exec->command));
   }
   auto got = RunExecPlugin(*context_.exec, *exec_runner_, std::chrono::seconds(30));
   if (!got.ok()) return got.status().WithContext(cluster_);
@@ -102,8 +102,7 @@ Status ApiClient::Credentials(bool renew) {
 }
 
 Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std::string& path,
-                                             const std::string* body,
-                                             std::string_view content_type,
+                                             const std::string* body, std::string_view content_type,
                                              std::string_view accept, milliseconds timeout,
                                              const std::function<bool(std::string_view)>* sink,
                                              const std::atomic<bool>* stop) {
@@ -130,9 +129,11 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->error);
   h->error[0] = '\0';
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<long>(1, static_cast<long>(timeout.count()))));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::max<long>(1, static_cast<long>(timeout.count()))));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::min<long>(10'000, std::max<long>(1, static_cast<long>(timeout.count())))));
+                   static_cast<long>(std::min<long>(
+                       10'000, std::max<long>(1, static_cast<long>(timeout.count())))));
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "skyslurm");
   if (!context_.ca_pem.empty()) {
@@ -263,9 +264,9 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
           "{}: the API server's certificate is not trusted with the CA of context {} in {} ({})",
           cluster_, context_.context, context_.source, said));
     case CURLE_SSL_CERTPROBLEM:
-      return InvalidArgumentError(fmt::format(
-          "{}: the client certificate of context {} in {} cannot be used ({})", cluster_,
-          context_.context, context_.source, said));
+      return InvalidArgumentError(
+          fmt::format("{}: the client certificate of context {} in {} cannot be used ({})",
+                      cluster_, context_.context, context_.source, said));
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
@@ -285,24 +286,28 @@ Status ApiClient::ErrorOf(const Reply& reply, std::string_view method,
     reason = (*status)["reason"].asString();
   }
   if (message.empty()) message = reply.body.substr(0, 200);
-  const std::string text = fmt::format("{}: {}{}", cluster_, message,
-                                       reason.empty() ? "" : " (" + reason + ")");
+  const std::string text =
+      fmt::format("{}: {}{}", cluster_, message, reason.empty() ? "" : " (" + reason + ")");
   switch (reply.status) {
     case 401:
       return UnauthenticatedError(fmt::format(
           "{}: the API server refused the credentials of context {} in {} (Unauthorized)", cluster_,
           context_.context, context_.source));
-    case 403: return PermissionDeniedError(text);
-    case 404: return NotFoundError(text);
+    case 403:
+      return PermissionDeniedError(text);
+    case 404:
+      return NotFoundError(text);
     case 409:
       return reason == "AlreadyExists" ? AlreadyExistsError(text) : FailedPreconditionError(text);
     case 400:
-    case 422: return InvalidArgumentError(text);
-    case 410: return FailedPreconditionError(text);
+    case 422:
+      return InvalidArgumentError(text);
+    case 410:
+      return FailedPreconditionError(text);
     default:
       if (reply.status >= 500 || reply.status == 429) return UnavailableError(text);
-      return InternalError(fmt::format("{}: {} {} answered {}: {}", cluster_, method, path,
-                                       reply.status, message));
+      return InternalError(
+          fmt::format("{}: {} {} answered {}: {}", cluster_, method, path, reply.status, message));
   }
 }
 
@@ -380,11 +385,10 @@ Result<WatchEnd> ApiClient::Watch(
     milliseconds timeout, const std::atomic<bool>* stop) {
   // The server ends the stream a little before our own deadline, cleanly.
   const long seconds = std::max<long>(1, static_cast<long>(timeout.count() / 1000) - 1);
-  const std::string url =
-      WithQuery(path, {{"watch", "true"},
-                       {"resourceVersion", resource_version},
-                       {"allowWatchBookmarks", "true"},
-                       {"timeoutSeconds", std::to_string(seconds)}});
+  const std::string url = WithQuery(path, {{"watch", "true"},
+                                           {"resourceVersion", resource_version},
+                                           {"allowWatchBookmarks", "true"},
+                                           {"timeoutSeconds", std::to_string(seconds)}});
   std::string pending;
   std::optional<WatchEnd> ended;
   Status failed;
@@ -405,8 +409,8 @@ Result<WatchEnd> ApiClient::Watch(
         if (object["code"].asInt() == 410) {
           ended = WatchEnd::kGone;
         } else {
-          failed = UnavailableError(fmt::format("{}: watch {}: {}", cluster_, path,
-                                                object["message"].asString()));
+          failed = UnavailableError(
+              fmt::format("{}: watch {}: {}", cluster_, path, object["message"].asString()));
         }
         return false;
       }

@@ -8,6 +8,8 @@
 // once.
 #pragma once
 
+#include <json/json.h>
+
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -18,8 +20,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <json/json.h>
 
 #include "broker/kube/kubeconfig.h"
 #include "broker/util/command.h"
@@ -67,15 +67,14 @@ class ApiClient {
   // (a cut stream is an error, not kClosed), or the server's refusal.
   // `stop`, when set and true, ends the watch within about a second even
   // while no event comes (kStopped).
-  Result<WatchEnd> Watch(const std::string& path, const std::string& resource_version,
-                         const std::function<bool(const std::string&, const Json::Value&)>& on_event,
-                         std::chrono::milliseconds timeout,
-                         const std::atomic<bool>* stop = nullptr);
+  Result<WatchEnd> Watch(
+      const std::string& path, const std::string& resource_version,
+      const std::function<bool(const std::string&, const Json::Value&)>& on_event,
+      std::chrono::milliseconds timeout, const std::atomic<bool>* stop = nullptr);
 
   // Streams a text answer (pod logs with follow=true) to `on_chunk`, which
   // returns false to stop.
-  Status StreamText(const std::string& path,
-                    const std::function<bool(std::string_view)>& on_chunk,
+  Status StreamText(const std::string& path, const std::function<bool(std::string_view)>& on_chunk,
                     std::chrono::milliseconds timeout);
 
  private:
@@ -110,8 +109,8 @@ class ApiClient {
   CommandRunner* exec_runner_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Handle>> idle_;
-  std::string token_;                  // under mu_
-  std::string cert_pem_, key_pem_;     // under mu_
+  std::string token_;                   // under mu_
+  std::string cert_pem_, key_pem_;      // under mu_
   std::optional<std::time_t> expires_;  // the exec credential's
   bool exec_ran_ = false;
 };

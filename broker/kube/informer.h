@@ -27,9 +27,9 @@
 namespace skyslurm::kube {
 
 struct InformerStats {
-  int lists = 0;          // full lists (the first, and one per 410 Gone)
-  int watches = 0;        // watches begun
-  int gone = 0;           // 410s
+  int lists = 0;    // full lists (the first, and one per 410 Gone)
+  int watches = 0;  // watches begun
+  int gone = 0;     // 410s
   long events = 0;
   std::string last_error;
 };

@@ -9,7 +9,8 @@
 namespace skyslurm::kube {
 namespace {
 
-std::int64_t QuantityOr0(const Json::Value& v, std::optional<std::int64_t> (*parse)(std::string_view)) {
+std::int64_t QuantityOr0(const Json::Value& v,
+                         std::optional<std::int64_t> (*parse)(std::string_view)) {
   if (!v.isString()) return 0;
   return parse(v.asString()).value_or(0);
 }
@@ -25,8 +26,8 @@ bool Ready(const Json::Value& node) {
 
 std::vector<std::string> GpuLabelKeys(const std::vector<std::string>& extra) {
   std::vector<std::string> keys = extra;
-  for (const char* k : {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
-                        "skypilot.co/accelerator"}) {
+  for (const char* k :
+       {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "skypilot.co/accelerator"}) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.emplace_back(k);
   }
   return keys;
@@ -64,8 +65,9 @@ Json::Value TrimNode(const Json::Value& node) {
 
 Json::Value TrimPod(const Json::Value& pod) {
   Json::Value t(Json::objectValue);
-  Keep(pod["metadata"], t["metadata"],
-       {"name", "namespace", "labels", "creationTimestamp", "resourceVersion", "deletionTimestamp"});
+  Keep(
+      pod["metadata"], t["metadata"],
+      {"name", "namespace", "labels", "creationTimestamp", "resourceVersion", "deletionTimestamp"});
   Keep(pod["spec"], t["spec"], {"nodeName", "nodeSelector", "activeDeadlineSeconds"});
   for (const auto& c : pod["spec"]["containers"]) {
     Json::Value kept(Json::objectValue);
@@ -102,11 +104,21 @@ PodDemand DemandOf(const Json::Value& pod) {
     auto pick = [&](const char* name) -> const Json::Value& {
       return req.isMember(name) ? req[name] : lim[name];
     };
-    d.gpus += QuantityOr0(lim.isMember(kGpuResource) ? lim[kGpuResource] : req[kGpuResource], Count);
+    d.gpus +=
+        QuantityOr0(lim.isMember(kGpuResource) ? lim[kGpuResource] : req[kGpuResource], Count);
     d.millicores += QuantityOr0(pick("cpu"), Millicores);
     d.bytes += QuantityOr0(pick("memory"), Bytes);
   }
   return d;
+}
+
+bool TakesPod(const cluster::Node& node, bool asks_gpus) {
+  if (!node.usable()) return false;
+  if (asks_gpus) return true;
+  for (const auto& f : node.features) {
+    if (f.starts_with(kGpuTaintFeature)) return false;
+  }
+  return true;
 }
 
 bool HoldsItsNode(const Json::Value& pod) {
@@ -153,7 +165,13 @@ cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
     bool untolerated = n["spec"]["unschedulable"].asBool();
     for (const auto& t : n["spec"]["taints"]) {
       const std::string effect = t["effect"].asString();
-      if ((effect == "NoSchedule" || effect == "NoExecute") && !ToleratedTaint(t)) untolerated = true;
+      if (effect != "NoSchedule" && effect != "NoExecute") continue;
+      if (!ToleratedTaint(t)) {
+        untolerated = true;
+      } else {
+        // Kept for GPU work: only a pod asking for GPUs tolerates it.
+        node.features.push_back(std::string(kGpuTaintFeature) + t["key"].asString());
+      }
     }
     if (!Ready(n)) {
       node.state = "down";

@@ -22,6 +22,10 @@
 namespace skyslurm::kube {
 
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
+inline constexpr const char* kGpuTaintFeature = "gpu-taint:";
+
+// Whether a pod with (or without) GPUs may be placed on the node.
+bool TakesPod(const cluster::Node& node, bool asks_gpus);
 
 struct InventoryOptions {
   std::string cluster;
@@ -51,7 +55,8 @@ bool HoldsItsNode(const Json::Value& pod);
 
 // Node states: "idle", "mixed", "allocated"; "drain" for nodes that
 // untolerated taints or a cordon keep from new pods, "down" when NotReady.
-// A node's GPU label is one of its features, "key=value".
+// A node's GPU label is one of its features, "key=value"; a GPU taint that
+// only GPU pods tolerate is another, "gpu-taint:<key>".
 cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
                                         const std::vector<Json::Value>& pods,
                                         const InventoryOptions& options);

@@ -52,8 +52,9 @@ JobStatus StatusOf(const Json::Value& job, const std::vector<Json::Value>& pods)
       if (why == "ImagePullBackOff" || why == "ErrImagePull" || why == "InvalidImageName") {
         s.state = why;
         s.reason = waiting["message"].asString();
-        const std::time_t since = Time(p["status"]["startTime"]) != 0 ? Time(p["status"]["startTime"])
-                                                                      : Time(p["metadata"]["creationTimestamp"]);
+        const std::time_t since = Time(p["status"]["startTime"]) != 0
+                                      ? Time(p["status"]["startTime"])
+                                      : Time(p["metadata"]["creationTimestamp"]);
         if (s.image_pull_stuck_since == 0 || since < s.image_pull_stuck_since) {
           s.image_pull_stuck_since = since;
         }

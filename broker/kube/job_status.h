@@ -19,7 +19,7 @@ struct JobStatus {
   std::string state;   // native
   std::string reason;  // why, in the cluster's words
   std::time_t start = 0, end = 0;
-  int exit_code = 0;   // a wait status, as Slurm's: exit code << 8
+  int exit_code = 0;  // a wait status, as Slurm's: exit code << 8
   // Since when a pod has been unable to pull its image (0: none is).
   std::time_t image_pull_stuck_since = 0;
 };

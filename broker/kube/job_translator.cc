@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "broker/kube/inventory.h"
 #include "broker/translate/gpus.h"
 
 namespace skyslurm::kube {
@@ -44,9 +45,10 @@ std::vector<std::string> SpanningSteps(const Request& r) {
                            o.starts_with("--nodelist") || o.starts_with("-w") ||
                            o.starts_with("--het-group") || o == "-r" || o.starts_with("--relative");
         if (spans) {
-          found.push_back(fmt::format("{}:{}: srun {} needs other nodes' slots; on Kubernetes each "
-                                      "pod runs its own srun",
-                                      r.script_name, number, o));
+          found.push_back(
+              fmt::format("{}:{}: srun {} needs other nodes' slots; on Kubernetes each "
+                          "pod runs its own srun",
+                          r.script_name, number, o));
         }
       }
     }
@@ -100,7 +102,8 @@ Result<JobShape> JobShape::FromJson(std::string_view json) {
   s.memory_mb = v["memory_mb"].asInt64();
   s.deadline_seconds = v["deadline_seconds"].asInt64();
   s.job_name = v["job_name"].asString();
-  if (s.image.empty() || s.pods < 1) return InvalidArgumentError("a Kubernetes job shape without image or pods");
+  if (s.image.empty() || s.pods < 1)
+    return InvalidArgumentError("a Kubernetes job shape without image or pods");
   return s;
 }
 
@@ -114,8 +117,9 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   job.tool = r.tool;
 
   if (r.tool != job::Tool::kSbatch) {
-    no.push_back("an interactive allocation (salloc, srun) cannot run on Kubernetes: submit a batch "
-                 "script");
+    no.push_back(
+        "an interactive allocation (salloc, srun) cannot run on Kubernetes: submit a batch "
+        "script");
   }
   if (r.hetjob) no.push_back("a heterogeneous job cannot run on Kubernetes");
   if (r.dependency) {
@@ -125,9 +129,11 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   if (r.array) no.push_back("job arrays run on Slurm clusters only (for now)");
   if (r.nodelist) no.push_back(fmt::format("--nodelist={} names Slurm nodes", *r.nodelist));
   if (r.exclude) no.push_back(fmt::format("--exclude={} names Slurm nodes", *r.exclude));
-  if (r.reservation) no.push_back(fmt::format("--reservation={} is a Slurm reservation", *r.reservation));
+  if (r.reservation)
+    no.push_back(fmt::format("--reservation={} is a Slurm reservation", *r.reservation));
   if (r.licenses) no.push_back(fmt::format("--licenses={} are Slurm licenses", *r.licenses));
-  if (r.constraint) no.push_back(fmt::format("--constraint={} names Slurm node features", *r.constraint));
+  if (r.constraint)
+    no.push_back(fmt::format("--constraint={} names Slurm node features", *r.constraint));
   for (const auto& g : r.other_gres) {
     no.push_back(fmt::format("--gres={} is not a GPU: Kubernetes has no such resource", g.name));
   }
@@ -143,17 +149,22 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   for (const GpuAsk& g : r.gpus) {
     gpu_type = g.type;
     switch (g.scope) {
-      case GpuAsk::Scope::kPerNode: shape.gpus_per_pod = g.count; break;
-      case GpuAsk::Scope::kPerTask: shape.gpus_per_pod = g.count * tasks_per_pod; break;
+      case GpuAsk::Scope::kPerNode:
+        shape.gpus_per_pod = g.count;
+        break;
+      case GpuAsk::Scope::kPerTask:
+        shape.gpus_per_pod = g.count * tasks_per_pod;
+        break;
       case GpuAsk::Scope::kPerJob:
         if (g.count % shape.pods != 0) {
-          no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods", Describe(g.origin, r),
-                                   g.count, shape.pods));
+          no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods",
+                                   Describe(g.origin, r), g.count, shape.pods));
         }
         shape.gpus_per_pod = (g.count + shape.pods - 1) / shape.pods;
         break;
       case GpuAsk::Scope::kPerSocket:
-        no.push_back(fmt::format("{}: GPUs per socket have no meaning in a pod", Describe(g.origin, r)));
+        no.push_back(
+            fmt::format("{}: GPUs per socket have no meaning in a pod", Describe(g.origin, r)));
         break;
     }
   }
@@ -170,8 +181,8 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   // The GPU type, as this cluster's nodes are labelled.
   if (shape.gpus_per_pod > 0 && !gpu_type.empty()) {
     for (const auto& [type, count] : translate::GpuTypesOf(target)) {
-      const bool same = type == gpu_type ||
-                        (ctx.catalog != nullptr && ctx.catalog->Same(type, gpu_type));
+      const bool same =
+          type == gpu_type || (ctx.catalog != nullptr && ctx.catalog->Same(type, gpu_type));
       if (!same) continue;
       shape.gpu_type = type;
       for (const auto& n : target.nodes) {
@@ -183,19 +194,22 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
     if (shape.gpu_type.empty()) {
       std::string have;
       for (const auto& [type, count] : translate::GpuTypesOf(target)) {
-        have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", type.empty() ? "untyped" : type, count);
+        have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", type.empty() ? "untyped" : type,
+                            count);
       }
       no.push_back(fmt::format("no node has GPU type {} ({})", gpu_type,
                                have.empty() ? "it has no GPUs" : "it has " + have));
     } else if (shape.gpu_label.empty()) {
-      no.push_back(fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
+      no.push_back(
+          fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
     }
   }
 
   // Could the pods ever all run at once?
-  std::int64_t slots = 0, fitting_nodes = 0;
+  std::int64_t slots = 0, fitting_nodes = 0, gpu_only = 0;
   for (const auto& n : target.nodes) {
-    if (!n.usable()) continue;
+    if (n.usable() && !TakesPod(n, shape.gpus_per_pod > 0)) ++gpu_only;
+    if (!TakesPod(n, shape.gpus_per_pod > 0)) continue;
     std::int64_t gpus = 0;
     for (const auto& g : n.gres) {
       if (g.name == "gpu" && (shape.gpu_type.empty() || g.type == shape.gpu_type)) gpus += g.count;
@@ -206,10 +220,14 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
     if (fit > 0) ++fitting_nodes;
     slots += std::max<std::int64_t>(0, fit);
   }
-  if (slots < shape.pods && no.empty()) {
+  if (slots < shape.pods && no.empty() && gpu_only > 0 && fitting_nodes == 0) {
+    no.push_back(
+        fmt::format("its {} usable node(s) are kept for GPU work (a GPU taint that only "
+                    "pods asking for GPUs tolerate): a job without GPUs does not go there",
+                    gpu_only));
+  } else if (slots < shape.pods && no.empty()) {
     no.push_back(fmt::format(
-        "no room for {} pod(s) of {}{} CPU(s){}: {} node(s) can take one",
-        shape.pods,
+        "no room for {} pod(s) of {}{} CPU(s){}: {} node(s) can take one", shape.pods,
         shape.gpus_per_pod > 0
             ? fmt::format("{} GPU(s){}, ", shape.gpus_per_pod,
                           shape.gpu_type.empty() ? "" : " of type " + shape.gpu_type)
@@ -226,7 +244,8 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   } else if (const job::Setting* s = r.EffectiveByName("container-image");
              s != nullptr && s->occurrence.value) {
     shape.image = *s->occurrence.value;
-    job.changes.push_back({Describe(s->origin, r), "image " + shape.image, "pyxis' --container-image"});
+    job.changes.push_back(
+        {Describe(s->origin, r), "image " + shape.image, "pyxis' --container-image"});
   } else {
     for (const auto& m : r.modules) {
       if (settings == nullptr || m.dynamic) continue;
@@ -235,24 +254,28 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
       const auto hit = exact != settings->images.end() ? exact : by_name;
       if (hit == settings->images.end()) continue;
       shape.image = hit->second;
-      job.changes.push_back({fmt::format("{}:{}", r.script_name, m.line), "image " + shape.image,
-                             fmt::format("module {} is that image on {} (images)", m.word, target.name)});
+      job.changes.push_back(
+          {fmt::format("{}:{}", r.script_name, m.line), "image " + shape.image,
+           fmt::format("module {} is that image on {} (images)", m.word, target.name)});
       break;
     }
     if (shape.image.empty() && settings != nullptr && !settings->default_image.empty()) {
       shape.image = settings->default_image;
-      job.changes.push_back({"(none)", "image " + shape.image, "the default_image of " + target.name});
+      job.changes.push_back(
+          {"(none)", "image " + shape.image, "the default_image of " + target.name});
     }
   }
   if (shape.image.empty()) {
-    no.push_back(fmt::format("no container image: give --sky-image (or --container-image), or ask "
-                             "for an images map or default_image for {}",
-                             target.name));
+    no.push_back(
+        fmt::format("no container image: give --sky-image (or --container-image), or ask "
+                    "for an images map or default_image for {}",
+                    target.name));
   }
   if (!no.empty()) return out;
 
   if (!r.partitions.empty()) {
-    job.caveats.push_back(fmt::format("partition {} is Slurm's: not used on Kubernetes", r.partitions.front()));
+    job.caveats.push_back(
+        fmt::format("partition {} is Slurm's: not used on Kubernetes", r.partitions.front()));
   }
   if (r.account) job.caveats.push_back("--account is Slurm's: not used on Kubernetes");
   if (r.qos) job.caveats.push_back("--qos is Slurm's: not used on Kubernetes");
@@ -260,7 +283,8 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
     job.caveats.push_back("--output/--error: the job's output is its pods' logs (skyslurm logs)");
   }
   if (UsesSrun(r)) {
-    job.caveats.push_back("each pod is one node: srun in the script runs its command once, in its own pod");
+    job.caveats.push_back(
+        "each pod is one node: srun in the script runs its command once, in its own pod");
   }
   if (shape.deadline_seconds == 0) job.caveats.push_back("no --time: no deadline on Kubernetes");
 
@@ -274,7 +298,9 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
       "an Indexed Job of {} pod(s), each {}{} CPU(s){}{}; image {}", shape.pods,
       shape.gpus_per_pod > 0
           ? fmt::format("{} nvidia.com/gpu{}, ", shape.gpus_per_pod,
-                        shape.gpu_label.empty() ? "" : fmt::format(" ({}={})", shape.gpu_label, shape.gpu_type))
+                        shape.gpu_label.empty()
+                            ? ""
+                            : fmt::format(" ({}={})", shape.gpu_label, shape.gpu_type))
           : "",
       static_cast<double>(shape.millicores) / 1000.0,
       shape.memory_mb > 0 ? fmt::format(", {} MiB", shape.memory_mb) : "",

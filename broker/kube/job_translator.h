@@ -27,7 +27,7 @@ struct JobShape {
   std::string gpu_label;  // the node label key selecting the GPU type ("" = any GPU)
   std::string gpu_type;   // its value
   std::int64_t millicores = 1000;
-  std::int64_t memory_mb = 0;        // 0: no request
+  std::int64_t memory_mb = 0;         // 0: no request
   std::int64_t deadline_seconds = 0;  // 0: none
   std::string job_name;
   std::string ToJson() const;

@@ -93,7 +93,8 @@ Result<KubeContext> FromFiles(const std::vector<File>& files, std::string_view w
   if (context.file == nullptr) {
     std::string where;
     for (const File& f : files) where += (where.empty() ? "" : ", ") + f.path;
-    return NotFoundError(fmt::format("no context '{}' in {}", name, where.empty() ? "no kubeconfig" : where));
+    return NotFoundError(
+        fmt::format("no context '{}' in {}", name, where.empty() ? "no kubeconfig" : where));
   }
   const YAML::Node ctx = context.entry["context"];
   if (!ctx || !ctx.IsMap()) return Bad(*context.file, context.entry, "context without a body");
@@ -105,19 +106,22 @@ Result<KubeContext> FromFiles(const std::vector<File>& files, std::string_view w
   const std::string cluster_name = Text(ctx, "cluster");
   const Found cluster = Named(files, "clusters", cluster_name);
   if (cluster.file == nullptr) {
-    return Bad(*context.file, ctx, fmt::format("context '{}' names cluster '{}', which no kubeconfig "
-                                               "file defines",
-                                               name, cluster_name));
+    return Bad(*context.file, ctx,
+               fmt::format("context '{}' names cluster '{}', which no kubeconfig "
+                           "file defines",
+                           name, cluster_name));
   }
   const YAML::Node c = cluster.entry["cluster"];
   if (!c || !c.IsMap()) return Bad(*cluster.file, cluster.entry, "cluster without a body");
   out.server = Text(c, "server");
-  if (out.server.empty()) return Bad(*cluster.file, c, fmt::format("cluster '{}' has no server", cluster_name));
+  if (out.server.empty())
+    return Bad(*cluster.file, c, fmt::format("cluster '{}' has no server", cluster_name));
   SKY_ASSIGN_OR_RETURN(out.ca_pem, Pem(*cluster.file, c, "certificate-authority"));
   out.insecure_skip_tls_verify = Text(c, "insecure-skip-tls-verify") == "true";
   out.tls_server_name = Text(c, "tls-server-name");
   if (c["proxy-url"]) {
-    return Bad(*cluster.file, c["proxy-url"], "proxy-url is not supported; reach the API server directly");
+    return Bad(*cluster.file, c["proxy-url"],
+               "proxy-url is not supported; reach the API server directly");
   }
 
   const std::string user_name = Text(ctx, "user");
@@ -151,9 +155,10 @@ Result<KubeContext> FromFiles(const std::vector<File>& files, std::string_view w
   SKY_ASSIGN_OR_RETURN(out.client_cert_pem, Pem(*user.file, u, "client-certificate"));
   SKY_ASSIGN_OR_RETURN(out.client_key_pem, Pem(*user.file, u, "client-key"));
   if (out.client_cert_pem.empty() != out.client_key_pem.empty()) {
-    return Bad(*user.file, u, fmt::format("user '{}' has a client certificate without its key, or "
-                                          "a key without its certificate",
-                                          user_name));
+    return Bad(*user.file, u,
+               fmt::format("user '{}' has a client certificate without its key, or "
+                           "a key without its certificate",
+                           user_name));
   }
   out.username = Text(u, "username");
   out.password = Text(u, "password");
@@ -247,8 +252,9 @@ Result<ExecCredential> ParseExecCredential(std::string_view json) {
   c.client_cert_pem = status["clientCertificateData"].asString();
   c.client_key_pem = status["clientKeyData"].asString();
   if (c.token.empty() && c.client_cert_pem.empty()) {
-    return InvalidArgumentError("the exec plugin's ExecCredential has neither a token nor a client "
-                                "certificate");
+    return InvalidArgumentError(
+        "the exec plugin's ExecCredential has neither a token nor a client "
+        "certificate");
   }
   if (const std::string at = status["expirationTimestamp"].asString(); !at.empty()) {
     c.expires = ParseRfc3339(at);
@@ -272,20 +278,22 @@ Result<ExecCredential> RunExecPlugin(const ExecPlugin& plugin, CommandRunner& ru
   c.argv = {plugin.command};
   c.argv.insert(c.argv.end(), plugin.args.begin(), plugin.args.end());
   c.env_set = plugin.env;
-  c.env_set.emplace_back("KUBERNETES_EXEC_INFO",
-                         fmt::format(R"({{"apiVersion":"{}","kind":"ExecCredential","spec":{{"interactive":false}}}})",
-                                     version));
+  c.env_set.emplace_back(
+      "KUBERNETES_EXEC_INFO",
+      fmt::format(R"({{"apiVersion":"{}","kind":"ExecCredential","spec":{{"interactive":false}}}})",
+                  version));
   c.timeout = timeout;
   auto out = runner.Run(c);
   if (!out.ok()) {
-    return UnavailableError(fmt::format("exec plugin {}: {}{}", plugin.command, out.status().message(),
-                                        plugin.install_hint.empty() ? "" : " (" + plugin.install_hint + ")"));
+    return UnavailableError(
+        fmt::format("exec plugin {}: {}{}", plugin.command, out.status().message(),
+                    plugin.install_hint.empty() ? "" : " (" + plugin.install_hint + ")"));
   }
   if (!out->success()) {
     std::string said = out->err;
     while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-    return UnauthenticatedError(fmt::format("exec plugin {} failed ({}): {}", plugin.command,
-                                            out->DescribeEnd(), said));
+    return UnauthenticatedError(
+        fmt::format("exec plugin {} failed ({}): {}", plugin.command, out->DescribeEnd(), said));
   }
   auto credential = ParseExecCredential(out->out);
   if (!credential.ok()) return credential.status().WithContext("exec plugin " + plugin.command);

@@ -31,10 +31,10 @@ struct ExecPlugin {
 };
 
 struct KubeContext {
-  std::string context;     // its name in the kubeconfig
-  std::string source;      // the file that defined the context, for messages
-  std::string server;      // https://host:port
-  std::string ca_pem;      // "" = the system's CAs
+  std::string context;  // its name in the kubeconfig
+  std::string source;   // the file that defined the context, for messages
+  std::string server;   // https://host:port
+  std::string ca_pem;   // "" = the system's CAs
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;
   std::string token;

@@ -191,7 +191,8 @@ Manifests BuildManifests(const ManifestInput& in) {
     pod["tolerations"].append(Toleration("nvidia.com/gpu"));
     pod["tolerations"].append(Toleration("skypilot.co/gpu"));
   }
-  if (in.shape.deadline_seconds > 0) pod["activeDeadlineSeconds"] = Json::Int64(in.shape.deadline_seconds);
+  if (in.shape.deadline_seconds > 0)
+    pod["activeDeadlineSeconds"] = Json::Int64(in.shape.deadline_seconds);
 
   m.job["apiVersion"] = "batch/v1";
   m.job["kind"] = "Job";
@@ -215,7 +216,8 @@ Manifests BuildManifests(const ManifestInput& in) {
     rule["onPodConditions"].append(condition);
     spec["podFailurePolicy"]["rules"].append(rule);
   }
-  if (in.shape.deadline_seconds > 0) spec["activeDeadlineSeconds"] = Json::Int64(in.shape.deadline_seconds);
+  if (in.shape.deadline_seconds > 0)
+    spec["activeDeadlineSeconds"] = Json::Int64(in.shape.deadline_seconds);
   spec["template"]["metadata"]["labels"] = Labels(in);
   spec["template"]["spec"] = pod;
   return m;

@@ -28,11 +28,11 @@ struct ManifestInput {
   std::string script;
   std::vector<std::string> script_args;
   std::string sky_id;
-  std::string native_id;   // the job's number on this cluster
+  std::string native_id;  // the job's number on this cluster
   std::string cluster;
   std::string namespace_name;
   std::string user;
-  std::string workdir;     // "" = the image's
+  std::string workdir;  // "" = the image's
   std::vector<std::pair<std::string, std::string>> env;
   // Whether Kubernetes may start a pod again after a disruption (eviction,
   // preemption, node loss) as Slurm requeues: a pod failure policy that does

@@ -23,10 +23,22 @@ std::optional<double> Scaled(std::string_view q) {
   }
   const std::string_view suffix = q.substr(end);
   static const std::pair<std::string_view, double> kSuffixes[] = {
-      {"", 1},          {"m", 1e-3},        {"k", 1e3},         {"M", 1e6},
-      {"G", 1e9},       {"T", 1e12},        {"P", 1e15},        {"E", 1e18},
-      {"Ki", 1024.0},   {"Mi", 1048576.0},  {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}, {"n", 1e-9}, {"u", 1e-6},
+      {"", 1},
+      {"m", 1e-3},
+      {"k", 1e3},
+      {"M", 1e6},
+      {"G", 1e9},
+      {"T", 1e12},
+      {"P", 1e15},
+      {"E", 1e18},
+      {"Ki", 1024.0},
+      {"Mi", 1048576.0},
+      {"Gi", 1073741824.0},
+      {"Ti", 1099511627776.0},
+      {"Pi", 1125899906842624.0},
+      {"Ei", 1152921504606846976.0},
+      {"n", 1e-9},
+      {"u", 1e-6},
   };
   for (const auto& [s, m] : kSuffixes) {
     if (suffix == s) return mantissa * m;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "broker/kube/inventory.h"
+
 namespace skyslurm::kube {
 namespace {
 
@@ -52,7 +54,7 @@ std::optional<ModelledStart> ModelStart(const JobShape& shape, const cluster::In
                                         std::time_t now, std::chrono::seconds assumed_runtime) {
   std::vector<Room> rooms;
   for (const auto& n : inventory.description.nodes) {
-    if (!n.usable()) continue;
+    if (!TakesPod(n, shape.gpus_per_pod > 0)) continue;
     Room r;
     r.name = n.name;
     for (const auto& g : n.gres) {
@@ -81,7 +83,8 @@ std::optional<ModelledStart> ModelStart(const JobShape& shape, const cluster::In
     if (j.state != "PENDING" || j.gpus_per_node <= 0) continue;
     for (std::int64_t i = 0; i < std::max<std::int64_t>(1, j.nodes); ++i) ahead.push_back(&j);
   }
-  std::stable_sort(ahead.begin(), ahead.end(), [](auto* a, auto* b) { return a->submit_time < b->submit_time; });
+  std::stable_sort(ahead.begin(), ahead.end(),
+                   [](auto* a, auto* b) { return a->submit_time < b->submit_time; });
   auto admit_ahead = [&](std::vector<Room>& rs) {
     for (auto it = ahead.begin(); it != ahead.end();) {
       bool placed = false;
@@ -112,7 +115,8 @@ std::optional<ModelledStart> ModelStart(const JobShape& shape, const cluster::In
     if (j.state != "RUNNING" || j.nodelist.empty()) continue;
     const std::time_t started = j.start_time != 0 ? j.start_time : now;
     const bool known = j.time_limit_minutes > 0;
-    const std::time_t at = known ? started + j.time_limit_minutes * 60 : started + assumed_runtime.count();
+    const std::time_t at =
+        known ? started + j.time_limit_minutes * 60 : started + assumed_runtime.count();
     ends.push_back({std::max(at, now), j.nodelist, j.gpus_per_node, !known});
   }
   std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.at < b.at; });
@@ -127,7 +131,10 @@ std::optional<ModelledStart> ModelStart(const JobShape& shape, const cluster::In
     if (auto nodes = Place(rooms, shape, 0, 0)) {
       return ModelledStart{
           e.at, *nodes,
-          fmt::format("running pods' deadlines{}{}", assumed ? fmt::format(" (those without one assumed to end within {} min)", assumed_runtime.count() / 60) : "",
+          fmt::format("running pods' deadlines{}{}",
+                      assumed ? fmt::format(" (those without one assumed to end within {} min)",
+                                            assumed_runtime.count() / 60)
+                              : "",
                       pending > 0 ? fmt::format(", after {} pending pod(s) ahead", pending) : "")};
     }
   }

@@ -25,8 +25,8 @@ struct ModelledStart {
 };
 
 // nullopt: no start in view (the pods fit on no node even when empty).
-std::optional<ModelledStart> ModelStart(const JobShape& shape, const cluster::Inventory& inventory,
-                                        std::time_t now,
-                                        std::chrono::seconds assumed_runtime = std::chrono::hours(1));
+std::optional<ModelledStart> ModelStart(
+    const JobShape& shape, const cluster::Inventory& inventory, std::time_t now,
+    std::chrono::seconds assumed_runtime = std::chrono::hours(1));
 
 }  // namespace skyslurm::kube

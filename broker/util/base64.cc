@@ -26,7 +26,8 @@ std::string Base64Encode(std::string_view bytes) {
   std::size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     const std::uint32_t v = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
-                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1]))
+                                << 8 |
                             static_cast<unsigned char>(bytes[i + 2]);
     for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(v >> shift) & 63];
   }

@@ -261,6 +261,74 @@ TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
               HasSubstr("Comment=skyslurm:" + m[1].str()));
 }
 
+// Issue 13: alpha's and beta's H100s full (gamma has none): the demo's
+// 2-node H100 job, unchanged, lands on kappa, the Kubernetes cluster, with
+// every pod's rank, the same addresses and the sky id; kubectl sees it, and
+// skyslurm cancel deletes it with its pods.
+TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
+  FillAlpha();
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = Submit(tb_, "beta", {"-N1", "--gres=gpu:nvidia_h100_80gb_hbm3:4", "-t",
+                                                "20", "-o", "/dev/null", "--wrap", "sleep 600"});
+    ASSERT_FALSE(id.empty());
+    cleanup_.emplace_back("beta", id);
+    for (int k = 0; k < 150 && JobState(tb_, "beta", id) != "RUNNING"; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  const std::string job =
+      "#!/bin/bash\n"
+      "#SBATCH --job-name=train\n"
+      "#SBATCH -p gpu\n"
+      "#SBATCH -N 2\n"
+      "#SBATCH --gres=gpu:h100:2\n"
+      "#SBATCH -t 10\n"
+      "module load cuda/12.1\n"
+      "srun bash -c 'echo \"rank=$SKYPILOT_NODE_RANK nodes=$SKYPILOT_NUM_NODES "
+      "ips=$(printf %s \"$SKYPILOT_NODE_IPS\" | tr \"\\n\" ,) task=$SKYPILOT_TASK_ID\"'\n"
+      "sleep 2\n";
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("train.sh", job)});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
+  const std::string id = out.out.substr(0, out.out.find(';'));
+  const std::string kubectl_args = "--kubeconfig=" + tb_.Path("kubeconfig") + " --cache-dir=" +
+                                   tmp_.File("kubectl-cache");
+  CommandOutput listed = Exec({.argv = {"sh", "-c", "kubectl " + kubectl_args +
+                                                        " get jobs -l skyslurm.io/job-id=" + id +
+                                                        " -o name"}});
+  EXPECT_EQ(listed.out, "job.batch/skyslurm-" + id + "\n") << listed.err;
+  std::string log;
+  for (int i = 0; i < 100 && log.find("==> rank 1") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    log = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "logs", "kappa:" + id}).out;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      log, m, std::regex("rank=0 nodes=2 ips=(127\\.0\\.1\\.[0-9]+,127\\.0\\.1\\.[0-9]+) task=(sky-[0-9a-f-]+)\n")))
+      << log;
+  EXPECT_THAT(log, HasSubstr("rank=1 nodes=2 ips=" + m[1].str() + " task=" + m[2].str()));
+  EXPECT_NE(m[1].str().substr(0, m[1].str().find(',')), m[1].str().substr(m[1].str().find(',') + 1));
+
+  // Cancelled through skyslurm: the Job and its pods go.
+  CommandOutput again = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("long.sh",
+                                "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:h100:2\n#SBATCH -t 10\n"
+                                "module load cuda/12.1\nsleep 300\n")});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, MatchesRegex("[0-9]+;kappa\n"));
+  const std::string long_id = again.out.substr(0, again.out.find(';'));
+  EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", "kappa:" + long_id})
+                .exit_code,
+            0);
+  std::string left = "?";
+  for (int i = 0; i < 50 && !left.empty(); ++i) {
+    left = Exec({.argv = {"sh", "-c", "kubectl " + kubectl_args + " get jobs,pods -l skyslurm.io/job-id=" +
+                                          long_id + " -o name"}})
+               .out;
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(left, "");
+}
+
 TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
   CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5",
                              "srun", "sh", "-c",

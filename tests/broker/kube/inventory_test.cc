@@ -9,10 +9,10 @@
 namespace skyslurm::kube {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::Node;
 using testing::Parse;
 using testing::Pod;
-using ::testing::ElementsAre;
 
 TEST(QuantityTest, CpusMemoryAndCounts) {
   EXPECT_EQ(Millicores("500m"), 500);
@@ -32,9 +32,9 @@ TEST(KubeInventoryTest, GpusUsedByBoundPodsAndTheTypeFromLabels) {
   gke["metadata"]["labels"]["cloud.google.com/gke-accelerator"] = "nvidia-l4";
   const std::vector<Json::Value> nodes = {Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"),
                                           Node("kappa-n2", 8, "NVIDIA-H100-80GB-HBM3", false), gke};
-  const std::vector<Json::Value> pods = {
-      Pod("a", "kappa-n1", 6, "Running"), Pod("b", "kappa-n1", 2, "Succeeded"),
-      Pod("c", "", 8, "Pending", "2026-12-02T01:30:00Z")};
+  const std::vector<Json::Value> pods = {Pod("a", "kappa-n1", 6, "Running"),
+                                         Pod("b", "kappa-n1", 2, "Succeeded"),
+                                         Pod("c", "", 8, "Pending", "2026-12-02T01:30:00Z")};
   cluster::Inventory inv = InventoryFromObjects(nodes, pods, {"kappa", "default", {}, 100});
   const auto& d = inv.description;
   ASSERT_EQ(d.nodes.size(), 3u);
@@ -43,7 +43,10 @@ TEST(KubeInventoryTest, GpusUsedByBoundPodsAndTheTypeFromLabels) {
   EXPECT_EQ(d.nodes[0].gres[0].type, "NVIDIA-H100-80GB-HBM3");
   EXPECT_EQ(d.nodes[0].gres_used[0].count, 6);  // the finished pod holds nothing
   EXPECT_EQ(d.nodes[0].state, "mixed");
-  EXPECT_THAT(d.nodes[0].features, ElementsAre("nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"));
+  EXPECT_THAT(d.nodes[0].features, ElementsAre("nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
+                                               "gpu-taint:nvidia.com/gpu"));
+  EXPECT_TRUE(TakesPod(d.nodes[0], true));
+  EXPECT_FALSE(TakesPod(d.nodes[0], false));  // kept for GPU work
   EXPECT_EQ(d.nodes[1].state, "down");
   EXPECT_FALSE(d.nodes[1].usable());
   EXPECT_EQ(d.nodes[2].gres[0].type, "nvidia-l4");
@@ -68,7 +71,8 @@ TEST(KubeInventoryTest, ASiteLabelFirstAndUntoleratedTaintsDrain) {
   EXPECT_EQ(InventoryFromObjects({cordoned}, {}, {"k", "ml", {}, 0}).description.nodes[0].state,
             "drain");
   EXPECT_TRUE(ToleratedTaint(Parse(R"({"key":"nvidia.com/gpu","effect":"NoSchedule"})")));
-  EXPECT_FALSE(ToleratedTaint(Parse(R"({"key":"node-role.kubernetes.io/control-plane","effect":"NoSchedule"})")));
+  EXPECT_FALSE(ToleratedTaint(
+      Parse(R"({"key":"node-role.kubernetes.io/control-plane","effect":"NoSchedule"})")));
 }
 
 }  // namespace

@@ -26,24 +26,28 @@ TEST(KubeJobStatusTest, PendingRunningAndComplete) {
   EXPECT_EQ(s.state, "Pending");
   EXPECT_EQ(s.reason, "Unschedulable: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu.");
   EXPECT_EQ(StatusOf(Job(), {Pod("p0", "n1", 8, "Running"), waiting}).phase, JobPhase::kRunning);
-  EXPECT_EQ(StatusOf(Job(), {Pod("p0", "n1", 8, "Succeeded"), Pod("p1", "n1", 8, "Succeeded")}).phase,
-            JobPhase::kEnding);
+  EXPECT_EQ(
+      StatusOf(Job(), {Pod("p0", "n1", 8, "Succeeded"), Pod("p1", "n1", 8, "Succeeded")}).phase,
+      JobPhase::kEnding);
   JobStatus done = StatusOf(
-      Job(R"([{"type":"Complete","status":"True","lastTransitionTime":"2026-12-02T01:05:00Z"}])"), {});
+      Job(R"([{"type":"Complete","status":"True","lastTransitionTime":"2026-12-02T01:05:00Z"}])"),
+      {});
   EXPECT_EQ(done.phase, JobPhase::kCompleted);
   EXPECT_EQ(done.end, 1796173500);
 }
 
 TEST(KubeJobStatusTest, EachFinalKind) {
-  const char* failed = R"([{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","message":"Job has reached the specified backoff limit"}])";
+  const char* failed =
+      R"([{"type":"Failed","status":"True","reason":"BackoffLimitExceeded","message":"Job has reached the specified backoff limit"}])";
   Json::Value crashed = Pod("p0", "n1", 8, "Failed");
   crashed["status"]["containerStatuses"] = Parse(R"([{"state":{"terminated":{"exitCode":3}}}])");
   JobStatus f = StatusOf(Job(failed), {crashed});
   EXPECT_EQ(f.phase, JobPhase::kFailed);
   EXPECT_EQ(f.exit_code, 3 << 8);
   EXPECT_EQ(f.state, "BackoffLimitExceeded");
-  EXPECT_EQ(StatusOf(Job(R"([{"type":"Failed","status":"True","reason":"DeadlineExceeded"}])"), {}).phase,
-            JobPhase::kTimeout);
+  EXPECT_EQ(
+      StatusOf(Job(R"([{"type":"Failed","status":"True","reason":"DeadlineExceeded"}])"), {}).phase,
+      JobPhase::kTimeout);
   Json::Value evicted = Pod("p0", "n1", 8, "Failed");
   evicted["status"]["conditions"] = Parse(
       R"([{"type":"DisruptionTarget","status":"True","reason":"PreemptionByScheduler","message":"preempted"}])");
@@ -51,8 +55,8 @@ TEST(KubeJobStatusTest, EachFinalKind) {
   EXPECT_EQ(p.phase, JobPhase::kPreempted);
   EXPECT_EQ(p.state, "PreemptionByScheduler");
   Json::Value lost = Pod("p0", "n1", 8, "Failed");
-  lost["status"]["conditions"] = Parse(
-      R"([{"type":"DisruptionTarget","status":"True","reason":"DeletionByTaintManager"}])");
+  lost["status"]["conditions"] =
+      Parse(R"([{"type":"DisruptionTarget","status":"True","reason":"DeletionByTaintManager"}])");
   EXPECT_EQ(StatusOf(Job(failed), {lost}).phase, JobPhase::kNodeFail);
 }
 

@@ -22,7 +22,8 @@ class KubeTranslatorTest : public ::testing::Test {
                  .description;
     settings_.name = "kappa";
     settings_.kind = "kubernetes";
-    settings_.images = {{"cuda/12.4", "nvcr.io/nvidia/pytorch:24.01-py3"}, {"cuda", "ubuntu:22.04"}};
+    settings_.images = {{"cuda/12.4", "nvcr.io/nvidia/pytorch:24.01-py3"},
+                        {"cuda", "ubuntu:22.04"}};
   }
   translate::Translation Translate(std::vector<std::string> args, std::string script) {
     job::RequestInput in;
@@ -66,14 +67,29 @@ TEST_F(KubeTranslatorTest, TheImageComesFromTheUserFirstThenTheSite) {
   ASSERT_TRUE(sky.ok());
   EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->image, "ubuntu:22.04");
   EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->gpu_type, "NVIDIA-L4");
-  auto by_name = Translate({}, "#!/bin/sh\nmodule load cuda/11.8\nhostname\n");
+  auto by_name = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nmodule load cuda/11.8\nhostname\n");
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(JobShape::FromJson(by_name.job->native_spec)->image, "ubuntu:22.04");
-  auto none = Translate({}, "#!/bin/sh\nhostname\n");
+  auto none = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nhostname\n");
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.reasons.front(), HasSubstr("no container image: give --sky-image"));
   settings_.default_image = "ubuntu:22.04";
-  EXPECT_TRUE(Translate({}, "#!/bin/sh\nhostname\n").ok());
+  EXPECT_TRUE(Translate({"--gpus-per-node=1"}, "#!/bin/sh\nhostname\n").ok());
+}
+
+// Every kappa node carries the GPU operators' taint: a job without GPUs is
+// not sent where only GPU pods are welcome; an untainted node takes it.
+TEST_F(KubeTranslatorTest, AJobWithoutGpusKeepsOffNodesKeptForGpuWork) {
+  settings_.default_image = "ubuntu:22.04";
+  auto cpu = Translate({"-c", "4"}, "#!/bin/sh\nhostname\n");
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_THAT(cpu.reasons.front(), HasSubstr("its 3 usable node(s) are kept for GPU work"));
+  Json::Value plain = testing::Node("kappa-c1", 0, "", true, "none");
+  plain["spec"].removeMember("taints");
+  kappa_ = InventoryFromObjects({testing::Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"), plain}, {},
+                                {"kappa", "default", {}, 0})
+               .description;
+  EXPECT_TRUE(Translate({"-c", "4"}, "#!/bin/sh\nhostname\n").ok());
 }
 
 TEST_F(KubeTranslatorTest, WhatCannotMeanTheSameThereIsRefusedSayingWhy) {
@@ -91,8 +107,10 @@ TEST_F(KubeTranslatorTest, WhatCannotMeanTheSameThereIsRefusedSayingWhy) {
   check({"--constraint=ib"}, "#!/bin/sh\ntrue\n", "names Slurm node features");
   check({"--gres=gpu:a100:1"}, "#!/bin/sh\ntrue\n", "no node has GPU type a100");
   check({"--nodes=3", "--gres=gpu:h100:8"}, "#!/bin/sh\ntrue\n", "no room for 3 pod(s)");
-  check({"--gres=gpu:l4:8"}, "#!/bin/sh\ntrue\n", "no room for 1 pod(s) of 8 GPU(s) of type NVIDIA-L4");
-  check({"--nodes=2"}, "#!/bin/sh\nsrun -N2 hostname\n", "train.sh:2: srun -N2 needs other nodes' slots");
+  check({"--gres=gpu:l4:8"}, "#!/bin/sh\ntrue\n",
+        "no room for 1 pod(s) of 8 GPU(s) of type NVIDIA-L4");
+  check({"--nodes=2"}, "#!/bin/sh\nsrun -N2 hostname\n",
+        "train.sh:2: srun -N2 needs other nodes' slots");
   check({"--nodes=2"}, "#!/bin/sh\nsrun --nodelist=x hostname\n", "needs other nodes' slots");
   check({"--gpus=3", "--nodes=2"}, "#!/bin/sh\ntrue\n", "3 GPUs do not divide evenly over 2 pods");
 }

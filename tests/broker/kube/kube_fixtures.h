@@ -20,17 +20,19 @@ inline Json::Value Parse(const std::string& text) {
 
 inline Json::Value Node(const std::string& name, int gpus, const std::string& product,
                         bool ready = true, const std::string& taint_key = "nvidia.com/gpu") {
-  return Parse(R"({"metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" +
-               name + R"(","nvidia.com/gpu.product":")" + product + R"(","nvidia.com/gpu.count":")" +
-               std::to_string(gpus) + R"("}},"spec":{"taints":[{"key":")" + taint_key +
-               R"(","value":"present","effect":"NoSchedule"}]},"status":{"allocatable":{"cpu":"64",)"
-               R"("memory":"512Gi","pods":"110","nvidia.com/gpu":")" +
-               std::to_string(gpus) + R"("},"conditions":[{"type":"Ready","status":")" +
-               (ready ? "True" : "False") + R"("}]}})");
+  return Parse(
+      R"({"metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" + name +
+      R"(","nvidia.com/gpu.product":")" + product + R"(","nvidia.com/gpu.count":")" +
+      std::to_string(gpus) + R"("}},"spec":{"taints":[{"key":")" + taint_key +
+      R"(","value":"present","effect":"NoSchedule"}]},"status":{"allocatable":{"cpu":"64",)"
+      R"("memory":"512Gi","pods":"110","nvidia.com/gpu":")" +
+      std::to_string(gpus) + R"("},"conditions":[{"type":"Ready","status":")" +
+      (ready ? "True" : "False") + R"("}]}})");
 }
 
 inline Json::Value Pod(const std::string& name, const std::string& node, int gpus,
-                       const std::string& phase, const std::string& created = "2026-12-02T01:00:00Z",
+                       const std::string& phase,
+                       const std::string& created = "2026-12-02T01:00:00Z",
                        const std::string& extra_spec = "") {
   return Parse(R"({"metadata":{"name":")" + name +
                R"(","namespace":"default","creationTimestamp":")" + created +

@@ -9,9 +9,9 @@
 namespace skyslurm::kube {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::Node;
 using testing::Pod;
-using ::testing::HasSubstr;
 
 constexpr std::time_t kNow = 1796173200;  // 2026-12-02T01:00:00Z
 
@@ -26,10 +26,10 @@ JobShape H100(std::int64_t pods, std::int64_t gpus = 8) {
 }
 
 cluster::Inventory Kappa(std::vector<Json::Value> pods) {
-  return InventoryFromObjects({Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"),
-                               Node("kappa-n2", 8, "NVIDIA-H100-80GB-HBM3"),
-                               Node("kappa-n3", 4, "NVIDIA-L4")},
-                              pods, {"kappa", "default", {}, kNow});
+  return InventoryFromObjects(
+      {Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"), Node("kappa-n2", 8, "NVIDIA-H100-80GB-HBM3"),
+       Node("kappa-n3", 4, "NVIDIA-L4")},
+      pods, {"kappa", "default", {}, kNow});
 }
 
 TEST(KubeStartModelTest, NowWhenFreeNodesHoldEveryPod) {
@@ -42,18 +42,20 @@ TEST(KubeStartModelTest, NowWhenFreeNodesHoldEveryPod) {
 
 TEST(KubeStartModelTest, LaterByRunningPodsDeadlinesAndAfterPendingPodsAhead) {
   // n1 busy for 10 more min (deadline), n2 busy with no deadline: assumed 1 h.
-  auto s = ModelStart(H100(1), Kappa({Pod("a", "kappa-n1", 8, "Running", "2026-12-02T00:50:00Z",
-                                          R"("activeDeadlineSeconds":1200,)"),
-                                      Pod("b", "kappa-n2", 8, "Running")}),
+  auto s = ModelStart(H100(1),
+                      Kappa({Pod("a", "kappa-n1", 8, "Running", "2026-12-02T00:50:00Z",
+                                 R"("activeDeadlineSeconds":1200,)"),
+                             Pod("b", "kappa-n2", 8, "Running")}),
                       kNow);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->start, kNow + 1200);  // started 01:00:00 per status.startTime
   EXPECT_EQ(s->basis, "running pods' deadlines");
   // A pending pod ahead takes n1 when it frees: this job waits for n2.
-  auto after = ModelStart(H100(1), Kappa({Pod("a", "kappa-n1", 8, "Running", "2026-12-02T00:50:00Z",
-                                              R"("activeDeadlineSeconds":1200,)"),
-                                          Pod("b", "kappa-n2", 8, "Running"),
-                                          Pod("c", "", 8, "Pending", "2026-12-02T00:59:00Z")}),
+  auto after = ModelStart(H100(1),
+                          Kappa({Pod("a", "kappa-n1", 8, "Running", "2026-12-02T00:50:00Z",
+                                     R"("activeDeadlineSeconds":1200,)"),
+                                 Pod("b", "kappa-n2", 8, "Running"),
+                                 Pod("c", "", 8, "Pending", "2026-12-02T00:59:00Z")}),
                           kNow);
   ASSERT_TRUE(after);
   EXPECT_EQ(after->start, kNow + 3600);
