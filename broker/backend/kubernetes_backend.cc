@@ -62,17 +62,29 @@ KubernetesBackend::KubernetesBackend(std::string name, config::ClusterSettings s
 
 KubernetesBackend::~KubernetesBackend() = default;
 
-Result<std::vector<Json::Value>> KubernetesBackend::Current(kube::Informer* informer,
-                                                            const std::string& path,
-                                                            milliseconds timeout) {
+Result<kube::Objects> KubernetesBackend::Current(kube::Informer* informer, const std::string& path,
+                                                 milliseconds timeout) {
   if (informer != nullptr) {
     // The first look waits for the first list (it is that list).
     (void)informer->WaitSynced(std::min<milliseconds>(timeout, std::chrono::seconds(30)));
     if (auto objects = informer->Snapshot(std::chrono::seconds(30))) return std::move(*objects);
   }
   SKY_ASSIGN_OR_RETURN(kube::ListResult list, api_->ListAll(path, timeout));
-  return std::move(list.items);
+  kube::Objects objects;
+  objects.reserve(list.items.size());
+  for (auto& item : list.items)
+    objects.push_back(std::make_shared<const Json::Value>(std::move(item)));
+  return objects;
 }
+
+namespace {
+std::vector<const Json::Value*> Pointers(const kube::Objects& objects) {
+  std::vector<const Json::Value*> out;
+  out.reserve(objects.size());
+  for (const auto& o : objects) out.push_back(o.get());
+  return out;
+}
+}  // namespace
 
 Capabilities KubernetesBackend::capabilities() const {
   return {"kubernetes",
@@ -108,8 +120,9 @@ Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
   auto listed_pods = pods.get();
   if (!nodes.ok()) return nodes.status();
   if (!listed_pods.ok()) return listed_pods.status();
-  cluster::Inventory inv = kube::InventoryFromObjects(
-      *nodes, *listed_pods, {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
+  cluster::Inventory inv =
+      kube::InventoryFromObjects(Pointers(*nodes), Pointers(*listed_pods),
+                                 {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
   std::lock_guard lock(mu_);
   last_ = inv;
   last_at_ = std::chrono::steady_clock::now();
@@ -295,18 +308,19 @@ Result<std::vector<JobInfo>> KubernetesBackend::Queue(milliseconds timeout) {
   if (!jobs.ok()) return jobs.status();
   if (!pods.ok()) return pods.status();
   std::map<std::string, std::vector<Json::Value>> by_job;
-  for (auto& p : *pods) {
-    const Json::Value& meta = p["metadata"];
+  for (const auto& p : *pods) {
+    const Json::Value& meta = (*p)["metadata"];
     // The watch sees every pod of the cluster: skyslurm's, in this namespace.
     if (meta["namespace"].asString() != namespace_ ||
         meta["labels"][kube::kManagedByLabel].asString() != "skyslurm") {
       continue;
     }
-    by_job[meta["labels"][kube::kJobIdLabel].asString()].push_back(std::move(p));
+    by_job[meta["labels"][kube::kJobIdLabel].asString()].push_back(*p);
   }
   std::vector<JobInfo> out;
   const std::time_t now = std::time(nullptr);
-  for (const auto& j : *jobs) {
+  for (const auto& jp : *jobs) {
+    const Json::Value& j = *jp;
     const Json::Value& meta = j["metadata"];
     if (meta.isMember("deletionTimestamp")) continue;  // being cancelled: gone for the queue
     const std::string id = meta["labels"][kube::kJobIdLabel].asString();

@@ -65,8 +65,8 @@ class KubernetesBackend : public Backend {
   Result<cluster::Inventory> RecentInventory(std::chrono::milliseconds timeout);
   // An informer's objects when it is current, else a list (an error when the
   // server does not answer).
-  Result<std::vector<Json::Value>> Current(kube::Informer* informer, const std::string& path,
-                                           std::chrono::milliseconds timeout);
+  Result<kube::Objects> Current(kube::Informer* informer, const std::string& path,
+                                std::chrono::milliseconds timeout);
 
   std::string name_;
   config::ClusterSettings settings_;

@@ -148,7 +148,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     if (kind == EventKind::kMoved || kind == EventKind::kReplaced)
       moves_into_[key->cluster].push_back(Now());
   }
-  last_answer_workdir_ = spec.workdir;
+  last_answer_workdir_ = spec.workdir.empty() && target->kind == "kubernetes"
+                             ? "its image's working directory"
+                             : spec.workdir;
   last_answer_home_ = target->home;
   last_answer_notes_ = plan.chosen_job()->caveats;
   return st;

@@ -21,10 +21,10 @@ std::string Informer::KeyOf(const Json::Value& object) {
   return meta["namespace"].asString() + "/" + meta["name"].asString();
 }
 
-std::optional<std::vector<Json::Value>> Informer::Snapshot(std::chrono::seconds fresh) const {
+std::optional<Objects> Informer::Snapshot(std::chrono::seconds fresh) const {
   std::lock_guard lock(mu_);
   if (!synced_ || Clock::now() - heard_ > fresh) return std::nullopt;
-  std::vector<Json::Value> out;
+  Objects out;
   out.reserve(objects_.size());
   for (const auto& [key, object] : objects_) out.push_back(object);
   return out;
@@ -61,8 +61,10 @@ void Informer::Run() {
         pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
         continue;
       }
-      std::map<std::string, Json::Value> fresh;
-      for (const auto& item : list->items) fresh[KeyOf(item)] = trim_(item);
+      std::map<std::string, std::shared_ptr<const Json::Value>> fresh;
+      for (const auto& item : list->items) {
+        fresh[KeyOf(item)] = std::make_shared<const Json::Value>(trim_(item));
+      }
       std::lock_guard lock(mu_);
       objects_ = std::move(fresh);
       version = list->resource_version;
@@ -86,7 +88,7 @@ void Informer::Run() {
           ++stats_.events;
           if (!v.empty()) version = v;
           if (type == "ADDED" || type == "MODIFIED") {
-            objects_[KeyOf(object)] = trim_(object);
+            objects_[KeyOf(object)] = std::make_shared<const Json::Value>(trim_(object));
           } else if (type == "DELETED") {
             objects_.erase(KeyOf(object));
           }

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct InformerStats {
   std::string last_error;
 };
 
+// Objects shared, never copied: a snapshot of 50,000 pods is pointers.
+using Objects = std::vector<std::shared_ptr<const Json::Value>>;
+
 class Informer {
  public:
   using Trim = std::function<Json::Value(const Json::Value&)>;
@@ -45,7 +49,7 @@ class Informer {
   Informer& operator=(const Informer&) = delete;
 
   // The objects, when in sync and heard from within `fresh`; nullopt else.
-  std::optional<std::vector<Json::Value>> Snapshot(std::chrono::seconds fresh) const;
+  std::optional<Objects> Snapshot(std::chrono::seconds fresh) const;
   // Waits until the first list is in (or `timeout`); whether it is.
   bool WaitSynced(std::chrono::milliseconds timeout) const;
   InformerStats stats() const;
@@ -61,7 +65,7 @@ class Informer {
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   mutable std::condition_variable synced_cv_;
-  std::map<std::string, Json::Value> objects_;  // under mu_
+  std::map<std::string, std::shared_ptr<const Json::Value>> objects_;  // under mu_
   bool synced_ = false;
   std::chrono::steady_clock::time_point heard_{};
   InformerStats stats_;

@@ -129,13 +129,23 @@ bool HoldsItsNode(const Json::Value& pod) {
 cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
                                         const std::vector<Json::Value>& pods,
                                         const InventoryOptions& options) {
+  std::vector<const Json::Value*> n, p;
+  for (const auto& v : nodes) n.push_back(&v);
+  for (const auto& v : pods) p.push_back(&v);
+  return InventoryFromObjects(n, p, options);
+}
+
+cluster::Inventory InventoryFromObjects(const std::vector<const Json::Value*>& nodes,
+                                        const std::vector<const Json::Value*>& pods,
+                                        const InventoryOptions& options) {
   cluster::Inventory inv;
   inv.probed_at = options.now;
   cluster::Description& d = inv.description;
   d.name = options.cluster;
   const std::vector<std::string> keys = GpuLabelKeys(options.gpu_labels);
   std::map<std::string, PodDemand> used;  // by node
-  for (const auto& pod : pods) {
+  for (const Json::Value* pp : pods) {
+    const Json::Value& pod = *pp;
     if (!HoldsItsNode(pod)) continue;
     const PodDemand p = DemandOf(pod);
     PodDemand& u = used[pod["spec"]["nodeName"].asString()];
@@ -146,7 +156,8 @@ cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
   cluster::Partition part;
   part.name = options.partition;
   part.is_default = true;
-  for (const auto& n : nodes) {
+  for (const Json::Value* np : nodes) {
+    const Json::Value& n = *np;
     cluster::Node node;
     node.name = n["metadata"]["name"].asString();
     const Json::Value& alloc = n["status"]["allocatable"];
@@ -192,7 +203,8 @@ cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
   d.BuildIndex();
 
   // The queue: every unfinished pod, one record each.
-  for (const auto& pod : pods) {
+  for (const Json::Value* pp : pods) {
+    const Json::Value& pod = *pp;
     const std::string phase = pod["status"]["phase"].asString();
     if (phase == "Succeeded" || phase == "Failed") continue;
     cluster::QueuedJob q;

@@ -57,6 +57,10 @@ bool HoldsItsNode(const Json::Value& pod);
 // untolerated taints or a cordon keep from new pods, "down" when NotReady.
 // A node's GPU label is one of its features, "key=value"; a GPU taint that
 // only GPU pods tolerate is another, "gpu-taint:<key>".
+cluster::Inventory InventoryFromObjects(const std::vector<const Json::Value*>& nodes,
+                                        const std::vector<const Json::Value*>& pods,
+                                        const InventoryOptions& options);
+// The same from the objects themselves.
 cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
                                         const std::vector<Json::Value>& pods,
                                         const InventoryOptions& options);

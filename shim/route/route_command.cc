@@ -429,7 +429,9 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
                    "beside the script are not copied\n",
                    tool.c_str(), request->script_name.c_str(), target.name.c_str(),
                    plan.decision.summary.c_str(),
-                   workdir.empty() ? "your home directory" : workdir.c_str());
+                   !workdir.empty()             ? workdir.c_str()
+                   : target.kind == "kubernetes" ? "its image's working directory"
+                                                 : "your home directory");
     }
   }
   progress.Say(fmt::format("submitting to {}", target.name));

@@ -165,6 +165,19 @@ class DaemonTest : public TestbedTest {
         }
       }
     }
+    // kappa: the Kubernetes Jobs carrying the sky id that have not ended.
+    CommandOutput k = Exec(
+        {.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
+                  "--cache-dir=" + tmp_.File("kubectl-cache"), "get", "jobs", "-l",
+                  "skyslurm.io/sky-id=" + sky_id, "-o",
+                  "jsonpath={range .items[*]}{.metadata.labels.skyslurm\\.io/job-id} "
+                  "{.status.conditions[*].type}{\"\\n\"}{end}"}});
+    std::istringstream jobs(k.out);
+    for (std::string line; std::getline(jobs, line);) {
+      if (line.find("Complete") == std::string::npos && line.find("Failed") == std::string::npos) {
+        live.push_back("kappa:" + line.substr(0, line.find(' ')));
+      }
+    }
     return live;
   }
 
@@ -554,6 +567,22 @@ class FaultTest : public DaemonTest {
   std::string mark_;
   int runs_ = 0;
 };
+
+// Issue 13: the same at the Kubernetes submission steps (the ConfigMap,
+// Service and Job made under the intent, found again by the sky id label).
+TEST_F(FaultTest, KillNineAtTheKubernetesSubmitStepsLosesNothingAndDuplicatesNothing) {
+  for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
+    Arm(point);
+    const std::string id = SubmitManaged(
+        {"--sky-infra=kappa", "--sky-image=ubuntu:22.04", Script("job.sh", kSleeper)});
+    ExpectFiredAndSettled(point, id);
+    EXPECT_EQ(Status(id)["job"]["cluster"].asString(), "kappa") << point;
+    Sky({"cancel", id});
+    EXPECT_TRUE(LiveCopies(id).empty()) << point;
+    StopDaemon();
+  }
+  EXPECT_EQ(runs_, 4);
+}
 
 TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
   std::vector<std::string> visited;
