@@ -357,12 +357,7 @@ Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending
   const Deadline deadline(timeout);
   const std::string name = kube::ObjectName(job_id);
   if (only_if_pending) {
-    SKY_ASSIGN_OR_RETURN(
-        kube::ListResult pods,
-        api_->ListAll(
-            kube::WithQuery(NamespacePath("pods"),
-                            {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + job_id}}),
-            deadline.left()));
+    SKY_ASSIGN_OR_RETURN(kube::ListResult pods, PodsOf(job_id, deadline.left()));
     for (const auto& p : pods.items) {
       if (p["status"]["phase"].asString() != "Pending") return OkStatus();  // started: left
     }
@@ -382,14 +377,17 @@ Status KubernetesBackend::Cancel(const std::string& job_id, bool only_if_pending
   return OkStatus();
 }
 
+Result<kube::ListResult> KubernetesBackend::PodsOf(const std::string& job_id,
+                                                   milliseconds timeout) {
+  return api_->ListAll(
+      kube::WithQuery(NamespacePath("pods"),
+                      {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + job_id}}),
+      timeout);
+}
+
 Result<std::string> KubernetesBackend::Output(const std::string& job_id, milliseconds timeout) {
   const Deadline deadline(timeout);
-  SKY_ASSIGN_OR_RETURN(
-      kube::ListResult pods,
-      api_->ListAll(
-          kube::WithQuery(NamespacePath("pods"),
-                          {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + job_id}}),
-          deadline.left()));
+  SKY_ASSIGN_OR_RETURN(kube::ListResult pods, PodsOf(job_id, deadline.left()));
   if (pods.items.empty()) {
     return NotFoundError(fmt::format("{}: job {} has no pods", name_, job_id));
   }

@@ -61,6 +61,8 @@ class KubernetesBackend : public Backend {
  private:
   std::string NamespacePath(std::string_view resource) const;
   Result<std::string> NextNativeId(std::chrono::milliseconds timeout);
+  // The pods of the job numbered `job_id`.
+  Result<kube::ListResult> PodsOf(const std::string& job_id, std::chrono::milliseconds timeout);
   // The last probe when it is younger than a few seconds, else a new one.
   Result<cluster::Inventory> RecentInventory(std::chrono::milliseconds timeout);
   // An informer's objects when it is current, else a list (an error when the

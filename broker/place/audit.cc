@@ -7,15 +7,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "broker/util/timestamp.h"
+
 namespace skyslurm::place {
 
-std::string FormatUtc(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string FormatUtc(std::time_t t) { return FormatRfc3339(t); }
 
 std::string AuditLine(const Plan& plan, const std::string& user, const std::string& sky_id,
                       const std::string& job) {
