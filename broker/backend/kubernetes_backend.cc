@@ -67,7 +67,16 @@ Result<kube::Objects> KubernetesBackend::Current(kube::Informer* informer, const
   if (informer != nullptr) {
     // The first look waits for the first list (it is that list).
     (void)informer->WaitSynced(std::min<milliseconds>(timeout, std::chrono::seconds(30)));
-    if (auto objects = informer->Snapshot(std::chrono::seconds(30))) return std::move(*objects);
+    if (auto objects = informer->Snapshot(std::chrono::seconds(5))) return std::move(*objects);
+    if (informer->Watching()) {
+      // A quiet watch: one cheap question says whether the server is still
+      // there (a stopped one must not be answered for from the cache).
+      auto ping = api_->Call("GET", "/version", nullptr,
+                             std::min<milliseconds>(timeout, std::chrono::seconds(5)));
+      if (!ping.ok()) return ping.status();
+      informer->Heard();
+      if (auto objects = informer->Snapshot(std::chrono::seconds(5))) return std::move(*objects);
+    }
   }
   SKY_ASSIGN_OR_RETURN(kube::ListResult list, api_->ListAll(path, timeout));
   kube::Objects objects;

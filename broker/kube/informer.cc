@@ -35,6 +35,16 @@ bool Informer::WaitSynced(std::chrono::milliseconds timeout) const {
   return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
+bool Informer::Watching() const {
+  std::lock_guard lock(mu_);
+  return synced_ && watching_;
+}
+
+void Informer::Heard() {
+  std::lock_guard lock(mu_);
+  heard_ = Clock::now();
+}
+
 InformerStats Informer::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -78,6 +88,7 @@ void Informer::Run() {
     {
       std::lock_guard lock(mu_);
       ++stats_.watches;
+      watching_ = true;
     }
     auto ended = api_.Watch(
         path_, version,
@@ -101,6 +112,7 @@ void Informer::Run() {
       {
         std::lock_guard lock(mu_);
         stats_.last_error = ended.status().message();
+        watching_ = false;
       }
       wait(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds(10'000));

@@ -52,6 +52,11 @@ class Informer {
   std::optional<Objects> Snapshot(std::chrono::seconds fresh) const;
   // Waits until the first list is in (or `timeout`); whether it is.
   bool WaitSynced(std::chrono::milliseconds timeout) const;
+  // In sync with a watch open (not lost and retrying): a quiet watch means a
+  // quiet cluster, once the server is known to be there (Heard).
+  bool Watching() const;
+  // The server answered the caller just now.
+  void Heard();
   InformerStats stats() const;
 
  private:
@@ -67,6 +72,7 @@ class Informer {
   mutable std::condition_variable synced_cv_;
   std::map<std::string, std::shared_ptr<const Json::Value>> objects_;  // under mu_
   bool synced_ = false;
+  bool watching_ = false;  // under mu_
   std::chrono::steady_clock::time_point heard_{};
   InformerStats stats_;
   std::thread thread_;

@@ -245,9 +245,21 @@ TEST_F(KubernetesBackendTest, WatchesSurviveGoneAndCutStreamsAndAStoppedServerIs
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
   backend::KubernetesBackend fresh("kappa", settings_, context_, nullptr);
   auto probe = fresh.Probe(std::chrono::seconds(3));
+  // The watched view is not answered for once it is a few seconds old: the
+  // quiet watch is checked with one question, which gets no answer.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  auto watched = watching.Queue(std::chrono::seconds(3));
   ::kill(pid, SIGCONT);
   EXPECT_FALSE(probe.ok());
   EXPECT_THAT(probe.status().message(), HasSubstr("kappa"));
+  EXPECT_FALSE(watched.ok());
+  // Back: the watched view answers again.
+  bool back = false;
+  for (int i = 0; i < 50 && !back; ++i) {
+    back = watching.Queue(std::chrono::seconds(5)).ok();
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(back);
 }
 
 }  // namespace
