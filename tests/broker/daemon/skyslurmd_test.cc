@@ -369,6 +369,54 @@ TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledO
   ExpectOneCopyLeft(id, stale);
 }
 
+// Issue 13: kappa's API server stops (SIGSTOP: it accepts connections and
+// answers nothing) while a managed job pends there. The job is placed again
+// on a Slurm cluster; once kappa answers, its stale Job is deleted and one
+// copy is left.
+TEST_F(DaemonTest, APendingJobOnAStoppedKubernetesApiServerIsReplacedOnSlurm) {
+  extra_env_ = {{"SKYSLURM_MIGRATE_AFTER", "600"}};  // no move back once kappa returns
+  Fill("alpha", "gpu:h100:8", 30);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 20);
+  // kappa's H100 nodes busy for 10 min: it starts the job first, later.
+  const std::string kubectl = "kubectl --kubeconfig=" + tb_.Path("kubeconfig") +
+                              " --cache-dir=" + tmp_.File("kubectl-cache");
+  for (const char* node : {"kappa-n1", "kappa-n2"}) {
+    const std::string pod = std::string("filler-") + node;
+    const std::string manifest =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + pod +
+        R"("},"spec":{"restartPolicy":"Never","activeDeadlineSeconds":600,"nodeName":")" + node +
+        R"(","tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}],)"
+        R"("containers":[{"name":"c","image":"ubuntu:22.04","command":["sleep","900"],)"
+        R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}})";
+    WriteFile(tmp_.File(pod + ".json"), manifest);
+    ASSERT_EQ(Exec({.argv = {"sh", "-c", kubectl + " create -f " + tmp_.File(pod + ".json")}}).exit_code,
+              0);
+  }
+  Undo fillers{[&] {
+    Exec({.argv = {"sh", "-c", kubectl + " delete pod filler-kappa-n1 filler-kappa-n2 --wait=false"}});
+  }};
+  const std::string id =
+      SubmitManaged({"--sky-image=ubuntu:22.04", Script("job.sh", kSleeper)});
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["cluster"].asString(), "kappa") << s.toStyledString();
+  const std::string stale = Where(s);
+  const int pid = std::stoi(ReadFile(tb_.Path("kube/apiserver.pid")));
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  Undo resume{[pid] { ::kill(pid, SIGCONT); }};
+  const auto stopped = std::chrono::steady_clock::now();
+  s = WaitFor(
+      id,
+      [](const Json::Value& v) {
+        return v["job"]["cluster"].asString() == "beta" && !v["job"]["native_id"].asString().empty();
+      },
+      std::chrono::seconds(90));
+  std::printf("stopped API server: re-placed %lld ms after kappa's stopped\n", MsSince(stopped));
+  EXPECT_TRUE(HasEvent(s, "cluster-lost"));
+  EXPECT_TRUE(HasEvent(s, "re-placed"));
+  ::kill(pid, SIGCONT);
+  ExpectOneCopyLeft(id, stale);
+}
+
 // A cut network, not a dead process: the link to beta's login node drops
 // every packet while beta's daemons run on (scripts/testbed/cut). The managed
 // job pending there is re-placed; a command in flight across the cut link
