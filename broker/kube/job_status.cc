@@ -31,13 +31,12 @@ JobStatus StatusOf(const Json::Value& job, const std::vector<Json::Value>& pods)
   s.start = Time(job["status"]["startTime"]);
   s.end = Time(job["status"]["completionTime"]);
   const Json::Value* disrupted = nullptr;
-  int running = 0, succeeded = 0, failed = 0;
+  int running = 0, succeeded = 0;
   for (const auto& p : pods) {
     const std::string phase = p["status"]["phase"].asString();
     if (phase == "Running") ++running;
     if (phase == "Succeeded") ++succeeded;
     if (phase == "Failed") {
-      ++failed;
       if (const Json::Value* c = Condition(p, "DisruptionTarget")) disrupted = c;
       for (const auto& cs : p["status"]["containerStatuses"]) {
         const Json::Value& t = cs["state"]["terminated"];
@@ -112,7 +111,6 @@ JobStatus StatusOf(const Json::Value& job, const std::vector<Json::Value>& pods)
       }
     }
   }
-  (void)failed;
   return s;
 }
 

@@ -31,7 +31,15 @@ class RouteTest : public TestbedTest {
     CopyReadyHome(tb_, home_);
   }
   void TearDown() override {
-    for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    for (const auto& [cluster, id] : cleanup_) {
+      if (cluster == "kappa") {  // a Kubernetes job: its Job (and pods) deleted
+        Exec({.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
+                       "--cache-dir=" + tmp_.File("kubectl-cache"), "delete", "job",
+                       "skyslurm-" + id, "--wait=false", "--ignore-not-found"}});
+      } else {
+        RunOn(tb_, cluster, {"scancel", id});
+      }
+    }
     if (!home_.empty()) StopUserDaemon(home_);
   }
 
@@ -291,6 +299,7 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
   const std::string id = out.out.substr(0, out.out.find(';'));
+  cleanup_.emplace_back("kappa", id);
   const std::string kubectl_args = "--kubeconfig=" + tb_.Path("kubeconfig") + " --cache-dir=" +
                                    tmp_.File("kubectl-cache");
   CommandOutput listed = Exec({.argv = {"sh", "-c", "kubectl " + kubectl_args +
@@ -316,6 +325,7 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, MatchesRegex("[0-9]+;kappa\n"));
   const std::string long_id = again.out.substr(0, again.out.find(';'));
+  cleanup_.emplace_back("kappa", long_id);  // if an assertion below stops the test
   EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", "kappa:" + long_id})
                 .exit_code,
             0);
