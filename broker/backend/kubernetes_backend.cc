@@ -34,6 +34,11 @@ Json::Value OwnerPatch(const Json::Value& job) {
   return patch;
 }
 
+// The facts of a node and a pod read from a list's cursor (the overloads
+// named for std::function).
+Result<kube::NodeFacts> NodeOf(JsonCursor& c) { return kube::ReadNodeFacts(c); }
+Result<kube::PodFacts> PodOf(JsonCursor& c) { return kube::ReadPodFacts(c); }
+
 int IndexOf(const Json::Value& pod) {
   const std::string index = pod["metadata"]["labels"][kube::kIndexLabel].asString();
   try {
@@ -52,18 +57,23 @@ KubernetesBackend::KubernetesBackend(std::string name, config::ClusterSettings s
   namespace_ = settings_.namespace_name.empty() ? context.namespace_name : settings_.namespace_name;
   api_ = std::make_unique<kube::ApiClient>(name_, std::move(context), exec_runner);
   if (watch) {
-    nodes_ = std::make_unique<kube::Informer>(*api_, "/api/v1/nodes", kube::TrimNode);
-    pods_ = std::make_unique<kube::Informer>(*api_, "/api/v1/pods", kube::TrimPod);
-    jobs_ = std::make_unique<kube::Informer>(
+    nodes_ = std::make_unique<kube::Informer<kube::NodeFacts>>(*api_, "/api/v1/nodes", NodeOf);
+    pods_ = std::make_unique<kube::Informer<kube::PodFacts>>(*api_, "/api/v1/pods", PodOf);
+    jobs_ = std::make_unique<kube::Informer<Json::Value>>(
         *api_, kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
-        kube::TrimJob);
+        kube::MaskedDecoder(kube::JobMask()));
+    managed_pods_ = std::make_unique<kube::Informer<Json::Value>>(
+        *api_, kube::WithQuery(NamespacePath("pods"), {{"labelSelector", kManagedSelector}}),
+        kube::MaskedDecoder(kube::PodMask()));
   }
 }
 
 KubernetesBackend::~KubernetesBackend() = default;
 
-Result<kube::Objects> KubernetesBackend::Current(kube::Informer* informer, const std::string& path,
-                                                 milliseconds timeout) {
+template <typename T>
+Result<kube::ObjectsOf<T>> KubernetesBackend::Current(
+    kube::Informer<T>* informer, const std::string& path,
+    const typename kube::Informer<T>::Decode& decode, milliseconds timeout) {
   if (informer != nullptr) {
     // The first look waits for the first list (it is that list).
     (void)informer->WaitSynced(std::min<milliseconds>(timeout, std::chrono::seconds(30)));
@@ -78,17 +88,22 @@ Result<kube::Objects> KubernetesBackend::Current(kube::Informer* informer, const
       if (auto objects = informer->Snapshot(std::chrono::seconds(5))) return std::move(*objects);
     }
   }
-  SKY_ASSIGN_OR_RETURN(kube::ListResult list, api_->ListAll(path, timeout));
-  kube::Objects objects;
-  objects.reserve(list.items.size());
-  for (auto& item : list.items)
-    objects.push_back(std::make_shared<const Json::Value>(std::move(item)));
+  kube::ObjectsOf<T> objects;
+  SKY_RETURN_IF_ERROR(api_->ListEach(path, timeout,
+                                     [&](JsonCursor& item) -> Status {
+                                       SKY_ASSIGN_OR_RETURN(T object, decode(item));
+                                       objects.push_back(
+                                           std::make_shared<const T>(std::move(object)));
+                                       return OkStatus();
+                                     })
+                          .status());
   return objects;
 }
 
 namespace {
-std::vector<const Json::Value*> Pointers(const kube::Objects& objects) {
-  std::vector<const Json::Value*> out;
+template <typename T>
+std::vector<const T*> Pointers(const kube::ObjectsOf<T>& objects) {
+  std::vector<const T*> out;
   out.reserve(objects.size());
   for (const auto& o : objects) out.push_back(o.get());
   return out;
@@ -123,15 +138,15 @@ Result<cluster::Inventory> KubernetesBackend::Probe(milliseconds timeout) {
         pods_.get(),
         kube::WithQuery("/api/v1/pods",
                         {{"fieldSelector", "status.phase!=Succeeded,status.phase!=Failed"}}),
-        timeout);
+        PodOf, timeout);
   });
-  auto nodes = Current(nodes_.get(), "/api/v1/nodes", timeout);
+  auto nodes = Current(nodes_.get(), "/api/v1/nodes", NodeOf, timeout);
   auto listed_pods = pods.get();
   if (!nodes.ok()) return nodes.status();
   if (!listed_pods.ok()) return listed_pods.status();
   cluster::Inventory inv =
-      kube::InventoryFromObjects(Pointers(*nodes), Pointers(*listed_pods),
-                                 {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
+      kube::InventoryFromFacts(Pointers(*nodes), Pointers(*listed_pods),
+                               {name_, namespace_, settings_.gpu_labels, std::time(nullptr)});
   std::lock_guard lock(mu_);
   last_ = inv;
   last_at_ = std::chrono::steady_clock::now();
@@ -306,24 +321,19 @@ std::optional<cluster::QueuedJob> KubernetesBackend::AsQueued(const SubmitSpec& 
 Result<std::vector<JobInfo>> KubernetesBackend::Queue(milliseconds timeout) {
   const Deadline deadline(timeout);
   auto pods_listed = std::async(std::launch::async, [this, timeout] {
-    return Current(pods_.get(),
+    return Current(managed_pods_.get(),
                    kube::WithQuery(NamespacePath("pods"), {{"labelSelector", kManagedSelector}}),
-                   timeout);
+                   kube::MaskedDecoder(kube::PodMask()), timeout);
   });
   auto jobs = Current(jobs_.get(),
                       kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
-                      timeout);
+                      kube::MaskedDecoder(kube::JobMask()), timeout);
   auto pods = pods_listed.get();
   if (!jobs.ok()) return jobs.status();
   if (!pods.ok()) return pods.status();
   std::map<std::string, std::vector<Json::Value>> by_job;
   for (const auto& p : *pods) {
     const Json::Value& meta = (*p)["metadata"];
-    // The watch sees every pod of the cluster: skyslurm's, in this namespace.
-    if (meta["namespace"].asString() != namespace_ ||
-        meta["labels"][kube::kManagedByLabel].asString() != "skyslurm") {
-      continue;
-    }
     by_job[meta["labels"][kube::kJobIdLabel].asString()].push_back(*p);
   }
   std::vector<JobInfo> out;

@@ -65,16 +65,22 @@ class KubernetesBackend : public Backend {
   Result<kube::ListResult> PodsOf(const std::string& job_id, std::chrono::milliseconds timeout);
   // The last probe when it is younger than a few seconds, else a new one.
   Result<cluster::Inventory> RecentInventory(std::chrono::milliseconds timeout);
-  // An informer's objects when it is current, else a list (an error when the
-  // server does not answer).
-  Result<kube::Objects> Current(kube::Informer* informer, const std::string& path,
-                                std::chrono::milliseconds timeout);
+  // An informer's objects when it is current, else a list of `path` decoded
+  // as the informer decodes (an error when the server does not answer).
+  template <typename T>
+  Result<kube::ObjectsOf<T>> Current(kube::Informer<T>* informer, const std::string& path,
+                                     const typename kube::Informer<T>::Decode& decode,
+                                     std::chrono::milliseconds timeout);
 
   std::string name_;
   config::ClusterSettings settings_;
   std::string namespace_;
   std::unique_ptr<kube::ApiClient> api_;
-  std::unique_ptr<kube::Informer> nodes_, pods_, jobs_;  // with `watch`
+  // With `watch`: every node and pod of the cluster (their facts, for the
+  // inventory); skyslurm's own Jobs and pods in the namespace (for the queue).
+  std::unique_ptr<kube::Informer<kube::NodeFacts>> nodes_;
+  std::unique_ptr<kube::Informer<kube::PodFacts>> pods_;
+  std::unique_ptr<kube::Informer<Json::Value>> jobs_, managed_pods_;
   std::mutex mu_;
   std::optional<cluster::Inventory> last_;
   std::chrono::steady_clock::time_point last_at_{};

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <thread>
 
 #include "broker/util/deadline.h"
+#include "broker/util/json_cursor.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::kube {
@@ -363,26 +365,76 @@ Result<std::string> ApiClient::GetText(const std::string& path, milliseconds tim
   return reply.body;
 }
 
-Result<ListResult> ApiClient::ListAll(const std::string& path, milliseconds timeout) {
+Result<std::string> ApiClient::ListEach(const std::string& path, milliseconds timeout,
+                                        const std::function<Status(JsonCursor&)>& on_item) {
+  trace::Span span(fmt::format("{} LIST {}", cluster_, path.substr(0, path.find('?'))));
   const Deadline deadline(timeout);
-  ListResult out;
+  std::string version;
+  // A page is read on a thread of its own while the next is asked for and
+  // received: the server makes page k+1 while page k is read. Only the
+  // continue token is read before the next request (a scan, not a parse).
+  std::future<Status> reading;
+  auto read = [&]() -> Status { return reading.valid() ? reading.get() : OkStatus(); };
   std::string next;
   do {
     std::vector<std::pair<std::string, std::string>> query = {{"limit", "500"}};
     if (!next.empty()) query.emplace_back("continue", next);
-    SKY_ASSIGN_OR_RETURN(Json::Value page,
-                         Call("GET", WithQuery(path, query), nullptr, deadline.left()));
-    for (Json::Value& item : page["items"]) out.items.push_back(std::move(item));
-    out.resource_version = page["metadata"]["resourceVersion"].asString();
-    next = page["metadata"]["continue"].asString();
+    const std::string url = WithQuery(path, query);
+    auto reply = Send("GET", url, nullptr, "", "application/json", deadline.left());
+    Status failed = !reply.ok()                                   ? reply.status()
+                    : reply->status < 200 || reply->status >= 300 ? ErrorOf(*reply, "GET", url)
+                                                                  : OkStatus();
+    std::string page_version;
+    if (failed.ok()) {
+      next.clear();
+      JsonCursor head(reply->body);
+      failed = head.Object([&](std::string_view key) {
+        if (key != "metadata") return head.Skip();
+        Status got = head.Object([&](std::string_view k) {
+          if (k == "continue") return head.String(&next);
+          if (k == "resourceVersion") return head.String(&page_version);
+          return head.Skip();
+        });
+        head.Stop();  // the items after it are the reading thread's
+        return got;
+      });
+      if (!failed.ok()) failed = failed.WithContext(cluster_ + ": the API server's list");
+    }
+    const Status earlier = read();
+    if (!failed.ok()) return failed;
+    SKY_RETURN_IF_ERROR(earlier);
+    version = page_version;
+    reading = std::async(std::launch::async, [&on_item, this, body = std::move(reply->body)] {
+      JsonCursor page(body);
+      Status s = page.Object([&](std::string_view key) {
+        if (key != "items") return page.Skip();
+        return page.Array([&] { return on_item(page); });
+      });
+      return s.ok() ? s : s.WithContext(cluster_ + ": the API server's list");
+    });
   } while (!next.empty());
+  SKY_RETURN_IF_ERROR(read());
+  return version;
+}
+
+Result<ListResult> ApiClient::ListAll(const std::string& path, milliseconds timeout,
+                                      const JsonMask* item_mask) {
+  ListResult out;
+  static const JsonMask everything = JsonMask::All();
+  const JsonMask& mask = item_mask != nullptr ? *item_mask : everything;
+  SKY_ASSIGN_OR_RETURN(out.resource_version,
+                       ListEach(path, timeout, [&](JsonCursor& item) -> Status {
+                         SKY_ASSIGN_OR_RETURN(Json::Value v, item.Value(mask));
+                         out.items.push_back(std::move(v));
+                         return OkStatus();
+                       }));
   return out;
 }
 
 Result<WatchEnd> ApiClient::Watch(
     const std::string& path, const std::string& resource_version,
-    const std::function<bool(const std::string&, const Json::Value&)>& on_event,
-    milliseconds timeout, const std::atomic<bool>* stop) {
+    const std::function<bool(const std::string&, std::string_view)>& on_event, milliseconds timeout,
+    const std::atomic<bool>* stop) {
   // The server ends the stream a little before our own deadline, cleanly.
   const long seconds = std::max<long>(1, static_cast<long>(timeout.count() / 1000) - 1);
   const std::string url = WithQuery(path, {{"watch", "true"},
@@ -398,19 +450,25 @@ Result<WatchEnd> ApiClient::Watch(
     for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
       const std::string_view line(pending.data() + start, nl - start);
       if (line.empty()) continue;
-      auto event = ParseJson(line);
-      if (!event.ok()) {
-        failed = event.status().WithContext(cluster_ + ": watch " + path);
+      std::string type;
+      std::string_view object;
+      JsonCursor event(line);
+      Status read = event.Object([&](std::string_view key) {
+        if (key == "type") return event.String(&type);
+        if (key == "object") return event.Raw(&object);
+        return event.Skip();
+      });
+      if (!read.ok()) {
+        failed = read.WithContext(cluster_ + ": watch " + path);
         return false;
       }
-      const std::string type = (*event)["type"].asString();
-      const Json::Value& object = (*event)["object"];
       if (type == "ERROR") {
-        if (object["code"].asInt() == 410) {
+        const Json::Value status = ParseJson(object).value_or(Json::Value());
+        if (status["code"].asInt() == 410) {
           ended = WatchEnd::kGone;
         } else {
           failed = UnavailableError(
-              fmt::format("{}: watch {}: {}", cluster_, path, object["message"].asString()));
+              fmt::format("{}: watch {}: {}", cluster_, path, status["message"].asString()));
         }
         return false;
       }

@@ -23,6 +23,8 @@
 
 #include "broker/kube/kubeconfig.h"
 #include "broker/util/command.h"
+#include "broker/util/json_cursor.h"
+#include "broker/util/json_mask.h"
 #include "broker/util/status.h"
 
 namespace skyslurm::kube {
@@ -58,19 +60,27 @@ class ApiClient {
   Result<std::string> GetText(const std::string& path, std::chrono::milliseconds timeout);
 
   // Every item of a list (`path` may carry a query), in pages of 500 as
-  // kubectl reads them; with the list's resourceVersion.
-  Result<ListResult> ListAll(const std::string& path, std::chrono::milliseconds timeout);
+  // kubectl reads them, to `on_item` at a cursor on its JSON, which it must
+  // read or skip (in order, on a thread of the call's own, a page while the
+  // next is fetched; an error from it ends the list); the list's
+  // resourceVersion.
+  Result<std::string> ListEach(const std::string& path, std::chrono::milliseconds timeout,
+                               const std::function<Status(JsonCursor&)>& on_item);
+  // The same as values, each parsed through `item_mask` when given (the rest
+  // of an item is skipped, never built).
+  Result<ListResult> ListAll(const std::string& path, std::chrono::milliseconds timeout,
+                             const JsonMask* item_mask = nullptr);
 
   // Watches `path` (a list path, with a query or not) from `resource_version`:
-  // each event's type (ADDED, MODIFIED, DELETED, BOOKMARK) and object goes to
-  // `on_event`, which returns false to stop. Errors: the connection lost
+  // each event's type (ADDED, MODIFIED, DELETED, BOOKMARK) and its object's
+  // JSON text go to `on_event`, which returns false to stop. Errors: the connection lost
   // (a cut stream is an error, not kClosed), or the server's refusal.
   // `stop`, when set and true, ends the watch within about a second even
   // while no event comes (kStopped).
-  Result<WatchEnd> Watch(
-      const std::string& path, const std::string& resource_version,
-      const std::function<bool(const std::string&, const Json::Value&)>& on_event,
-      std::chrono::milliseconds timeout, const std::atomic<bool>* stop = nullptr);
+  Result<WatchEnd> Watch(const std::string& path, const std::string& resource_version,
+                         const std::function<bool(const std::string&, std::string_view)>& on_event,
+                         std::chrono::milliseconds timeout,
+                         const std::atomic<bool>* stop = nullptr);
 
   // Streams a text answer (pod logs with follow=true) to `on_chunk`, which
   // returns false to stop.

@@ -6,51 +6,55 @@ namespace skyslurm::kube {
 
 using Clock = std::chrono::steady_clock;
 
-Informer::Informer(ApiClient& api, std::string path, Trim trim, std::chrono::seconds watch_timeout)
-    : api_(api), path_(std::move(path)), trim_(std::move(trim)), watch_timeout_(watch_timeout) {
+template <typename T>
+Informer<T>::Informer(ApiClient& api, std::string path, Decode decode,
+                      std::chrono::seconds watch_timeout)
+    : api_(api), path_(std::move(path)), decode_(std::move(decode)), watch_timeout_(watch_timeout) {
   thread_ = std::thread([this] { Run(); });
 }
 
-Informer::~Informer() {
+template <typename T>
+Informer<T>::~Informer() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
 }
 
-std::string Informer::KeyOf(const Json::Value& object) {
-  const Json::Value& meta = object["metadata"];
-  return meta["namespace"].asString() + "/" + meta["name"].asString();
-}
-
-std::optional<Objects> Informer::Snapshot(std::chrono::seconds fresh) const {
+template <typename T>
+std::optional<ObjectsOf<T>> Informer<T>::Snapshot(std::chrono::seconds fresh) const {
   std::lock_guard lock(mu_);
   if (!synced_ || Clock::now() - heard_ > fresh) return std::nullopt;
-  Objects out;
+  ObjectsOf<T> out;
   out.reserve(objects_.size());
   for (const auto& [key, object] : objects_) out.push_back(object);
   return out;
 }
 
-bool Informer::WaitSynced(std::chrono::milliseconds timeout) const {
+template <typename T>
+bool Informer<T>::WaitSynced(std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
   return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
-bool Informer::Watching() const {
+template <typename T>
+bool Informer<T>::Watching() const {
   std::lock_guard lock(mu_);
   return synced_ && watching_;
 }
 
-void Informer::Heard() {
+template <typename T>
+void Informer<T>::Heard() {
   std::lock_guard lock(mu_);
   heard_ = Clock::now();
 }
 
-InformerStats Informer::stats() const {
+template <typename T>
+InformerStats Informer<T>::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
 }
 
-void Informer::Run() {
+template <typename T>
+void Informer<T>::Run() {
   std::string version;
   bool listed = false;
   auto pause = std::chrono::milliseconds(500);
@@ -61,7 +65,13 @@ void Informer::Run() {
   };
   while (!stop_) {
     if (!listed) {
-      auto list = api_.ListAll(path_, std::chrono::seconds(60));
+      std::map<std::string, std::shared_ptr<const T>> fresh;
+      auto list = api_.ListEach(path_, std::chrono::seconds(60), [&](JsonCursor& item) -> Status {
+        SKY_ASSIGN_OR_RETURN(T object, decode_(item));
+        std::string key = KeyOf(object);
+        fresh[std::move(key)] = std::make_shared<const T>(std::move(object));
+        return OkStatus();
+      });
       if (!list.ok()) {
         {
           std::lock_guard lock(mu_);
@@ -71,13 +81,9 @@ void Informer::Run() {
         pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
         continue;
       }
-      std::map<std::string, std::shared_ptr<const Json::Value>> fresh;
-      for (const auto& item : list->items) {
-        fresh[KeyOf(item)] = std::make_shared<const Json::Value>(trim_(item));
-      }
       std::lock_guard lock(mu_);
       objects_ = std::move(fresh);
-      version = list->resource_version;
+      version = *list;
       synced_ = true;
       heard_ = Clock::now();
       ++stats_.lists;
@@ -92,16 +98,24 @@ void Informer::Run() {
     }
     auto ended = api_.Watch(
         path_, version,
-        [&](const std::string& type, const Json::Value& object) {
-          const std::string v = object["metadata"]["resourceVersion"].asString();
+        [&](const std::string& type, std::string_view text) {
+          JsonCursor cursor(text);
+          auto object = decode_(cursor);
           std::lock_guard lock(mu_);
           heard_ = Clock::now();
           ++stats_.events;
-          if (!v.empty()) version = v;
+          if (!object.ok()) {
+            // The cache would part from the server's: list again.
+            stats_.last_error = object.status().message();
+            listed = false;
+            return false;
+          }
+          if (const std::string& v = VersionOf(*object); !v.empty()) version = v;
           if (type == "ADDED" || type == "MODIFIED") {
-            objects_[KeyOf(object)] = std::make_shared<const Json::Value>(trim_(object));
+            std::string key = KeyOf(*object);
+            objects_[std::move(key)] = std::make_shared<const T>(std::move(*object));
           } else if (type == "DELETED") {
-            objects_.erase(KeyOf(object));
+            objects_.erase(KeyOf(*object));
           }
           return true;
         },
@@ -129,5 +143,13 @@ void Informer::Run() {
     }
   }
 }
+
+Informer<Json::Value>::Decode MaskedDecoder(const JsonMask& mask) {
+  return [&mask](JsonCursor& cursor) { return cursor.Value(mask); };
+}
+
+template class Informer<Json::Value>;
+template class Informer<NodeFacts>;
+template class Informer<PodFacts>;
 
 }  // namespace skyslurm::kube

@@ -3,10 +3,11 @@
 // own; events update the cache; a watch the server ends is resumed from the
 // last version seen (bookmarks included); 410 Gone (the version is too old)
 // lists again; a lost connection is retried with a growing pause. Each
-// object is trimmed to what the reader needs, so a cluster of 50,000 pods
-// costs little memory. A snapshot is answered only while the informer is in
-// sync and has heard from the server lately: otherwise the caller asks the
-// server itself, and learns that it does not answer.
+// object is decoded from its JSON text into only what the reader needs (the
+// facts of facts.h, or a value through a mask), so a cluster of 50,000 pods
+// costs little time and memory. A snapshot is answered only while the
+// informer is in sync and has heard from the server lately: otherwise the
+// caller asks the server itself, and learns that it does not answer.
 #pragma once
 
 #include <json/json.h>
@@ -24,6 +25,8 @@
 #include <vector>
 
 #include "broker/kube/api_client.h"
+#include "broker/kube/facts.h"
+#include "broker/util/json_mask.h"
 
 namespace skyslurm::kube {
 
@@ -36,20 +39,26 @@ struct InformerStats {
 };
 
 // Objects shared, never copied: a snapshot of 50,000 pods is pointers.
-using Objects = std::vector<std::shared_ptr<const Json::Value>>;
+template <typename T>
+using ObjectsOf = std::vector<std::shared_ptr<const T>>;
+using Objects = ObjectsOf<Json::Value>;
 
+// T is what is kept of each object: a Json::Value (through a mask), or the
+// facts a probe reads (facts.h), with KeyOf(T) and VersionOf(T) defined.
+template <typename T>
 class Informer {
  public:
-  using Trim = std::function<Json::Value(const Json::Value&)>;
+  // Makes the kept object from its JSON at the cursor (moving past it).
+  using Decode = std::function<Result<T>(JsonCursor&)>;
   // `path`: a list path with its selectors. The thread starts at once.
-  Informer(ApiClient& api, std::string path, Trim trim,
+  Informer(ApiClient& api, std::string path, Decode decode,
            std::chrono::seconds watch_timeout = std::chrono::seconds(30));
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
 
   // The objects, when in sync and heard from within `fresh`; nullopt else.
-  std::optional<Objects> Snapshot(std::chrono::seconds fresh) const;
+  std::optional<ObjectsOf<T>> Snapshot(std::chrono::seconds fresh) const;
   // Waits until the first list is in (or `timeout`); whether it is.
   bool WaitSynced(std::chrono::milliseconds timeout) const;
   // In sync with a watch open (not lost and retrying): a quiet watch means a
@@ -61,21 +70,23 @@ class Informer {
 
  private:
   void Run();
-  static std::string KeyOf(const Json::Value& object);
 
   ApiClient& api_;
   const std::string path_;
-  const Trim trim_;
+  const Decode decode_;
   const std::chrono::seconds watch_timeout_;
   std::atomic<bool> stop_{false};
   mutable std::mutex mu_;
   mutable std::condition_variable synced_cv_;
-  std::map<std::string, std::shared_ptr<const Json::Value>> objects_;  // under mu_
+  std::map<std::string, std::shared_ptr<const T>> objects_;  // under mu_
   bool synced_ = false;
   bool watching_ = false;  // under mu_
   std::chrono::steady_clock::time_point heard_{};
   InformerStats stats_;
   std::thread thread_;
 };
+
+// A decoder of values kept by `mask` (which outlives it).
+Informer<Json::Value>::Decode MaskedDecoder(const JsonMask& mask);
 
 }  // namespace skyslurm::kube

@@ -7,7 +7,7 @@
 // the site's own keys first); one partition, the namespace jobs go to. Pods
 // are the queue: pending ones are demand ahead, running ones hold their
 // share until their deadline (activeDeadlineSeconds) if they have one.
-// Pure: JSON in, inventory out.
+// Pure: facts (facts.h) in, inventory out.
 #pragma once
 
 #include <json/json.h>
@@ -15,9 +15,12 @@
 #include <cstdint>
 #include <ctime>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/cluster/inventory.h"
+#include "broker/kube/facts.h"
+#include "broker/util/json_mask.h"
 
 namespace skyslurm::kube {
 
@@ -38,41 +41,28 @@ struct InventoryOptions {
 std::vector<std::string> GpuLabelKeys(const std::vector<std::string>& extra);
 // The node's GPU type from its labels ("" when it carries none), and the
 // label key it came from.
-std::pair<std::string, std::string> GpuTypeOfNode(const Json::Value& node,
+std::pair<std::string, std::string> GpuTypeOfNode(const NodeFacts& node,
                                                   const std::vector<std::string>& keys);
-
-// What a pod asks of a node: containers' requests (a GPU's limit, which is
-// its request), summed.
-struct PodDemand {
-  std::int64_t gpus = 0;
-  std::int64_t millicores = 0;
-  std::int64_t bytes = 0;
-};
-PodDemand DemandOf(const Json::Value& pod);
-
-// Bound to a node and not finished: it holds its share.
-bool HoldsItsNode(const Json::Value& pod);
 
 // Node states: "idle", "mixed", "allocated"; "drain" for nodes that
 // untolerated taints or a cordon keep from new pods, "down" when NotReady.
 // A node's GPU label is one of its features, "key=value"; a GPU taint that
 // only GPU pods tolerate is another, "gpu-taint:<key>".
-cluster::Inventory InventoryFromObjects(const std::vector<const Json::Value*>& nodes,
-                                        const std::vector<const Json::Value*>& pods,
-                                        const InventoryOptions& options);
-// The same from the objects themselves.
+cluster::Inventory InventoryFromFacts(const std::vector<const NodeFacts*>& nodes,
+                                      const std::vector<const PodFacts*>& pods,
+                                      const InventoryOptions& options);
+// The same from the objects' JSON (read through facts.h).
 cluster::Inventory InventoryFromObjects(const std::vector<Json::Value>& nodes,
                                         const std::vector<Json::Value>& pods,
                                         const InventoryOptions& options);
 
-// What a watch keeps of a node, a pod and a Job: the fields the inventory,
-// the queue and the job's status read, and nothing else (a real pod is
-// several KB; this is a few hundred bytes).
-Json::Value TrimNode(const Json::Value& node);
-Json::Value TrimPod(const Json::Value& pod);
-Json::Value TrimJob(const Json::Value& job);
+// What the queue and a job's status keep of skyslurm's own pods and Jobs
+// (a real pod is several KB; this is a few hundred bytes). A list is parsed
+// through the mask (util/json_mask.h), so the rest is never built.
+const JsonMask& PodMask();
+const JsonMask& JobMask();
 
 // The taints every skyslurm pod tolerates (the GPU operators' usual ones).
-bool ToleratedTaint(const Json::Value& taint);
+bool ToleratedTaint(std::string_view key, std::string_view effect);
 
 }  // namespace skyslurm::kube

@@ -11,7 +11,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using testing::Node;
-using testing::Parse;
 using testing::Pod;
 
 TEST(QuantityTest, CpusMemoryAndCounts) {
@@ -70,9 +69,9 @@ TEST(KubeInventoryTest, ASiteLabelFirstAndUntoleratedTaintsDrain) {
   cordoned["spec"]["unschedulable"] = true;
   EXPECT_EQ(InventoryFromObjects({cordoned}, {}, {"k", "ml", {}, 0}).description.nodes[0].state,
             "drain");
-  EXPECT_TRUE(ToleratedTaint(Parse(R"({"key":"nvidia.com/gpu","effect":"NoSchedule"})")));
-  EXPECT_FALSE(ToleratedTaint(
-      Parse(R"({"key":"node-role.kubernetes.io/control-plane","effect":"NoSchedule"})")));
+  EXPECT_TRUE(ToleratedTaint("nvidia.com/gpu", "NoSchedule"));
+  EXPECT_TRUE(ToleratedTaint("anything", "PreferNoSchedule"));
+  EXPECT_FALSE(ToleratedTaint("node-role.kubernetes.io/control-plane", "NoSchedule"));
 }
 
 }  // namespace
