@@ -230,8 +230,12 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
         kube::ListResult found,
         api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", by_sky_id}}),
                       deadline.left()));
-    if (!found.items.empty()) {
-      return JobKey{name_, found.items.front()["metadata"]["labels"][kube::kJobIdLabel].asString()};
+    // Only a live one: a finished Job is an earlier attempt's (a restart's
+    // predecessor), as Slurm's ended jobs are not in squeue.
+    for (const Json::Value& j : found.items) {
+      if (j["metadata"].isMember("deletionTimestamp")) continue;
+      if (!IsLive(kube::StatusOf(j, {}).phase)) continue;
+      return JobKey{name_, j["metadata"]["labels"][kube::kJobIdLabel].asString()};
     }
   }
   kube::ManifestInput in;

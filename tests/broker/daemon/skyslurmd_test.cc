@@ -166,12 +166,12 @@ class DaemonTest : public TestbedTest {
       }
     }
     // kappa: the Kubernetes Jobs carrying the sky id that have not ended.
-    CommandOutput k = Exec(
-        {.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
-                  "--cache-dir=" + tmp_.File("kubectl-cache"), "get", "jobs", "-l",
-                  "skyslurm.io/sky-id=" + sky_id, "-o",
-                  "jsonpath={range .items[*]}{.metadata.labels.skyslurm\\.io/job-id} "
-                  "{.status.conditions[*].type}{\"\\n\"}{end}"}});
+    CommandOutput k =
+        Exec({.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
+                       "--cache-dir=" + tmp_.File("kubectl-cache"), "get", "jobs", "-l",
+                       "skyslurm.io/sky-id=" + sky_id, "-o",
+                       "jsonpath={range .items[*]}{.metadata.labels.skyslurm\\.io/job-id} "
+                       "{.status.conditions[*].type}{\"\\n\"}{end}"}});
     std::istringstream jobs(k.out);
     for (std::string line; std::getline(jobs, line);) {
       if (line.find("Complete") == std::string::npos && line.find("Failed") == std::string::npos) {
@@ -297,8 +297,9 @@ TEST_F(DaemonTest, AManagedJobIsTrackedQueuedLoggedAndCancelled) {
   EXPECT_TRUE(HasEvent(s, "submitted"));
   EXPECT_THAT(LiveCopies(id), ::testing::ElementsAre(Where(s)));
   // Not restartable by Slurm (--no-requeue): skyslurm retries a managed job.
-  EXPECT_THAT(RunOn(tb_, "alpha", {"scontrol", "show", "job", s["job"]["native_id"].asString()}).out,
-              HasSubstr("Requeue=0"));
+  EXPECT_THAT(
+      RunOn(tb_, "alpha", {"scontrol", "show", "job", s["job"]["native_id"].asString()}).out,
+      HasSubstr("Requeue=0"));
 
   CommandOutput queue = Sky({"queue"});
   EXPECT_EQ(queue.exit_code, 0) << queue.err;
@@ -389,14 +390,15 @@ TEST_F(DaemonTest, APendingJobOnAStoppedKubernetesApiServerIsReplacedOnSlurm) {
         R"("containers":[{"name":"c","image":"ubuntu:22.04","command":["sleep","900"],)"
         R"("resources":{"limits":{"nvidia.com/gpu":"8"}}}]}})";
     WriteFile(tmp_.File(pod + ".json"), manifest);
-    ASSERT_EQ(Exec({.argv = {"sh", "-c", kubectl + " create -f " + tmp_.File(pod + ".json")}}).exit_code,
-              0);
+    ASSERT_EQ(
+        Exec({.argv = {"sh", "-c", kubectl + " create -f " + tmp_.File(pod + ".json")}}).exit_code,
+        0);
   }
   Undo fillers{[&] {
-    Exec({.argv = {"sh", "-c", kubectl + " delete pod filler-kappa-n1 filler-kappa-n2 --wait=false"}});
+    Exec({.argv = {"sh", "-c",
+                   kubectl + " delete pod filler-kappa-n1 filler-kappa-n2 --wait=false"}});
   }};
-  const std::string id =
-      SubmitManaged({"--sky-image=ubuntu:22.04", Script("job.sh", kSleeper)});
+  const std::string id = SubmitManaged({"--sky-image=ubuntu:22.04", Script("job.sh", kSleeper)});
   Json::Value s = Status(id);
   ASSERT_EQ(s["job"]["cluster"].asString(), "kappa") << s.toStyledString();
   const std::string stale = Where(s);
@@ -407,7 +409,8 @@ TEST_F(DaemonTest, APendingJobOnAStoppedKubernetesApiServerIsReplacedOnSlurm) {
   s = WaitFor(
       id,
       [](const Json::Value& v) {
-        return v["job"]["cluster"].asString() == "beta" && !v["job"]["native_id"].asString().empty();
+        return v["job"]["cluster"].asString() == "beta" &&
+               !v["job"]["native_id"].asString().empty();
       },
       std::chrono::seconds(90));
   std::printf("stopped API server: re-placed %lld ms after kappa's stopped\n", MsSince(stopped));
@@ -415,6 +418,77 @@ TEST_F(DaemonTest, APendingJobOnAStoppedKubernetesApiServerIsReplacedOnSlurm) {
   EXPECT_TRUE(HasEvent(s, "re-placed"));
   ::kill(pid, SIGCONT);
   ExpectOneCopyLeft(id, stale);
+}
+
+// Disruptions on Kubernetes restart a managed job as Slurm's NODE_FAIL and
+// PREEMPTED do: its pod evicted (DisruptionTarget EvictionByEvictionAPI),
+// then the node of its second pod lost (the taint manager's
+// DeletionByTaintManager). Each time the Job fails (backoffLimit 0: the
+// cluster never restarts it itself) and skyslurmd submits it again, with
+// the same task id and SKYSLURM_RESTART_COUNT, on a node still there.
+TEST_F(DaemonTest, AManagedJobOnKappaRestartsWhenItsPodIsEvictedAndWhenItsNodeIsLost) {
+  const std::string kubectl = "kubectl --kubeconfig=" + tb_.Path("kubeconfig") +
+                              " --cache-dir=" + tmp_.File("kubectl-cache");
+  auto kube = [&](const std::string& args) {
+    return Exec({.argv = {"sh", "-c", kubectl + " " + args}});
+  };
+  auto inject = [&](const std::string& what, const std::string& body) {
+    WriteFile(tmp_.File("inject.json"), body);
+    CommandOutput out = kube("create --raw /_fake/" + what + " -f " + tmp_.File("inject.json"));
+    EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  };
+  // The job's running pod and its node.
+  auto pod_of = [&](const Json::Value& s) {
+    CommandOutput out = kube("get pods -l skyslurm.io/job-id=" + s["job"]["native_id"].asString() +
+                             " --field-selector=status.phase=Running"
+                             " -o 'jsonpath={.items[0].metadata.name} {.items[0].spec.nodeName}'");
+    const std::string text = Trim(out.out);
+    return std::make_pair(text.substr(0, text.find(' ')), text.substr(text.find(' ') + 1));
+  };
+  auto restart_reason = [](const Json::Value& s, int n) {
+    int seen = 0;
+    for (const auto& e : s["events"]) {
+      if (e["kind"].asString() == "restarting" && ++seen == n) return e["detail"].asString();
+    }
+    return std::string();
+  };
+  const std::string id = SubmitManaged(
+      {"--sky-infra=kappa", "--sky-image=ubuntu:22.04", "--gres=gpu:h100:1", "-t", "5",
+       Script("job.sh",
+              "#!/bin/bash\n"
+              "echo \"task=$SKYPILOT_TASK_ID restart=${SKYSLURM_RESTART_COUNT:-0}\"\n"
+              "[ \"${SKYSLURM_RESTART_COUNT:-0}\" -ge 2 ] || sleep 300\n")});
+  Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+  ASSERT_EQ(s["job"]["cluster"].asString(), "kappa") << s.toStyledString();
+  const std::string first = Where(s);
+  const auto [pod, node] = pod_of(s);
+  ASSERT_FALSE(pod.empty()) << s.toStyledString();
+
+  inject("evict", R"({"pod":"default/)" + pod + R"(","reason":"EvictionByEvictionAPI"})");
+  s = WaitFor(
+      id,
+      [](const Json::Value& v) { return v["job"]["restarts"].asInt() == 1 && Is(v, "RUNNING"); },
+      std::chrono::seconds(90));
+  EXPECT_THAT(restart_reason(s, 1),
+              HasSubstr("EvictionByEvictionAPI on " + first + ": restart 1 of at most 3"));
+  const std::string second = Where(s);
+  EXPECT_NE(second, first);
+  const auto [pod2, node2] = pod_of(s);
+  ASSERT_FALSE(node2.empty()) << s.toStyledString();
+
+  inject("node-lost", R"({"node":")" + node2 + R"("})");
+  Undo back{[&] { inject("node-back", R"({"node":")" + node2 + R"("})"); }};
+  s = WaitFor(
+      id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(90));
+  EXPECT_EQ(s["job"]["restarts"].asInt(), 2);
+  EXPECT_THAT(restart_reason(s, 2),
+              HasSubstr("DeletionByTaintManager on " + second + ": restart 2 of at most 3"));
+  // The third pod ran on a node still there.
+  EXPECT_THAT(kube("get pods -l skyslurm.io/job-id=" + s["job"]["native_id"].asString() +
+                   " -o 'jsonpath={.items[0].spec.nodeName}'")
+                  .out,
+              ::testing::Not(HasSubstr(node2)));
+  EXPECT_THAT(Sky({"logs", id}).out, HasSubstr("task=" + id + " restart=2"));
 }
 
 // A cut network, not a dead process: the link to beta's login node drops
