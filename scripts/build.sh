@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds skyslurm into build/ (RelWithDebInfo); with --asan
-# also the ASan+UBSan tree build-asan/ (Debug), with --release the Release
+# also the ASan+UBSan tree build-asan/ (Debug; its unit tests only, the
+# target skyslurm_unit_tests: that tree runs nothing else), with --release the Release
 # tree build-release/ (-O3, what users build; no tests), with --fuzz the clang
 # libFuzzer tree build-fuzz/ (the fuzz targets only). Every tree of ours has
 # warnings as errors (SKYSLURM_WERROR); a user's or a distribution's build
@@ -27,7 +28,7 @@ for arg in "$@"; do
   case "$arg" in
     --asan)
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSKYSLURM_SANITIZE=ON -DSKYSLURM_BUILD_BENCHMARKS=OFF
-      cmake --build build-asan --parallel "$(nproc)"
+      cmake --build build-asan --parallel "$(nproc)" --target skyslurm_unit_tests
       ;;
     --release)
       configure build-release -DCMAKE_BUILD_TYPE=Release -DSKYSLURM_BUILD_TESTS=OFF
