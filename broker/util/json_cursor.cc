@@ -31,6 +31,15 @@ void PutUtf8(std::uint32_t cp, std::string& out) {
 
 }  // namespace
 
+bool JsonCursor::Accept(std::string_view word) {
+  if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+      std::memcmp(p_, word.data(), word.size()) != 0) {
+    return false;
+  }
+  p_ += word.size();
+  return true;
+}
+
 bool JsonCursor::Fail(const char* what) {
   if (failure_.empty()) failure_ = what;
   return false;
@@ -325,7 +334,7 @@ Status JsonCursor::Enter(char open, bool* present) {
     return OkStatus();
   }
   *present = false;
-  if (p_ < end_ && *p_ == 'n' && Literal("null")) return OkStatus();
+  if (Accept("null")) return OkStatus();
   return Error(open == '{' ? "an object was expected" : "an array was expected");
 }
 
@@ -386,7 +395,7 @@ Status JsonCursor::String(std::string* out) {
   if (p_ == end_) return Error("a value was expected");
   if (*p_ == '"') return Decode(out) ? OkStatus() : Error(failure_);
   if (*p_ == '{' || *p_ == '[') return Error("a scalar was expected");
-  if (*p_ == 'n' && Literal("null")) {
+  if (Accept("null")) {
     out->clear();
     return OkStatus();
   }
@@ -398,7 +407,7 @@ Status JsonCursor::String(std::string* out) {
 
 Status JsonCursor::Int(std::int64_t* out) {
   Space();
-  if (p_ < end_ && *p_ == 'n' && Literal("null")) {
+  if (Accept("null")) {
     *out = 0;
     return OkStatus();
   }
@@ -413,11 +422,11 @@ Status JsonCursor::Int(std::int64_t* out) {
 
 Status JsonCursor::Bool(bool* out) {
   Space();
-  if (p_ < end_ && *p_ == 't' && Literal("true")) {
+  if (Accept("true")) {
     *out = true;
-  } else if (p_ < end_ && *p_ == 'f' && Literal("false")) {
+  } else if (Accept("false")) {
     *out = false;
-  } else if (p_ < end_ && *p_ == 'n' && Literal("null")) {
+  } else if (Accept("null")) {
     *out = false;
   } else {
     return Error("true or false was expected");

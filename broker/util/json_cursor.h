@@ -90,6 +90,8 @@ class JsonCursor {
   bool Decode(std::string* out);
   bool Hex4(std::uint32_t* out);
   bool Literal(std::string_view word);
+  // Passes over `word` if it is next (no failure recorded when not).
+  bool Accept(std::string_view word);
   bool Fail(const char* what);
   bool Number(Json::Value* out);
   bool Build(const JsonMask& mask, int depth, Json::Value* out);

@@ -67,6 +67,16 @@ TEST(JsonCursorTest, KindMismatchesAreErrorsWithTheirOffset) {
   }
 }
 
+// Looking for a null that is not there records no failure: a later error
+// names its own cause (a regression: "an unknown literal" was reported).
+TEST(JsonCursorTest, ALaterErrorNamesItsOwnCauseAfterANullWasLookedFor) {
+  JsonCursor c(R"({"a":nope,"b":{]})");
+  std::string a;
+  Status st = c.Object([&](std::string_view key) { return key == "a" ? c.String(&a) : c.Skip(); });
+  EXPECT_EQ(a, "nope");
+  EXPECT_NE(st.message().find("a bracket does not match"), std::string::npos) << st.message();
+}
+
 TEST(JsonCursorTest, StopLeavesTheRestUnscannedAndRawGivesAValuesText) {
   // Broken after the head: never reached once the head is read.
   JsonCursor c(R"({"metadata":{"continue":"tok"},"items":[{"a":1}, BROKEN)");
