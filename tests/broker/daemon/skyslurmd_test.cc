@@ -234,6 +234,10 @@ class DaemonTest : public TestbedTest {
   }
   // alpha busy for 30 min, beta for 10: a managed job pends on beta.
   void PendOnBeta(std::string* id, std::string* where) {
+    // No move back to beta once it answers again (it starts the job 20 min
+    // sooner): these tests are about re-placement and the stale copy, and a
+    // move racing the last look at the queues made them flaky.
+    extra_env_.emplace_back("SKYSLURM_MIGRATE_AFTER", "600");
     Fill("alpha", "gpu:h100:8", 30);
     Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 10);
     *id = SubmitManaged({Script("job.sh", kSleeper)});
