@@ -6,7 +6,9 @@
 #   build-pkg/rpm/  skyslurm-<v>-1.<arch>.rpm, skyslurm-spank-<v>+slurm<S>-1.<arch>.rpm
 #                   (rpmbuild with packaging/rpm/skyslurm.spec), checked by rpmlint
 # <S> is the Slurm release of the headers used (packaging/slurm-version.sh).
-# The build tools come from scripts/install-deps.sh.
+# The build tools come from scripts/install-deps.sh. SKYSLURM_WERROR=1
+# (scripts/test.sh) builds them with our warnings as errors, as our own
+# trees are; a distribution's or a user's package build never is.
 #
 #   scripts/package.sh [--deb] [--rpm]      # default: both
 set -euo pipefail
@@ -88,8 +90,10 @@ if [ $want_rpm = 1 ]; then
   # --nodeps: the build requirements are RPM distributions' package names,
   # which this machine's (empty) RPM database cannot answer for; Debian's
   # equivalents are the ones installed (scripts/install-deps.sh).
+  werror=()
+  [ "${SKYSLURM_WERROR:-0}" != 1 ] || werror=(--define "skyslurm_werror 1")
   rpmbuild -bb --nodeps --define "_topdir $top" --define "slurm_version $slurm_version" \
-    packaging/rpm/skyslurm.spec >"$out/rpm/build.log" 2>&1 || {
+    "${werror[@]}" packaging/rpm/skyslurm.spec >"$out/rpm/build.log" 2>&1 || {
     tail -n 40 "$out/rpm/build.log" >&2
     echo "package.sh: rpmbuild failed; the whole log: $out/rpm/build.log" >&2
     exit 1

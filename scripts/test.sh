@@ -2,16 +2,19 @@
 # Sets up this machine and runs every test:
 #   1. installs the dependencies (scripts/install-deps.sh, Debian packages),
 #   2. builds skyslurm, plain (build/, RelWithDebInfo), with ASan+UBSan
-#      (build-asan/, Debug), Release (build-release/, -O3, compiled only:
-#      warnings there are errors too) and the clang libFuzzer targets
+#      (build-asan/, Debug, its unit tests) and the clang libFuzzer targets
 #      (build-fuzz/),
 #   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
 #   4. runs the unit tests in both trees, the integration tests against the
 #      testbed through ctest, and each fuzzer for a bounded time
-#      (SKYSLURM_FUZZ_SECONDS, default 20),
-#   5. builds the .deb and .rpm packages (scripts/package.sh) and runs the
-#      package test: installs the .deb here, uses it on the testbed, removes
-#      and purges it; exits non-zero on any failure.
+#      (SKYSLURM_FUZZ_SECONDS, default 20); meanwhile, at the lowest CPU
+#      priority (nice 19), it builds the .deb and .rpm packages
+#      (scripts/package.sh, SKYSLURM_WERROR=1: the optimized, hardened build
+#      users install, with our warnings as errors): the integration tests
+#      mostly wait on the clusters, and the package builds take only the CPU
+#      they leave,
+#   5. runs the package test: installs the .deb here, uses it on the testbed,
+#      removes and purges it; exits non-zero on any failure.
 #
 #   scripts/test.sh          # as root on Debian 12
 set -euo pipefail
@@ -25,12 +28,18 @@ step() { printf '\n== %s\n' "$*"; }
 step "dependencies"
 $SUDO scripts/install-deps.sh
 
-step "build (RelWithDebInfo, ASan+UBSan Debug, Release, libFuzzer)"
-scripts/build.sh --asan --release --fuzz
+step "build (RelWithDebInfo, ASan+UBSan Debug, libFuzzer)"
+scripts/build.sh --asan --fuzz
 
 step "testbed"
 # After the build, so that the testbed lists this build's SPANK plugin.
 $SUDO scripts/testbed/up --with-dbd
+
+# The packages, beside the tests, at nice 19.
+mkdir -p build-pkg
+background_log="$repo/build-pkg/background.log"
+nice -n 19 env SKYSLURM_WERROR=1 scripts/package.sh >"$background_log" 2>&1 &
+background=$!
 
 status=0
 step "unit tests"
@@ -42,10 +51,14 @@ step "integration tests (the testbed's real clusters)"
 $SUDO ctest --test-dir build -L integration --output-on-failure || status=1
 step "fuzzing (bounded)"
 scripts/fuzz.sh "${SKYSLURM_FUZZ_SECONDS:-20}" || status=1
-step "packages (.deb and .rpm, lintian, rpmlint) and their test"
-if scripts/package.sh; then
+step "packages (.deb and .rpm, lintian, rpmlint), built beside the tests"
+if wait "$background"; then
+  grep -E '^== |\.(deb|rpm)$' "$background_log" || true
+  step "package test"
   $SUDO env SKYSLURM_PACKAGE_TEST=1 ctest --test-dir build -L package --output-on-failure || status=1
 else
+  tail -n 60 "$background_log"
+  echo "test.sh: the packages failed; the whole log: $background_log" >&2
   status=1
 fi
 
