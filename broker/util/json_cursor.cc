@@ -6,28 +6,12 @@
 #include <cstring>
 #include <limits>
 
+#include "broker/util/json_string.h"
+
 namespace skyslurm {
 namespace {
 
 constexpr int kMaxDepth = 256;
-
-void PutUtf8(std::uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 }  // namespace
 
@@ -117,86 +101,13 @@ bool JsonCursor::Literal(std::string_view word) {
   return true;
 }
 
-bool JsonCursor::Hex4(std::uint32_t* out) {
-  if (end_ - p_ < 4) return Fail("a short \\u escape");
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) {
-    const char c = *p_++;
-    v <<= 4;
-    if (c >= '0' && c <= '9') {
-      v |= static_cast<std::uint32_t>(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-      v |= static_cast<std::uint32_t>(c - 'a' + 10);
-    } else if (c >= 'A' && c <= 'F') {
-      v |= static_cast<std::uint32_t>(c - 'A' + 10);
-    } else {
-      return Fail("a bad \\u escape");
-    }
-  }
-  *out = v;
-  return true;
-}
-
 // At a '"': the decoded string.
 bool JsonCursor::Decode(std::string* out) {
-  const char* start = ++p_;
-  const char* q = start;
-  while (q < end_ && *q != '"' && *q != '\\') ++q;
-  if (q == end_) return Fail("unterminated string");
-  out->assign(start, q);
-  p_ = q;
-  while (p_ < end_) {
-    const char c = *p_++;
-    if (c == '"') return true;
-    if (c != '\\') {
-      *out += c;
-      continue;
-    }
-    if (p_ == end_) break;
-    const char e = *p_++;
-    switch (e) {
-      case '"':
-        *out += '"';
-        break;
-      case '\\':
-        *out += '\\';
-        break;
-      case '/':
-        *out += '/';
-        break;
-      case 'b':
-        *out += '\b';
-        break;
-      case 'f':
-        *out += '\f';
-        break;
-      case 'n':
-        *out += '\n';
-        break;
-      case 'r':
-        *out += '\r';
-        break;
-      case 't':
-        *out += '\t';
-        break;
-      case 'u': {
-        std::uint32_t cp = 0;
-        if (!Hex4(&cp)) return false;
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          std::uint32_t low = 0;
-          if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return Fail("a lone surrogate");
-          p_ += 2;
-          if (!Hex4(&low) || low < 0xDC00 || low > 0xDFFF) return Fail("a bad surrogate pair");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        }
-        PutUtf8(cp, *out);
-        break;
-      }
-      default:
-        return Fail("a bad escape");
-    }
-  }
-  return Fail("unterminated string");
+  const JsonStringRead read =
+      ReadJsonString(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), out,
+                     /*strict=*/false);
+  p_ += read.end;
+  return read.error == nullptr || Fail(read.error);
 }
 
 bool JsonCursor::Number(Json::Value* out) {

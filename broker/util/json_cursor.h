@@ -88,7 +88,6 @@ class JsonCursor {
   bool SkipString();
   bool SkipValue();
   bool Decode(std::string* out);
-  bool Hex4(std::uint32_t* out);
   bool Literal(std::string_view word);
   // Passes over `word` if it is next (no failure recorded when not).
   bool Accept(std::string_view word);
