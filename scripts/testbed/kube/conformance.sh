@@ -105,6 +105,48 @@ pods_gone() {
 }
 check delete-removes-pods '^gone$' pods_gone
 refused get-after-delete-notfound "NotFound.*jobs.batch \"$JOB\" not found" k get job "$JOB"
+# The garbage collector: a ConfigMap and a Service owned by a Job go with it
+# (Background, kubectl's default); one that names no owner stays.
+owned_go_with_job() {
+  local owner=$JOB-owner uid i left before free
+  job_manifest "$owner" >"$WORK/owner.yaml"
+  k create -f "$WORK/owner.yaml" >/dev/null || return 1
+  uid=$(k get job "$owner" -o jsonpath='{.metadata.uid}') || return 1
+  cat >"$WORK/owned.yaml" <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: $owner-cm
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: $owner, uid: "$uid"}]
+data: {a: b}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: $owner-svc
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: $owner, uid: "$uid"}]
+spec: {clusterIP: None, selector: {job-name: $owner}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: $owner-free}
+data: {a: b}
+EOF
+  k create -f "$WORK/owned.yaml" >/dev/null || return 1
+  sleep 1
+  before=$(k get configmap "$owner-cm" -o name) || return 1
+  k delete job "$owner" >/dev/null || return 1
+  for ((i = 0; i < 50; i++)); do
+    left=$(k get configmap,service -o name 2>&1 | grep -cE -- "$owner-(cm|svc)$")
+    [ "$left" = 0 ] && break
+    sleep 0.2
+  done
+  free=$(k get configmap "$owner-free" -o name 2>&1)
+  k delete configmap "$owner-free" >/dev/null 2>&1
+  echo "before=$before owned-left=$left free=$free"
+}
+check gc-owned-by-deleted-job "^before=configmap/$JOB-owner-cm owned-left=0 free=configmap/$JOB-owner-free$" \
+  owned_go_with_job
 refused wrong-token 'Unauthorized' k --token=not-the-token get nodes
 refused no-such-resource "doesn't have a resource type" k get widgets
 

@@ -16,6 +16,11 @@ from kube_util import (RESOURCES, ApiError, SelectorError, bad_request, conflict
 # propagation policy orphans the pods (kubectl always sends Background).
 DEFAULT_POLICY = {'jobs': 'Orphan'}
 PROTECTED_NAMESPACES = ('default', 'kube-system', 'kube-public')
+# What the garbage collector looks after: objects that may name an owner.
+DEPENDENT_RESOURCES = ('pods', 'services', 'configmaps', 'secrets')
+# The owners' kinds it can look up (an owner of another kind is left be).
+OWNER_RESOURCES = {'Job': 'jobs', 'Pod': 'pods', 'Service': 'services', 'ConfigMap': 'configmaps',
+                   'Secret': 'secrets'}
 
 
 def success_status(res, name, uid):
@@ -258,8 +263,8 @@ class Api:
                         fins.append('foregroundDeletion')
                 return 200, self.store.update(res, ns, name, fg), []
             if policy == 'Orphan':
-                for p in self.dependents(ns, uid):
-                    self.store.update('pods', ns, p['metadata']['name'], lambda o: o['metadata'].update(
+                for dres, p in self.dependents(ns, uid):
+                    self.store.update(dres, ns, p['metadata']['name'], lambda o: o['metadata'].update(
                         ownerReferences=[x for x in o['metadata'].get('ownerReferences', [])
                                          if x.get('uid') != uid]) or self._drop_empty_owner(o))
             self.store.remove(res, ns, name)
@@ -271,9 +276,10 @@ class Api:
             o['metadata'].pop('ownerReferences', None)
 
     def dependents(self, ns, uid):
-        """Pods owned by the object with UID (lock held)."""
-        return [p for p in self.store.objects('pods', ns)
-                if any(x.get('uid') == uid for x in p['metadata'].get('ownerReferences', []))]
+        """(resource, object) of every object in NS owned by the object with
+        UID: pods, services, config maps, secrets (lock held)."""
+        return [(res, o) for res in DEPENDENT_RESOURCES for o in self.store.objects(res, ns)
+                if any(x.get('uid') == uid for x in o['metadata'].get('ownerReferences', []))]
 
     def _delete_pod(self, ns, name, obj, grace):
         """Graceful deletion: a pod whose containers may still run gets a

@@ -10,7 +10,7 @@ import sys
 import time
 
 import kube_objects as ko
-from kube_api import set_condition
+from kube_api import DEPENDENT_RESOURCES, OWNER_RESOURCES, set_condition
 from kube_util import parse_quantity, parse_rfc3339, rfc3339
 
 TERMINAL = ('Succeeded', 'Failed')
@@ -86,21 +86,40 @@ class Controllers:
     def gc(self):
         st = self.store
         jobs = {j['metadata']['uid']: j for j in st.objects('jobs')}
-        for p in st.objects('pods'):
-            md = p['metadata']
-            for ref in md.get('ownerReferences', []):
-                if ref.get('kind') == 'Job' and ref.get('uid') not in jobs and not md.get('deletionTimestamp'):
-                    self.ignore_gone.add(md['uid'])
-                    self.api.delete('pods', md['namespace'], md['name'], {})
-                    break
+        # As Kubernetes' garbage collector: an object whose owners are all
+        # gone goes too (a Job's pods, and the Service and ConfigMap that
+        # skyslurm makes owned by its Job).
+        uids = {'jobs': set(jobs)}
+        for res in DEPENDENT_RESOURCES:
+            for o in st.objects(res):
+                md = o['metadata']
+                refs = md.get('ownerReferences') or []
+                if not refs or md.get('deletionTimestamp'):
+                    continue
+                present = False
+                for ref in refs:
+                    owner_res = OWNER_RESOURCES.get(ref.get('kind'))
+                    if owner_res is None:
+                        present = True
+                        break
+                    if owner_res not in uids:
+                        uids[owner_res] = {x['metadata']['uid'] for x in st.objects(owner_res)}
+                    if ref.get('uid') in uids[owner_res]:
+                        present = True
+                        break
+                if not present:
+                    if res == 'pods':
+                        self.ignore_gone.add(md['uid'])
+                    self.api.delete(res, md['namespace'], md['name'], {})
         for uid, j in jobs.items():
             md = j['metadata']
             if md.get('deletionTimestamp') and 'foregroundDeletion' in md.get('finalizers', []):
                 deps = self.api.dependents(md['namespace'], uid)
-                for p in deps:
+                for res, p in deps:
                     if not p['metadata'].get('deletionTimestamp'):
-                        self.ignore_gone.add(p['metadata']['uid'])
-                        self.api.delete('pods', md['namespace'], p['metadata']['name'], {})
+                        if res == 'pods':
+                            self.ignore_gone.add(p['metadata']['uid'])
+                        self.api.delete(res, md['namespace'], p['metadata']['name'], {})
                 if not deps:
                     st.remove('jobs', md['namespace'], md['name'])
                 continue
