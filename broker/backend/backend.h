@@ -81,9 +81,10 @@ struct SubmitSpec {
   // restarts, and a cluster's own would hide the failure. Slurm honours it
   // with --no-requeue; Kubernetes with backoffLimit 0 and restartPolicy Never.
   bool restartable = true;
-  // The job's number on its cluster when the caller assigns it (skyslurmd
-  // does, for a cluster without ids of its own: Kubernetes); "" = the
-  // cluster's (Slurm's job id) or the backend's own choice.
+  // For a cluster without job ids of its own (Kubernetes), the lowest number
+  // the job may be given (skyslurmd's next, so that its own store never sees
+  // a number twice); the backend gives one never given before in the
+  // namespace, at least this. "" = no floor. Slurm gives its own ids.
   std::string native_id;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <future>
 #include <map>
+#include <set>
 
 #include "broker/kube/informer.h"
 #include "broker/kube/inventory.h"
@@ -13,6 +14,7 @@
 #include "broker/kube/manifests.h"
 #include "broker/kube/start_model.h"
 #include "broker/util/deadline.h"
+#include "broker/util/json_mask.h"
 #include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
 
@@ -22,6 +24,21 @@ namespace {
 using std::chrono::milliseconds;
 
 const std::string kManagedSelector = std::string(kube::kManagedByLabel) + "=skyslurm";
+
+// The namespace's job-number counter (data.next: the next number to give).
+constexpr const char* kNumberCounter = "skyslurm-job-numbers";
+
+// A job number in a label or a field, 0 when it is none.
+long NumberOf(const Json::Value& v) {
+  const std::string text = v.isString() ? v.asString() : "";
+  if (text.empty() || text.size() > 15) return 0;
+  long n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
 
 Json::Value OwnerPatch(const Json::Value& job) {
   Json::Value owner(Json::objectValue);
@@ -205,25 +222,86 @@ Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::Translat
   return e;
 }
 
-Result<std::string> KubernetesBackend::NextNativeId(milliseconds timeout) {
-  SKY_ASSIGN_OR_RETURN(
-      kube::ListResult jobs,
-      api_->ListAll(kube::WithQuery(NamespacePath("jobs"), {{"labelSelector", kManagedSelector}}),
-                    timeout));
+// Past every number taken in the namespace: by a Job, or by a ConfigMap (the
+// first object a submission makes, so its claim on the number; one left by a
+// submission that died before its Job was made holds its number too).
+Result<long> KubernetesBackend::NextNativeId(milliseconds timeout) {
+  const Deadline deadline(timeout);
+  const JsonMask labels = JsonMask::Of({"metadata.labels"});
   long highest = 0;
-  for (const auto& j : jobs.items) {
-    try {
-      highest = std::max(highest, std::stol(j["metadata"]["labels"][kube::kJobIdLabel].asString()));
-    } catch (...) {
+  for (const char* resource : {"jobs", "configmaps"}) {
+    SKY_ASSIGN_OR_RETURN(kube::ListResult listed,
+                         api_->ListAll(kube::WithQuery(NamespacePath(resource),
+                                                       {{"labelSelector", kManagedSelector}}),
+                                       deadline.left(), &labels));
+    for (const auto& o : listed.items) {
+      highest = std::max(highest, NumberOf(o["metadata"]["labels"][kube::kJobIdLabel]));
     }
   }
-  return std::to_string(highest + 1);
+  return highest + 1;
+}
+
+Result<long> KubernetesBackend::ClaimNumber(long floor, milliseconds timeout) {
+  const Deadline deadline(timeout);
+  const std::string path = NamespacePath("configmaps") + "/" + kNumberCounter;
+  std::lock_guard lock(counter_mu_);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    if (counter_version_.empty()) {
+      auto got = api_->Call("GET", path, nullptr, deadline.left());
+      if (!got.ok() && got.status().code() == StatusCode::kNotFound) {
+        // The namespace's first submission (or the counter was deleted):
+        // it starts past every number in use.
+        SKY_ASSIGN_OR_RETURN(long next, NextNativeId(deadline.left()));
+        const long n = std::max(floor, next);
+        Json::Value counter(Json::objectValue);
+        counter["apiVersion"] = "v1";
+        counter["kind"] = "ConfigMap";
+        counter["metadata"]["name"] = kNumberCounter;
+        counter["metadata"]["namespace"] = namespace_;
+        counter["metadata"]["labels"][kube::kManagedByLabel] = "skyslurm";
+        counter["data"]["next"] = std::to_string(n + 1);
+        auto made = api_->Call("POST", NamespacePath("configmaps"), &counter, deadline.left());
+        if (made.ok()) {
+          counter_version_ = (*made)["metadata"]["resourceVersion"].asString();
+          counter_next_ = n + 1;
+          return n;
+        }
+        if (made.status().code() == StatusCode::kAlreadyExists) continue;  // a racing first
+        return made.status();
+      }
+      if (!got.ok()) return got.status();
+      counter_version_ = (*got)["metadata"]["resourceVersion"].asString();
+      counter_next_ = NumberOf((*got)["data"]["next"]);
+    }
+    const long n = std::max(floor, counter_next_);
+    Json::Value patch(Json::objectValue);
+    patch["metadata"]["resourceVersion"] = counter_version_;  // only over what was read
+    patch["data"]["next"] = std::to_string(n + 1);
+    auto written =
+        api_->Call("PATCH", path, &patch, deadline.left(), "application/merge-patch+json");
+    if (written.ok()) {
+      counter_version_ = (*written)["metadata"]["resourceVersion"].asString();
+      counter_next_ = n + 1;
+      return n;
+    }
+    counter_version_.clear();
+    // Conflict (another submitter wrote it first) or gone: read it again.
+    if (written.status().code() == StatusCode::kFailedPrecondition ||
+        written.status().code() == StatusCode::kNotFound) {
+      continue;
+    }
+    return written.status();
+  }
+  return UnavailableError(
+      fmt::format("{}: no job number: the counter {} kept changing under other submitters", name_,
+                  kNumberCounter));
 }
 
 Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds timeout) {
   const Deadline deadline(timeout);
   SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::JobShape::FromJson(spec.job.native_spec));
   const std::string by_sky_id = std::string(kube::kSkyIdLabel) + "=" + spec.sky_id;
+  std::set<std::string> made_jobs;  // the numbers of this sky id's Jobs, on a retry
   if (!spec.first_attempt) {
     // A retry: the job this sky id already made, if any.
     SKY_ASSIGN_OR_RETURN(
@@ -233,6 +311,7 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
     // Only a live one: a finished Job is an earlier attempt's (a restart's
     // predecessor), as Slurm's ended jobs are not in squeue.
     for (const Json::Value& j : found.items) {
+      made_jobs.insert(j["metadata"]["labels"][kube::kJobIdLabel].asString());
       if (j["metadata"].isMember("deletionTimestamp")) continue;
       if (!IsLive(kube::StatusOf(j, {}).phase)) continue;
       return JobKey{name_, j["metadata"]["labels"][kube::kJobIdLabel].asString()};
@@ -259,11 +338,25 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
       if (eq != std::string::npos) in.env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
     }
   }
-  // The job's number: the one given, else the next free one (a collision
-  // with a submitter racing for it takes the one after).
-  std::string id = spec.native_id;
+  // The job's number: the one an earlier attempt of this submission claimed
+  // (its ConfigMap made, its Job not), else a new one from the counter, at
+  // least the one given.
+  std::string id;
+  if (!spec.first_attempt) {
+    SKY_ASSIGN_OR_RETURN(
+        kube::ListResult mine,
+        api_->ListAll(kube::WithQuery(NamespacePath("configmaps"), {{"labelSelector", by_sky_id}}),
+                      deadline.left()));
+    for (const Json::Value& c : mine.items) {
+      const std::string number = c["metadata"]["labels"][kube::kJobIdLabel].asString();
+      if (c["metadata"].isMember("deletionTimestamp") || made_jobs.count(number) > 0) continue;
+      id = number;  // no Job made with it
+    }
+  }
   if (id.empty()) {
-    SKY_ASSIGN_OR_RETURN(id, NextNativeId(deadline.left()));
+    SKY_ASSIGN_OR_RETURN(long n,
+                         ClaimNumber(NumberOf(Json::Value(spec.native_id)), deadline.left()));
+    id = std::to_string(n);
   }
   for (int attempt = 0;; ++attempt) {
     in.native_id = id;
@@ -275,10 +368,13 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
       const bool ours =
           there.ok() && (*there)["metadata"]["labels"][kube::kSkyIdLabel].asString() == spec.sky_id;
       if (!ours) {
-        // Taken (another submitter's): the next free number.
-        if (attempt >= 5) return made.status();
-        SKY_ASSIGN_OR_RETURN(std::string next, NextNativeId(deadline.left()));
-        id = std::to_string(std::max(std::stol(next), std::stol(id) + 1));
+        // Taken outside the counter (by a submitter of an older skyslurm, or
+        // the counter was deleted): a number past every one in use.
+        if (attempt >= 3) return made.status();
+        SKY_ASSIGN_OR_RETURN(long next, NextNativeId(deadline.left()));
+        SKY_ASSIGN_OR_RETURN(
+            long n, ClaimNumber(std::max(next, NumberOf(Json::Value(id)) + 1), deadline.left()));
+        id = std::to_string(n);
         continue;
       }
     } else if (!made.ok()) {

@@ -60,7 +60,15 @@ class KubernetesBackend : public Backend {
 
  private:
   std::string NamespacePath(std::string_view resource) const;
-  Result<std::string> NextNativeId(std::chrono::milliseconds timeout);
+  // One past the highest number held by a Job or a ConfigMap of skyslurm's
+  // in the namespace (a scan: the counter's first value).
+  Result<long> NextNativeId(std::chrono::milliseconds timeout);
+  // A job number never given before in the namespace, at least `floor`:
+  // taken from the namespace's counter (ConfigMap skyslurm-job-numbers), updated
+  // under its resourceVersion, so that submitters of every user and daemon
+  // share it and a number whose job was deleted (its pods perhaps still
+  // terminating, still selected by their job's label) is never used again.
+  Result<long> ClaimNumber(long floor, std::chrono::milliseconds timeout);
   // The pods of the job numbered `job_id`.
   Result<kube::ListResult> PodsOf(const std::string& job_id, std::chrono::milliseconds timeout);
   // The last probe when it is younger than a few seconds, else a new one.
@@ -82,6 +90,11 @@ class KubernetesBackend : public Backend {
   std::unique_ptr<kube::Informer<kube::PodFacts>> pods_;
   std::unique_ptr<kube::Informer<Json::Value>> jobs_, managed_pods_;
   std::mutex mu_;
+  // The counter as last written or read (kept: one round trip a claim while
+  // no other submitter writes it).
+  std::mutex counter_mu_;
+  std::string counter_version_;
+  long counter_next_ = 0;
   std::optional<cluster::Inventory> last_;
   std::chrono::steady_clock::time_point last_at_{};
 };

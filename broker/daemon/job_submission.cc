@@ -76,8 +76,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   // skyslurm, not the cluster, owns a managed job's restarts.
   spec.restartable = !job.managed;
   if (target->kind != "slurm") {
-    // A cluster without job ids of its own (Kubernetes): its jobs are
-    // numbered here, never reusing a number (kappa:7 always means one job).
+    // A cluster without job ids of its own (Kubernetes): the backend takes
+    // its jobs' numbers from the cluster's shared counter, at least this one,
+    // so that kappa:7 always means one job in this store even when the
+    // counter was lost.
     std::lock_guard lock(ids_mu_);
     auto highest = store_.HighestNativeId(target->name);
     std::int64_t& last = last_native_id_[target->name];

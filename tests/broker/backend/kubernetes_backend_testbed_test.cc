@@ -204,6 +204,88 @@ TEST_F(KubernetesBackendTest, AnImageThatCannotBePulledFailsTheJobAfterTheBoundS
             0u);
 }
 
+// Numbers held by ConfigMaps whose Jobs were never made (a submitter killed
+// between the two) are passed over, as many as there are: the number given
+// (the daemon's next) and the number found alike. Regression: the next free
+// number was looked for among Jobs only, five tries one apart, and every
+// submission failed with `configmaps "skyslurm-N" already exists`.
+TEST_F(KubernetesBackendTest, NumbersHeldByOrphanedConfigMapsArePassedOver) {
+  const std::string configmaps = "/api/v1/namespaces/default/configmaps";
+  long highest = 0;
+  for (const char* path : {"/apis/batch/v1/namespaces/default/jobs", configmaps.c_str()}) {
+    for (const auto& o : List(path)) {
+      const std::string n = o["metadata"]["labels"][kube::kJobIdLabel].asString();
+      if (!n.empty()) highest = std::max(highest, std::stol(n));
+    }
+  }
+  const long first = highest + 1;
+  std::vector<std::string> orphans;
+  for (long n = first; n < first + 8; ++n) {
+    Json::Value cm(Json::objectValue);
+    cm["apiVersion"] = "v1";
+    cm["kind"] = "ConfigMap";
+    cm["metadata"]["name"] = kube::ObjectName(std::to_string(n));
+    cm["metadata"]["labels"][kube::kManagedByLabel] = "skyslurm";
+    cm["metadata"]["labels"][kube::kSkyIdLabel] = "sky-20261202-000000-0a0a0a";
+    cm["metadata"]["labels"][kube::kJobIdLabel] = std::to_string(n);
+    auto made = kappa_->api().Call("POST", configmaps, &cm, std::chrono::seconds(10));
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    orphans.push_back(kube::ObjectName(std::to_string(n)));
+  }
+  backend::SubmitSpec given =
+      Spec("sky-20261202-030000-d3d3d3", {"--gres=gpu:l4:1", "--sky-image=ubuntu:22.04"},
+           "#!/bin/sh\necho given\n");
+  given.native_id = std::to_string(first);
+  const std::string a = MustSubmit(given);
+  const std::string b =
+      MustSubmit(Spec("sky-20261202-030000-e4e4e4", {"--gres=gpu:l4:1", "--sky-image=ubuntu:22.04"},
+                      "#!/bin/sh\necho found\n"));
+  for (const auto& name : orphans) {
+    (void)kappa_->api().Call("DELETE", configmaps + "/" + name, nullptr, std::chrono::seconds(10));
+  }
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  EXPECT_GE(std::stol(a), first + 8);
+  EXPECT_GT(std::stol(b), std::stol(a));
+  // Each job's own ConfigMap, under its own sky id.
+  for (const auto& [id, sky] :
+       {std::pair{a, "sky-20261202-030000-d3d3d3"}, std::pair{b, "sky-20261202-030000-e4e4e4"}}) {
+    const Json::Value mine = List(kube::WithQuery(
+        configmaps, {{"labelSelector", std::string(kube::kJobIdLabel) + "=" + id}}));
+    ASSERT_EQ(mine.size(), 1u) << id;
+    EXPECT_EQ(mine[0]["metadata"]["labels"][kube::kSkyIdLabel].asString(), sky);
+  }
+}
+
+// A number is never given twice in a namespace, even once its job and every
+// object of it are deleted, and whoever asks (another user's skyslurmd starts
+// its numbers at 1): the old job's pods may still be terminating, still
+// selected by their job's label. Regression: a number freed by the garbage
+// collector was given again, and the new job's ranks resolved the old pods.
+TEST_F(KubernetesBackendTest, ANumberIsNeverGivenTwiceEvenAfterItsJobIsDeleted) {
+  const std::string first =
+      MustSubmit(Spec("sky-20261202-040000-f5f5f5", {"--gres=gpu:l4:1", "--sky-image=ubuntu:22.04"},
+                      "#!/bin/sh\nsleep 30\n"));
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(kappa_->Cancel(first, false, std::chrono::seconds(10)).ok());
+  // Another daemon, another store: its floor is 1.
+  backend::KubernetesBackend other("kappa", settings_, context_, nullptr);
+  backend::SubmitSpec spec =
+      Spec("sky-20261202-040000-a6a6a6", {"--gres=gpu:l4:1", "--sky-image=ubuntu:22.04"},
+           "#!/bin/sh\ntrue\n");
+  spec.native_id = "1";
+  auto second = other.Submit(spec, std::chrono::seconds(20));
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  submitted_.push_back(second->job_id);
+  EXPECT_GT(std::stol(second->job_id), std::stol(first));
+  // This backend's view of the counter is now stale: it reads it again.
+  const std::string third =
+      MustSubmit(Spec("sky-20261202-040000-b7b7b7", {"--gres=gpu:l4:1", "--sky-image=ubuntu:22.04"},
+                      "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(third.empty());
+  EXPECT_GT(std::stol(third), std::stol(second->job_id));
+}
+
 TEST_F(KubernetesBackendTest, AWrongTokenIsRefusedInWords) {
   kube::KubeContext wrong = context_;
   wrong.token = "not-the-token";
