@@ -198,7 +198,8 @@ tb_gen_plugstack() {
 
 # The site's task prolog: every task (batch script and srun steps) gets this
 # cluster's MODULEPATH and Lmod's shell init through BASH_ENV, so a plain
-# `#!/bin/bash` script can `module load`, whichever environment submitted it.
+# `#!/bin/bash` script can `module load`, whichever environment submitted it,
+# and SCRATCH, the user's folder under the cluster's scratch root.
 tb_gen_task_prolog() {
   local c=$1
   cat <<EOF
@@ -215,6 +216,8 @@ fi
 echo "export MODULEPATH=\$mp"
 echo "export BASH_ENV=$TB_LMOD_INIT"
 echo "export SKYSLURM_TESTBED_CLUSTER=$c"
+# The user's folder under this cluster's scratch root (each cluster its own).
+echo "export SCRATCH=${TB_SCRATCH_ROOT[$c]}/\${SLURM_JOB_USER:-\$(id -un)}"
 EOF
 }
 

@@ -296,15 +296,141 @@ tb_netns_is_cut() {
   grep -q PERMANENT <<<"$entry"
 }
 
+# ------------------------------------------------------------- filesystems
+# beta and gamma have filesystems of their own, as peer clusters do
+# (docs/testbed.md): their login sshd and slurmds run in one mount namespace
+# per cluster, kept at $TB_MNTNS_DIR/<cluster>, in which /home is
+# $TB/fs/<cluster>/home, the cluster's scratch root is $TB/fs/<cluster>/scratch,
+# and what is alpha's alone is hidden (the ready user's $TB/home, $TB/fs, the
+# other clusters' scratch trees). Every other path (the testbed's
+# configuration, the plugin, /usr, /tmp) stays where it is. alpha keeps this
+# machine's own view; $TB/fs/<cluster> shows a peer's files from here.
+declare -A TB_SCRATCH_ROOT=([alpha]=/scratch [beta]=/lustre/scratch [gamma]=/gpfs/scratch)
+declare -A TB_SCRATCH_TOP=([alpha]=/scratch [beta]=/lustre [gamma]=/gpfs)
+TB_MNTNS_DIR=/run/skytb-mnt
+tb_has_own_fs() { [ "$1" != "$TB_HOME_CLUSTER" ]; }
+tb_mntns() { echo "$TB_MNTNS_DIR/$1"; }
+# Where this machine sees the folder that CLUSTER calls PATH (/home/... or
+# under its scratch root; anything else is the same path everywhere).
+tb_host_path() {
+  local c=$1 p=$2 root=${TB_SCRATCH_ROOT[$1]}
+  if ! tb_has_own_fs "$c"; then
+    echo "$p"
+  elif [ "$p" = /home ] || [[ $p == /home/* ]]; then
+    echo "$TB/fs/$c$p"
+  elif [ "$p" = "$root" ] || [[ $p == "$root"/* ]]; then
+    echo "$TB/fs/$c/scratch${p#"$root"}"
+  else
+    echo "$p"
+  fi
+}
+tb_mntns_live() { [ "$(findmnt -rn -o FSTYPE --mountpoint "$(tb_mntns "$1")" 2>/dev/null)" = nsfs ]; }
+# "mnt:[inode]" of the cluster's namespace, as /proc/PID/ns/mnt reads.
+tb_mntns_id() { echo "mnt:[$(stat -L -c %i "$(tb_mntns "$1")")]"; }
+# Whether the recorded daemon NAME runs in CLUSTER's filesystem view.
+tb_in_own_fs() {
+  local name=$1 c=$2 pid
+  tb_has_own_fs "$c" || return 0
+  tb_mntns_live "$c" || return 1
+  read -r pid _ <"$(tb_pidfile "$name")"
+  [ "$(readlink "/proc/$pid/ns/mnt")" = "$(tb_mntns_id "$c")" ]
+}
+
+# Makes a folder (and its missing parents), remembering those it made in
+# $TB/fs/created, so that `down --purge` removes exactly what the testbed
+# created outside $TB.
+tb_mkdir_outside() {
+  local d=$1 missing=() p
+  p=$d
+  while [ ! -e "$p" ]; do
+    missing=("$p" "${missing[@]}")
+    p=$(dirname "$p")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  mkdir -p "$d"
+  mkdir -p "$TB/fs"
+  printf '%s\n' "${missing[@]}" >>"$TB/fs/created"
+}
+
+# The scratch roots on this machine (mount points for the peers' views), and
+# the namespace of CLUSTER (again: idempotent; a live one is kept).
+tb_fs_up() {
+  local c=$1 f other script
+  tb_mkdir_outside "${TB_SCRATCH_ROOT[$c]}"
+  tb_has_own_fs "$c" || return 0
+  install -d -m 755 "$TB/fs" "$TB/fs/$c" "$TB/fs/$c/home" "$TB/fs/$c/scratch"
+  tb_mntns_live "$c" && return 0
+  mkdir -p "$TB_MNTNS_DIR"
+  # A namespace is kept by binding its file, which needs a private mount.
+  mountpoint -q "$TB_MNTNS_DIR" || mount --bind "$TB_MNTNS_DIR" "$TB_MNTNS_DIR"
+  mount --make-private "$TB_MNTNS_DIR"
+  f=$(tb_mntns "$c")
+  : >"$f"
+  script="mount --bind '$TB/fs/$c/home' /home && mount --bind '$TB/fs/$c/scratch' '${TB_SCRATCH_ROOT[$c]}'"
+  for other in "${TB_CLUSTERS[@]}"; do
+    [ "$other" != "$c" ] || continue
+    tb_mkdir_outside "${TB_SCRATCH_ROOT[$other]}"
+    script+=" && mount -t tmpfs -o ro,mode=000,size=4k tmpfs '${TB_SCRATCH_TOP[$other]}'"
+  done
+  # Hidden last: $TB/fs/<c>/* are bound above, before their parent goes.
+  mkdir -p "$TB/home"
+  script+=" && mount -t tmpfs -o ro,mode=000,size=4k tmpfs '$TB/home'"
+  script+=" && mount -t tmpfs -o ro,mode=000,size=4k tmpfs '$TB/fs'"
+  unshare --mount="$f" --propagation private sh -ec "$script" ||
+    tb_die "could not make the filesystem view of $c (mount namespace $f)"
+}
+
+# Lets the namespace go (nothing of the cluster may run in it any more).
+tb_fs_down() {
+  tb_has_own_fs "$1" || return 0
+  local f
+  f=$(tb_mntns "$1")
+  if tb_mntns_live "$1"; then umount "$f" || true; fi
+  rm -f "$f"
+  return 0
+}
+
+# Removes what tb_mkdir_outside made, deepest first.
+tb_fs_purge() {
+  local list="$TB/fs/created" d
+  [ -f "$list" ] || return 0
+  tac "$list" | while read -r d; do
+    case "$d" in
+      /scratch* | /lustre* | /gpfs*) rm -rf -- "$d" ;;
+    esac
+  done
+}
+
+# The command that starts a daemon of CLUSTER in its filesystem view (and,
+# with "net", in its network namespace too): an array in TB_ENTER.
+tb_enter() {
+  local c=$1 net=${2:-}
+  TB_ENTER=()
+  if tb_has_own_fs "$c"; then
+    TB_ENTER=(nsenter "--mount=$(tb_mntns "$c")" "--wd=$TB")
+    if [ "$net" = net ] && tb_has_netns "$c"; then TB_ENTER+=("--net=/run/netns/$(tb_netns "$c")"); fi
+    TB_ENTER+=(--)
+  elif [ "$net" = net ] && tb_has_netns "$c"; then
+    TB_ENTER=(ip netns exec "$(tb_netns "$c")")
+  fi
+}
+
 # Starts the login node's sshd (in its namespace for a peer).
 tb_start_login() {
   local c=$1 cfg="$TB/ssh/$1/sshd_config"
-  if tb_has_netns "$c"; then
-    tb_netns_up "$c"
-    tb_start "sshd-$c" -- ip netns exec "$(tb_netns "$c")" /usr/sbin/sshd -D -e -f "$cfg"
-  else
-    tb_start "sshd-$c" -- /usr/sbin/sshd -D -e -f "$cfg"
-  fi
+  tb_netns_up "$c"
+  tb_fs_up "$c"
+  tb_enter "$c" net
+  tb_start "sshd-$c" -- "${TB_ENTER[@]}" /usr/sbin/sshd -D -e -f "$cfg"
+}
+
+# Starts slurmd of NODE of CLUSTER (in its filesystem view for a peer).
+tb_start_slurmd() {
+  local c=$1 n=$2 conf
+  conf=$(tb_conf "$c")
+  tb_fs_up "$c"
+  tb_enter "$c"
+  tb_start "slurmd-$n" SLURM_CONF="$conf" -- "${TB_ENTER[@]}" /usr/sbin/slurmd -D -N "$n" -f "$conf"
 }
 
 tb_dbd_enabled() { [ -f "$TB/dbd/enabled" ]; }

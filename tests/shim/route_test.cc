@@ -43,7 +43,8 @@ class RouteTest : public TestbedTest {
     if (!home_.empty()) StopUserDaemon(home_);
   }
 
-  CommandOutput Typed(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> env = {},
+  CommandOutput Typed(std::vector<std::string> argv,
+                      std::vector<std::pair<std::string, std::string>> env = {},
                       bool shim_first = true) {
     Command c;
     c.argv = {"/bin/sh", "-c", "exec \"$@\"", "sh"};
@@ -76,11 +77,12 @@ class RouteTest : public TestbedTest {
     return routed;
   }
 
-  // The job's output, wherever it ran (a peer's jobs run in the user's
-  // remote home, /home/skyuser1 on the testbed).
+  // The job's output: in `dir` here for alpha's jobs; a peer's jobs run in
+  // the user's home there, read as the user reads it (ssh).
   std::string Output(const std::string& cluster, const std::string& id, const std::string& dir) {
     EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
-    return ReadFileWhenReady(dir + "/slurm-" + id + ".out");
+    if (cluster == "alpha") return ReadFileWhenReady(dir + "/slurm-" + id + ".out");
+    return ReadOnCluster(tb_, cluster, "slurm-" + id + ".out");
   }
 
   TempDir tmp_;
@@ -94,7 +96,8 @@ const char kH100Job[] =
     "#SBATCH -p gpu\n"
     "#SBATCH -t 10\n"
     "module load cuda/12.1 || exit 3\n"
-    "echo \"$SLURM_CLUSTER_NAME $SLURM_JOB_PARTITION gpus=$SLURM_GPUS_ON_NODE cuda=$CUDA_VERSION\"\n"
+    "echo \"$SLURM_CLUSTER_NAME $SLURM_JOB_PARTITION gpus=$SLURM_GPUS_ON_NODE "
+    "cuda=$CUDA_VERSION\"\n"
     "echo \"task=$SKYPILOT_TASK_ID nodes=$SKYPILOT_NUM_NODES rank=$SKYPILOT_NODE_RANK "
     "gpus=$SKYPILOT_NUM_GPUS_PER_NODE\"\n";
 
@@ -104,8 +107,9 @@ TEST_F(RouteTest, AllFreeTheJobStaysHomeAndSaysSoInSlurmsWords) {
   auto [cluster, id] = Submitted(out);
   EXPECT_EQ(cluster, "alpha");
   const std::string text = Output(cluster, id, tmp_.path());
-  EXPECT_THAT(text, MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6} "
-                                 "nodes=1 rank=0 gpus=2\n"));
+  EXPECT_THAT(text,
+              MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6} "
+                           "nodes=1 rank=0 gpus=2\n"));
   // The decision is in the audit log, with the job's sky id.
   const std::string task = text.substr(text.find("task=") + 5, 26);
   EXPECT_THAT(ReadFile(home_ + "/.local/state/skyslurm/decisions.log"),
@@ -114,14 +118,16 @@ TEST_F(RouteTest, AllFreeTheJobStaysHomeAndSaysSoInSlurmsWords) {
 
 TEST_F(RouteTest, AlphaFullTheJobLandsOnBetaTranslated) {
   FillAlpha();
-  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("job.sh", kH100Job)});
+  CommandOutput out =
+      Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("job.sh", kH100Job)});
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
   const std::string id = out.out.substr(0, out.out.find(';'));
   cleanup_.emplace_back("beta", id);
   const std::string text = Output("beta", id, "/home/skyuser1");
-  EXPECT_THAT(text, MatchesRegex("beta h100-cluster gpus=2 cuda=12.4\ntask=sky-[^ ]+ nodes=1 rank=0 "
-                                 "gpus=2\n"));
+  EXPECT_THAT(text,
+              MatchesRegex("beta h100-cluster gpus=2 cuda=12.4\ntask=sky-[^ ]+ nodes=1 rank=0 "
+                           "gpus=2\n"));
   // The job beta ran is the translated one.
   const std::string shown = RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out;
   EXPECT_THAT(shown, HasSubstr("TresPerNode=gres:gpu:nvidia_h100_80gb_hbm3:2"));
@@ -160,8 +166,8 @@ TEST_F(RouteTest, TheRealSbatchHandsTheJobToTheShimThroughThePlugin) {
 // --sky-any-cluster (that once looped). Words after the script stay.
 TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
   std::ofstream(home_ + "/.config/skyslurm/skyslurm.yaml", std::ios::app) << "colour: blue\n";
-  const std::string job = Script(
-      "home.sh", "#!/bin/bash\n#SBATCH --sky-any-cluster\n#SBATCH -t 5\necho \"args=$*\"\n");
+  const std::string job =
+      Script("home.sh", "#!/bin/bash\n#SBATCH --sky-any-cluster\n#SBATCH -t 5\necho \"args=$*\"\n");
   CommandOutput out =
       Typed({"sbatch", "--sky-infra", "beta", "-o", tmp_.File("home.out"), job, "--sky-x", "y"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
@@ -169,7 +175,8 @@ TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
   EXPECT_THAT(out.err, HasSubstr("unknown key 'colour'"));
   EXPECT_THAT(out.err, HasSubstr("submitting on this cluster instead"));
   std::smatch m;
-  ASSERT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+)\n"))) << out.out;
+  ASSERT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+)\n")))
+      << out.out;
   const std::string id = m[1];
   cleanup_.emplace_back("alpha", id);
   EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "COMPLETED");
@@ -180,21 +187,25 @@ TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
 // name without a value takes it from where the user submits, on a peer too
 // (before, skyslurm's --export=ALL,... replaced the user's).
 TEST_F(RouteTest, TheJobsExportIsKeptAndItsValuesTravel) {
-  const std::string job = Script(
-      "export.sh", "#!/bin/bash\n#SBATCH -t 5\necho \"BAR=$BAR BAZ=$BAZ QUX=$QUX task=${SKYPILOT_TASK_ID:+set}\"\n");
+  const std::string job = Script("export.sh",
+                                 "#!/bin/bash\n#SBATCH -t 5\necho \"BAR=$BAR BAZ=$BAZ QUX=$QUX "
+                                 "task=${SKYPILOT_TASK_ID:+set}\"\n");
   for (const char* cluster : {"beta", "alpha"}) {
     SCOPED_TRACE(cluster);
-    const std::string out_file = std::string(cluster) == "alpha" ? tmp_.File("export.out") : "export.out";
-    CommandOutput out = Typed({"sbatch", std::string("--sky-infra=") + cluster, "--export=BAR,BAZ=1",
-                               "-o", out_file, job},
+    const std::string out_file =
+        std::string(cluster) == "alpha" ? tmp_.File("export.out") : "export.out";
+    CommandOutput out = Typed({"sbatch", std::string("--sky-infra=") + cluster,
+                               "--export=BAR,BAZ=1", "-o", out_file, job},
                               {{"BAR", "a b,c"}, {"QUX", "not exported"}});
     auto [where, id] = Submitted(out);
     ASSERT_EQ(where, cluster) << out.err;
     EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
-    const std::string path =
-        std::string(cluster) == "alpha" ? out_file : "/home/skyuser1/" + out_file;
-    EXPECT_EQ(ReadFileWhenReady(path), "BAR=a b,c BAZ=1 QUX= task=set\n");
-    std::remove(path.c_str());
+    if (std::string(cluster) == "alpha") {
+      EXPECT_EQ(ReadFileWhenReady(out_file), "BAR=a b,c BAZ=1 QUX= task=set\n");
+    } else {
+      EXPECT_EQ(ReadOnCluster(tb_, cluster, out_file), "BAR=a b,c BAZ=1 QUX= task=set\n");
+      (void)SshAsUser(tb_, cluster, "rm -f " + out_file);
+    }
   }
 }
 
@@ -212,20 +223,23 @@ TEST_F(RouteTest, SkyExplainSubmitsNothing) {
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, HasSubstr("\nPlacement\n"));
   EXPECT_THAT(out.out, HasSubstr("  => alpha/gpu"));
-  CommandOutput impossible = Typed({"sbatch", "--sky-explain", "--gres=gpu:b200:1", "--wrap", "true"});
+  CommandOutput impossible =
+      Typed({"sbatch", "--sky-explain", "--gres=gpu:b200:1", "--wrap", "true"});
   EXPECT_EQ(impossible.exit_code, 1);
   EXPECT_EQ(RunOn(tb_, "alpha", {"squeue", "-h", "-t", "all", "-o", "%i"}).out, before);
 }
 
 TEST_F(RouteTest, ErrorsAreSbatchsOwnShape) {
-  CommandOutput bad = Typed({"sbatch", "--sky-any-cluster",
-                             Script("bad.sh", "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n")});
+  CommandOutput bad =
+      Typed({"sbatch", "--sky-any-cluster",
+             Script("bad.sh", "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n")});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err,
             "sbatch: error: bad.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count; Slurm "
             "reads name[:type][:count]: \"Invalid generic resource (gres) specification\")\n");
   EXPECT_EQ(bad.out, "");
-  CommandOutput nowhere = Typed({"sbatch", "--sky-any-cluster", "--gres=gpu:b200:1", "--wrap", "true"});
+  CommandOutput nowhere =
+      Typed({"sbatch", "--sky-any-cluster", "--gres=gpu:b200:1", "--wrap", "true"});
   EXPECT_EQ(nowhere.exit_code, 1);
   EXPECT_THAT(nowhere.err, HasSubstr("sbatch: error: skyslurm: no cluster can run this job"));
   EXPECT_THAT(nowhere.err, HasSubstr("gamma: cannot run it: gamma has no B200 GPUs"));
@@ -235,7 +249,8 @@ TEST_F(RouteTest, QuietPrintsNothingAndWaitReturnsTheJobsExitStatus) {
   CommandOutput quiet = Typed({"sbatch", "--sky-any-cluster", "-Q", "--wrap", "true"});
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out, "");
-  CommandOutput wait = Typed({"sbatch", "--sky-any-cluster", "--wait", "-o", "/dev/null", "--wrap", "exit 3"});
+  CommandOutput wait =
+      Typed({"sbatch", "--sky-any-cluster", "--wait", "-o", "/dev/null", "--wrap", "exit 3"});
   EXPECT_EQ(wait.exit_code, 3) << wait.err;
   // Any cluster: right after the quiet job, alpha's own --test-only answers
   // "in 5 minutes" until its next scheduling pass (a Slurm 22.05 quirk).
@@ -260,9 +275,10 @@ TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
   std::smatch m;
   ASSERT_TRUE(std::regex_match(
       text, m,
-      std::regex("batch rank=0 nodes=2 gpus=4\n"
-                 "0: rank=0 nodeid=0 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n"
-                 "1: rank=1 nodeid=1 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n")))
+      std::regex(
+          "batch rank=0 nodes=2 gpus=4\n"
+          "0: rank=0 nodeid=0 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n"
+          "1: rank=1 nodeid=1 nodes=2 gpus=4 ips=127.0.0.1,127.0.0.1 task=(sky-[0-9a-f-]+)\n")))
       << text;
   EXPECT_EQ(m[1], m[2]);  // one task id on every node, the routed job's sky id
   EXPECT_THAT(RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out,
@@ -276,8 +292,9 @@ TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
 TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
   FillAlpha();
   for (int i = 0; i < 2; ++i) {
-    const std::string id = Submit(tb_, "beta", {"-N1", "--gres=gpu:nvidia_h100_80gb_hbm3:4", "-t",
-                                                "20", "-o", "/dev/null", "--wrap", "sleep 600"});
+    const std::string id = Submit(tb_, "beta",
+                                  {"-N1", "--gres=gpu:nvidia_h100_80gb_hbm3:4", "-t", "20", "-o",
+                                   "/dev/null", "--wrap", "sleep 600"});
     ASSERT_FALSE(id.empty());
     cleanup_.emplace_back("beta", id);
     for (int k = 0; k < 150 && JobState(tb_, "beta", id) != "RUNNING"; ++k) {
@@ -300,11 +317,11 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
   EXPECT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
   const std::string id = out.out.substr(0, out.out.find(';'));
   cleanup_.emplace_back("kappa", id);
-  const std::string kubectl_args = "--kubeconfig=" + tb_.Path("kubeconfig") + " --cache-dir=" +
-                                   tmp_.File("kubectl-cache");
-  CommandOutput listed = Exec({.argv = {"sh", "-c", "kubectl " + kubectl_args +
-                                                        " get jobs -l skyslurm.io/job-id=" + id +
-                                                        " -o name"}});
+  const std::string kubectl_args =
+      "--kubeconfig=" + tb_.Path("kubeconfig") + " --cache-dir=" + tmp_.File("kubectl-cache");
+  CommandOutput listed = Exec(
+      {.argv = {"sh", "-c",
+                "kubectl " + kubectl_args + " get jobs -l skyslurm.io/job-id=" + id + " -o name"}});
   EXPECT_EQ(listed.out, "job.batch/skyslurm-" + id + "\n") << listed.err;
   std::string log;
   for (int i = 0; i < 100 && log.find("==> rank 1") == std::string::npos; ++i) {
@@ -312,27 +329,34 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
     log = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "logs", "kappa:" + id}).out;
   }
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      log, m, std::regex("rank=0 nodes=2 ips=(127\\.0\\.1\\.[0-9]+,127\\.0\\.1\\.[0-9]+) task=(sky-[0-9a-f-]+)\n")))
+  ASSERT_TRUE(
+      std::regex_search(log, m,
+                        std::regex("rank=0 nodes=2 ips=(127\\.0\\.1\\.[0-9]+,127\\.0\\.1\\.[0-9]+) "
+                                   "task=(sky-[0-9a-f-]+)\n")))
       << log;
   EXPECT_THAT(log, HasSubstr("rank=1 nodes=2 ips=" + m[1].str() + " task=" + m[2].str()));
-  EXPECT_NE(m[1].str().substr(0, m[1].str().find(',')), m[1].str().substr(m[1].str().find(',') + 1));
+  EXPECT_NE(m[1].str().substr(0, m[1].str().find(',')),
+            m[1].str().substr(m[1].str().find(',') + 1));
 
   // Cancelled through skyslurm: the Job and its pods go.
-  CommandOutput again = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("long.sh",
-                                "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:h100:2\n#SBATCH -t 10\n"
-                                "module load cuda/12.1\nsleep 300\n")});
+  CommandOutput again =
+      Typed({"sbatch", "--sky-any-cluster", "--parsable",
+             Script("long.sh",
+                    "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:h100:2\n#SBATCH -t 10\n"
+                    "module load cuda/12.1\nsleep 300\n")});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, MatchesRegex("[0-9]+;kappa\n"));
   const std::string long_id = again.out.substr(0, again.out.find(';'));
   cleanup_.emplace_back("kappa", long_id);  // if an assertion below stops the test
-  EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", "kappa:" + long_id})
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", "kappa:" + long_id})
+          .exit_code,
+      0);
   std::string left = "?";
   for (int i = 0; i < 50 && !left.empty(); ++i) {
-    left = Exec({.argv = {"sh", "-c", "kubectl " + kubectl_args + " get jobs,pods -l skyslurm.io/job-id=" +
-                                          long_id + " -o name"}})
+    left = Exec({.argv = {"sh", "-c",
+                          "kubectl " + kubectl_args +
+                              " get jobs,pods -l skyslurm.io/job-id=" + long_id + " -o name"}})
                .out;
     if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -340,9 +364,9 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
 }
 
 TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
-  CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5",
-                             "srun", "sh", "-c",
-                             "echo $SLURM_CLUSTER_NAME $SLURM_GPUS_ON_NODE $SKYPILOT_TASK_ID"});
+  CommandOutput out =
+      Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5", "srun", "sh", "-c",
+             "echo $SLURM_CLUSTER_NAME $SLURM_GPUS_ON_NODE $SKYPILOT_TASK_ID"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, MatchesRegex("beta 1 sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\n"));
   EXPECT_THAT(out.err, HasSubstr("salloc: skyslurm: running on cluster beta"));
@@ -359,8 +383,8 @@ TEST_F(RouteTest, SallocOnAPeerHonoursTheUsersSshSettings) {
   const std::string config = home_ + "/.slurm/config";
   const std::string socket = tmp_.File("cm-beta");
   std::string text = ReadFile(config);
-  text = "Host beta\n  ControlMaster auto\n  ControlPath " + socket +
-         "\n  ControlPersist 30\n" + text;
+  text =
+      "Host beta\n  ControlMaster auto\n  ControlPath " + socket + "\n  ControlPersist 30\n" + text;
   WriteFile(config, text);
   CommandOutput out = Typed({"salloc", "--sky-any-cluster=beta", "-Q", "-t", "5", "true"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
@@ -378,14 +402,18 @@ class InteractiveTest : public RouteTest {
     RouteTest::TearDown();
   }
   void Keys(const std::string& line) {
-    ASSERT_TRUE(Exec({.argv = {"tmux", "-L", socket_, "send-keys", "-t", "t", line, "Enter"}}).success());
+    ASSERT_TRUE(
+        Exec({.argv = {"tmux", "-L", socket_, "send-keys", "-t", "t", line, "Enter"}}).success());
   }
   // The screen once it shows `text` (or after the timeout, for the failure message).
-  std::string ScreenWith(const std::string& text, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  std::string ScreenWith(const std::string& text,
+                         std::chrono::seconds timeout = std::chrono::seconds(60)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string screen;
     while (std::chrono::steady_clock::now() < deadline) {
-      screen = Exec({.argv = {"tmux", "-L", socket_, "capture-pane", "-p", "-J", "-S", "-100", "-t", "t"}}).out;
+      screen = Exec({.argv = {"tmux", "-L", socket_, "capture-pane", "-p", "-J", "-S", "-100", "-t",
+                              "t"}})
+                   .out;
       if (screen.find(text) != std::string::npos) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -396,17 +424,37 @@ class InteractiveTest : public RouteTest {
 
 TEST_F(InteractiveTest, SallocOnAPeerLandsTheShellInTheAllocation) {
   const std::string path = std::getenv("PATH");
-  ASSERT_TRUE(Exec({.argv = {"tmux", "-L", socket_, "new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
-                             "-c", tmp_.path(), "env", "-u", "SKYSLURM_CONFIG", "HOME=" + home_,
-                             "SLURM_CONF=" + tb_.SlurmConf("alpha"), "PATH=" + kShimBin + ":" + path,
-                             "PS1=local$ ", "bash", "--norc", "--noprofile"}})
+  ASSERT_TRUE(Exec({.argv = {"tmux",
+                             "-L",
+                             socket_,
+                             "new-session",
+                             "-d",
+                             "-s",
+                             "t",
+                             "-x",
+                             "200",
+                             "-y",
+                             "50",
+                             "-c",
+                             tmp_.path(),
+                             "env",
+                             "-u",
+                             "SKYSLURM_CONFIG",
+                             "HOME=" + home_,
+                             "SLURM_CONF=" + tb_.SlurmConf("alpha"),
+                             "PATH=" + kShimBin + ":" + path,
+                             "PS1=local$ ",
+                             "bash",
+                             "--norc",
+                             "--noprofile"}})
                   .success());
   ASSERT_THAT(ScreenWith("local$"), HasSubstr("local$"));
   Keys("salloc --sky-any-cluster=beta -N1 --gres=gpu:h100:1 -t 5");
   std::string screen = ScreenWith("Granted job allocation");
   ASSERT_THAT(screen, HasSubstr("salloc: skyslurm: running on cluster beta"));
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(screen, m, std::regex("Granted job allocation ([0-9]+)"))) << screen;
+  ASSERT_TRUE(std::regex_search(screen, m, std::regex("Granted job allocation ([0-9]+)")))
+      << screen;
   const std::string id = m[1];
   cleanup_.emplace_back("beta", id);
   Keys("echo \"in=$SLURM_CLUSTER_NAME:$SLURM_JOB_ID:$SKYPILOT_TASK_ID:$(id -un)\"");
@@ -425,8 +473,8 @@ TEST_F(InteractiveTest, SallocOnAPeerLandsTheShellInTheAllocation) {
 }
 
 TEST_F(RouteTest, SrunInsideAnAllocationIsNeverRouted) {
-  CommandOutput out = Typed({"salloc", "-N1", "-Q", "srun", "--sky-any-cluster=beta", "printenv",
-                             "SLURM_CLUSTER_NAME"});
+  CommandOutput out = Typed(
+      {"salloc", "-N1", "-Q", "srun", "--sky-any-cluster=beta", "printenv", "SLURM_CLUSTER_NAME"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_EQ(out.out, "alpha\n");
 }

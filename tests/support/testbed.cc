@@ -91,6 +91,30 @@ CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std
   return Exec(std::move(command));
 }
 
+CommandOutput SshAsUser(const Testbed& tb, std::string_view cluster,
+                        const std::string& remote_command, std::chrono::seconds timeout) {
+  Command command;
+  command.argv = {"ssh",           "-F", tb.Path("slurm-config"), "-o",
+                  "BatchMode=yes", "-o", "ConnectTimeout=10",     std::string(cluster),
+                  remote_command};
+  command.timeout = timeout;
+  return Exec(std::move(command));
+}
+
+std::string ReadOnCluster(const Testbed& tb, std::string_view cluster, const std::string& path,
+                          std::chrono::seconds timeout) {
+  const std::string quoted = "'" + std::regex_replace(path, std::regex("'"), "'\\''") + "'";
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  CommandOutput out;
+  do {
+    out = SshAsUser(tb, cluster, "test -s " + quoted + " && cat " + quoted);
+    if (out.success()) return out.out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  } while (std::chrono::steady_clock::now() < deadline);
+  ADD_FAILURE() << "no " << path << " on " << cluster << ": " << out.err;
+  return "";
+}
+
 std::string Submit(const Testbed& tb, std::string_view cluster,
                    const std::vector<std::string>& sbatch_args) {
   std::vector<std::string> argv = {"sbatch", "--parsable"};
@@ -113,7 +137,8 @@ std::vector<std::string> FillAlphaH100s(const Testbed& tb) {
   std::vector<std::string> ids;
   for (int i = 0; i < 2; ++i) {
     const std::string id =
-        Submit(tb, "alpha", {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o", "/dev/null", "--wrap", "sleep 600"});
+        Submit(tb, "alpha",
+               {"-N1", "--gres=gpu:h100:8", "-t", "20", "-o", "/dev/null", "--wrap", "sleep 600"});
     if (id.empty()) return ids;
     ids.push_back(id);
     for (int k = 0; k < 150 && JobState(tb, "alpha", id) != "RUNNING"; ++k) {
@@ -125,8 +150,10 @@ std::vector<std::string> FillAlphaH100s(const Testbed& tb) {
 
 std::pair<std::string, std::string> RoutedTo(const CommandOutput& out) {
   std::smatch m;
-  if (!std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n"))) {
-    ADD_FAILURE() << "not a routed submission: stdout '" << out.out << "', stderr '" << out.err << "'";
+  if (!std::regex_match(out.out, m,
+                        std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n"))) {
+    ADD_FAILURE() << "not a routed submission: stdout '" << out.out << "', stderr '" << out.err
+                  << "'";
     return {};
   }
   return {m[2], m[1]};
@@ -211,7 +238,8 @@ void CopyReadyHome(const Testbed& tb, const std::string& home) {
   Exec({.argv = {"cp", "-a", tb.Path("home"), home}});
   const std::string state = home + "/.local/state/skyslurm";
   std::filesystem::remove_all(state + "/run");
-  for (const char* f : {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock"}) {
+  for (const char* f :
+       {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock"}) {
     std::filesystem::remove(state + f);
   }
 }

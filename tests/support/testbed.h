@@ -2,13 +2,13 @@
 // its files, each cluster's SLURM_CONF, and commands run against a cluster.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "broker/ssh/session_pool.h"
 #include "broker/util/command.h"
@@ -50,6 +50,18 @@ CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std
                     std::chrono::seconds timeout = std::chrono::seconds(60));
 // Runs the command here, failing the test on a spawn error.
 CommandOutput Exec(Command command);
+// Runs `remote_command` on a cluster's login node as skyuser1, with OpenSSH
+// and the testbed's slurm-config, as the user would: beta and gamma have
+// filesystems of their own (docs/testbed.md), so this is how a test looks
+// at a peer's files.
+CommandOutput SshAsUser(const Testbed& tb, std::string_view cluster,
+                        const std::string& remote_command,
+                        std::chrono::seconds timeout = std::chrono::seconds(60));
+// A file as skyuser1 sees it on `cluster`'s login node (`path` absolute, or
+// relative to the home there), once it exists and is not empty (output lands
+// after the job's state says it ended), or "" with the test failed.
+std::string ReadOnCluster(const Testbed& tb, std::string_view cluster, const std::string& path,
+                          std::chrono::seconds timeout = std::chrono::seconds(10));
 
 // sbatch --parsable on `cluster`; returns the job id, or "" with the test
 // failed (and sbatch's stderr shown).

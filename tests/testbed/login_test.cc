@@ -103,7 +103,48 @@ TEST_P(EachLoginNode, BatchScriptFromTheLoginNodeRunsAsTheUserAndLoadsModules) {
   ASSERT_TRUE(submitted.success()) << submitted.err;
   const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
   EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
-  EXPECT_EQ(ReadFileWhenReady("/home/skyuser1/" + out_name), "USER=skyuser1 CUDA_VERSION=12.4\n");
+  EXPECT_EQ(ReadOnCluster(tb_, cluster, out_name), "USER=skyuser1 CUDA_VERSION=12.4\n");
+}
+
+// beta and gamma have filesystems of their own (docs/testbed.md): a session
+// and a job there see that cluster's home and scratch, and none of alpha's
+// files; alpha sees the machine's own.
+TEST_P(EachLoginNode, SeesTheFilesystemsOfItsOwnCluster) {
+  const std::string cluster = GetParam();
+  const bool own = cluster != "alpha";
+  const std::map<std::string, std::string> scratch = {
+      {"alpha", "/scratch"}, {"beta", "/lustre/scratch"}, {"gamma", "/gpfs/scratch"}};
+  const std::string mark = "skyslurm-fs-test-" + cluster;
+  WriteFile("/home/skyuser1/" + mark, "on alpha\n");  // alpha's home of skyuser1
+  const std::string look =
+      "echo home=$HOME; test -e ~/" + mark +
+      " && echo alpha-home=seen || echo alpha-home=absent; " + "test -d " + scratch.at(cluster) +
+      "/skyuser1 && echo scratch=ok; ls " + tb_.Path("home") +
+      " >/dev/null 2>&1 && echo ready=visible || echo ready=hidden; ls " + tb_.Path("fs") +
+      " >/dev/null 2>&1 && echo fs=visible || echo fs=hidden; test -r " + tb_.Path("munge") +
+      " && echo testbed=visible";
+  CommandOutput out = SshAsUser(tb_, cluster, look);
+  std::remove(("/home/skyuser1/" + mark).c_str());
+  ASSERT_TRUE(out.success()) << out.err;
+  const std::string hidden = own ? "hidden" : "visible";
+  EXPECT_EQ(out.out, "home=/home/skyuser1\nalpha-home=" + std::string(own ? "absent" : "seen") +
+                         "\nscratch=ok\nready=" + hidden + "\nfs=" + hidden +
+                         "\ntestbed=visible\n");
+  // A job: the cluster's SCRATCH (its TaskProlog's), writable by its user.
+  const std::string out_name = "skyslurm-fs-test-" + cluster + ".out";
+  CommandOutput submitted =
+      SshAsUser(tb_, cluster,
+                "rm -f ~/" + out_name + "; sbatch --parsable -o ~/" + out_name +
+                    " --wrap 'echo SCRATCH=$SCRATCH; touch $SCRATCH/fs-test && echo wrote; "
+                    "test -e ~/" +
+                    mark + " || echo alpha-home=absent'");
+  ASSERT_TRUE(submitted.success()) << submitted.err;
+  const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
+  EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
+  EXPECT_EQ(ReadOnCluster(tb_, cluster, out_name),
+            "SCRATCH=" + scratch.at(cluster) + "/skyuser1\nwrote\nalpha-home=absent\n");
+  (void)SshAsUser(tb_, cluster,
+                  "rm -f ~/" + out_name + " " + scratch.at(cluster) + "/skyuser1/fs-test");
 }
 
 TEST_P(EachLoginNode, ChangedHostKeyIsRefused) {
