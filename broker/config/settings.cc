@@ -1,4 +1,3 @@
-#include "broker/util/strings.h"
 #include "broker/config/settings.h"
 
 #include <fmt/format.h>
@@ -8,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "broker/util/strings.h"
 
 namespace skyslurm::config {
 namespace {
@@ -93,8 +94,8 @@ Result<std::map<std::string, std::string>> StringMap(std::string_view file, cons
 Result<OnBrokerError> ParseOnBrokerError(std::string_view value) {
   if (value == "home") return OnBrokerError::kHome;
   if (value == "fail") return OnBrokerError::kFail;
-  return InvalidArgumentError(fmt::format("on_broker_error must be 'home' or 'fail', not '{}'",
-                                          value));
+  return InvalidArgumentError(
+      fmt::format("on_broker_error must be 'home' or 'fail', not '{}'", value));
 }
 
 // The failover keys: a name and where its value lives.
@@ -127,7 +128,8 @@ const FailoverKey* FindFailoverKey(std::string_view key) {
 Status SetFailover(const FailoverKey& k, std::string_view value, FailoverSettings* f) {
   std::string v = Trim(value);
   int unit = 1;
-  if (k.duration && !v.empty() && std::string_view("smh").find(v.back()) != std::string_view::npos) {
+  if (k.duration && !v.empty() &&
+      std::string_view("smh").find(v.back()) != std::string_view::npos) {
     unit = v.back() == 's' ? 1 : v.back() == 'm' ? 60 : 3600;
     v.pop_back();
   }
@@ -135,8 +137,9 @@ Status SetFailover(const FailoverKey& k, std::string_view value, FailoverSetting
                       std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) {
     return InvalidArgumentError(
-        k.duration ? fmt::format("'{}' must be a duration (90, 90s, 2m, 1h), not '{}'", k.key, value)
-                   : fmt::format("'{}' must be a whole number, not '{}'", k.key, value));
+        k.duration
+            ? fmt::format("'{}' must be a duration (90, 90s, 2m, 1h), not '{}'", k.key, value)
+            : fmt::format("'{}' must be a whole number, not '{}'", k.key, value));
   }
   f->*k.field = std::stoi(v) * unit;
   if (k.key == "poll_interval" && f->poll_interval < 1) {
@@ -201,6 +204,17 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       }
     } else if (key == "workdir") {
       SKY_ASSIGN_OR_RETURN(c->workdir, Scalar(file, v, key));
+    } else if (key == "paths") {
+      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+      for (auto& [root, pattern] : m) {
+        if (!pattern.starts_with("/")) {
+          return Bad(file, v,
+                     fmt::format("paths: {} must be an absolute path (%u for the user's login "
+                                 "name), not '{}'",
+                                 root, pattern));
+        }
+        c->paths[root] = pattern;
+      }
     } else if (key == "slurm_conf") {
       SKY_ASSIGN_OR_RETURN(c->slurm_conf, Scalar(file, v, key));
     } else if (key == "modulepath") {
@@ -229,9 +243,10 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       FailoverSettings scratch;
       const FailoverKey pull{"image_pull_timeout", &FailoverSettings::poll_interval, true};
       if (Status st = SetFailover(pull, s, &scratch); !st.ok() || scratch.poll_interval <= 0) {
-        return Bad(file, v, fmt::format("image_pull_timeout must be a duration (300, 300s, 5m), "
-                                        "not '{}'",
-                                        s));
+        return Bad(file, v,
+                   fmt::format("image_pull_timeout must be a duration (300, 300s, 5m), "
+                               "not '{}'",
+                               s));
       }
       c->image_pull_timeout = scratch.poll_interval;
     } else if (key == "gpu_labels") {
@@ -286,6 +301,9 @@ const std::vector<SettingKey>& SettingKeys() {
       {"idle_exit", "SKYSLURM_IDLE_EXIT", "--idle-exit",
        "skyslurmd: started on demand, it exits after this long with nothing to watch "
        "(default 600s; 0 = never)"},
+      {"paths", "", "",
+       "rewrite_script: true rewrites the script's own paths under a named root for the "
+       "cluster the job goes to (default: listed as caveats)"},
       {"accelerators", "", "", "extra spellings of canonical accelerator names"},
       {"clusters", "", "", "per-cluster settings (see the next table)"},
   };
@@ -301,19 +319,27 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"qos", "", "", "home QoS -> this cluster's QoS"},
       {"preference", "", "", "a whole number; higher wins a tie between estimates"},
       {"workdir", "", "", "where jobs run on this cluster (default: the remote home)"},
+      {"paths", "", "",
+       "named roots of this cluster's filesystems (home: /home/%u, scratch: ...); paths under "
+       "one are mapped to the target's root of the same name"},
       {"slurm_conf", "", "", "reach this cluster's controller directly with this SLURM_CONF"},
       {"modulepath", "", "", "with slurm_conf: the MODULEPATH of this cluster"},
       {"description", "", "", "a cluster description file, instead of asking the cluster"},
-      {"access", "", "", "ssh (default) or rest: submit and cancel through slurmrestd, started "
-                         "as you over the SSH connection"},
+      {"access", "", "",
+       "ssh (default) or rest: submit and cancel through slurmrestd, started "
+       "as you over the SSH connection"},
       {"kind", "", "", "slurm (default) or kubernetes"},
       {"context", "", "", "kubernetes: the kubeconfig context (default: the cluster's name)"},
-      {"kubeconfig", "", "", "kubernetes: the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"},
+      {"kubeconfig", "", "",
+       "kubernetes: the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"},
       {"namespace", "", "", "kubernetes: where jobs go (default: the context's namespace)"},
       {"images", "", "", "kubernetes: a module the script loads -> the image it runs in"},
-      {"default_image", "", "", "kubernetes: the image of a job that names none and loads no mapped module"},
-      {"gpu_labels", "", "", "kubernetes: node label keys carrying the GPU type, before the usual ones"},
-      {"image_pull_timeout", "", "", "kubernetes: a pod unable to pull its image this long fails the job (default 300s)"},
+      {"default_image", "", "",
+       "kubernetes: the image of a job that names none and loads no mapped module"},
+      {"gpu_labels", "", "",
+       "kubernetes: node label keys carrying the GPU type, before the usual ones"},
+      {"image_pull_timeout", "", "",
+       "kubernetes: a pod unable to pull its image this long fails the job (default 300s)"},
   };
   return keys;
 }
@@ -327,13 +353,11 @@ ClusterSettings Settings::For(const std::string& cluster) const {
 }
 
 bool Settings::Allowed(const std::string& cluster) const {
-  if (std::find(clusters_denied.begin(), clusters_denied.end(), cluster) !=
-      clusters_denied.end()) {
+  if (std::find(clusters_denied.begin(), clusters_denied.end(), cluster) != clusters_denied.end()) {
     return false;
   }
-  return clusters_allowed.empty() ||
-         std::find(clusters_allowed.begin(), clusters_allowed.end(), cluster) !=
-             clusters_allowed.end();
+  return clusters_allowed.empty() || std::find(clusters_allowed.begin(), clusters_allowed.end(),
+                                               cluster) != clusters_allowed.end();
 }
 
 Result<catalog::AcceleratorCatalog> Settings::Catalog() const {
@@ -390,7 +414,8 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           return Bad(file, v, st.message());
         }
       } else if (key == "accelerators") {
-        if (!v.IsMap()) return Bad(file, v, "'accelerators' must map a canonical name to spellings");
+        if (!v.IsMap())
+          return Bad(file, v, "'accelerators' must map a canonical name to spellings");
         catalog::AcceleratorCatalog check;
         for (const auto& a : v) {
           const std::string canonical = a.first.Scalar();
@@ -400,6 +425,19 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           SKY_ASSIGN_OR_RETURN(auto spellings, List(file, a.second, canonical));
           auto& dst = s->accelerators[canonical];
           dst.insert(dst.end(), spellings.begin(), spellings.end());
+        }
+      } else if (key == "paths") {
+        if (!v.IsMap()) return Bad(file, v, "'paths' must be a mapping (rewrite_script: true)");
+        for (const auto& p : v) {
+          const std::string sub = p.first.Scalar();
+          if (sub != "rewrite_script") {
+            return Bad(file, p.first,
+                       fmt::format("unknown key paths.{} (known: rewrite_script; a cluster's "
+                                   "roots go under clusters.<name>.paths)",
+                                   sub));
+          }
+          SKY_ASSIGN_OR_RETURN(s->rewrite_script_paths,
+                               Boolean(file, p.second, "paths.rewrite_script"));
         }
       } else if (key == "clusters") {
         if (v.IsNull()) continue;
@@ -478,9 +516,8 @@ Result<LoadedConfig> LoadConfig(const Environment& env,
   }
   SKY_RETURN_IF_ERROR(ApplyOverrides(from_env, "environment", &loaded.settings));
   SKY_RETURN_IF_ERROR(ApplyOverrides(flags, "command line", &loaded.settings));
-  SKY_ASSIGN_OR_RETURN(loaded.ssh_hosts,
-                       ReadSshConfig(loaded.paths.clusters_file,
-                                     {loaded.paths.home, loaded.paths.user}));
+  SKY_ASSIGN_OR_RETURN(loaded.ssh_hosts, ReadSshConfig(loaded.paths.clusters_file,
+                                                       {loaded.paths.home, loaded.paths.user}));
   return loaded;
 }
 

@@ -31,13 +31,18 @@ struct ClusterSettings {
   std::map<std::string, std::string> gpu_aliases;  // canonical -> this cluster's GRES type
   std::map<std::string, std::string> partitions;   // a home partition -> this cluster's
   ModuleMap modules;
-  std::map<std::string, std::string> accounts;     // home account -> this cluster's
-  std::map<std::string, std::string> qos;          // home QoS -> this cluster's
-  int preference = 0;                              // higher wins a tie
-  std::string workdir;        // where jobs run there (default: the remote home)
-  std::string slurm_conf;     // reach its controller directly with this SLURM_CONF
-  std::string modulepath;     // with slurm_conf: its module tree
-  std::string description;    // a cluster description file (offline use)
+  std::map<std::string, std::string> accounts;  // home account -> this cluster's
+  std::map<std::string, std::string> qos;       // home QoS -> this cluster's
+  int preference = 0;                           // higher wins a tie
+  std::string workdir;                          // where jobs run there (default: the remote home)
+  // Named roots of this cluster's filesystems ("home" -> "/home/%u",
+  // "scratch" -> "/lustre/scratch/%u", ...; %u the user's login name there):
+  // a path under the home's root of a name is the same place under the
+  // target's root of that name (translate/path_roots.h).
+  std::map<std::string, std::string> paths;
+  std::string slurm_conf;   // reach its controller directly with this SLURM_CONF
+  std::string modulepath;   // with slurm_conf: its module tree
+  std::string description;  // a cluster description file (offline use)
   // "rest": submissions and cancels through slurmrestd, started as the user
   // over the cluster's SSH connection; "" or "ssh": its commands only.
   std::string access;
@@ -64,26 +69,29 @@ enum class OnBrokerError { kHome, kFail };
 
 // skyslurmd's failover policy (docs/configuration.md). Durations in seconds.
 struct FailoverSettings {
-  int poll_interval = 5;       // between two looks at every cluster's queue
-  int migrate_after = 120;     // a job pends this long before a move is weighed
-  int migrate_gain = 300;      // another cluster must start it at least this much sooner
-  int max_moves = 3;           // moves per job
-  int moves_per_cluster = 10;  // moves into one cluster per minute (back-pressure)
+  int poll_interval = 5;        // between two looks at every cluster's queue
+  int migrate_after = 120;      // a job pends this long before a move is weighed
+  int migrate_gain = 300;       // another cluster must start it at least this much sooner
+  int max_moves = 3;            // moves per job
+  int moves_per_cluster = 10;   // moves into one cluster per minute (back-pressure)
   int cluster_dead_after = 20;  // unreachable this long: its pending jobs are re-placed
-  int max_restarts = 3;        // restarts of a managed job after node failure/preemption
-  int idle_exit = 600;         // a started-on-demand daemon with nothing to watch exits
+  int max_restarts = 3;         // restarts of a managed job after node failure/preemption
+  int idle_exit = 600;          // a started-on-demand daemon with nothing to watch exits
 };
 
 struct Settings {
-  std::string home;                    // the home cluster
-  bool routing = true;                 // false: the shim always passes through
+  std::string home;     // the home cluster
+  bool routing = true;  // false: the shim always passes through
   OnBrokerError on_broker_error = OnBrokerError::kHome;
-  std::string real_bin_dir;            // where the real sbatch/salloc/srun are
+  std::string real_bin_dir;                   // where the real sbatch/salloc/srun are
   std::vector<std::string> clusters_allowed;  // empty: all
   std::vector<std::string> clusters_denied;
   std::map<std::string, std::vector<std::string>> accelerators;  // canonical -> extra spellings
   std::map<std::string, ClusterSettings> clusters;
   FailoverSettings failover;
+  // paths.rewrite_script: the script's own paths under a named root are
+  // rewritten for the target (else only listed as caveats).
+  bool rewrite_script_paths = false;
 
   // The cluster's settings (defaults when it has none).
   ClusterSettings For(const std::string& cluster) const;

@@ -91,11 +91,15 @@ std::int64_t JobGpus(const job::Request& r) {
   std::int64_t total = 0;
   for (const auto& g : r.gpus) {
     switch (g.scope) {
-      case job::GpuAsk::Scope::kPerJob: total = std::max(total, g.count); break;
+      case job::GpuAsk::Scope::kPerJob:
+        total = std::max(total, g.count);
+        break;
       case job::GpuAsk::Scope::kPerTask:
         total = std::max(total, g.count * (r.ntasks ? *r.ntasks : nodes));
         break;
-      default: total = std::max(total, g.count * nodes); break;
+      default:
+        total = std::max(total, g.count * nodes);
+        break;
     }
   }
   return total;
@@ -219,10 +223,10 @@ void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& 
   cand.no_estimate = answer.status().message();
   Verdict& v = plan.decision.verdicts[chosen];
   v.start.reset();
-  v.reason = fmt::format("the only cluster that can run it (no start estimate: {})",
-                         cand.no_estimate);
-  plan.decision.summary = fmt::format(
-      "{}{}: {}", cand.cluster, cand.partition.empty() ? "" : "/" + cand.partition, v.reason);
+  v.reason =
+      fmt::format("the only cluster that can run it (no start estimate: {})", cand.no_estimate);
+  plan.decision.summary = fmt::format("{}{}: {}", cand.cluster,
+                                      cand.partition.empty() ? "" : "/" + cand.partition, v.reason);
 }
 
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
@@ -247,14 +251,24 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   }
 
   plan.clusters = ProbeAll(clusters, options.probe_timeout);
-  // What the script was written against: the home's modules, when known.
+  // What the script was written against: the home's modules, when known,
+  // and the home's filesystems.
   const std::vector<std::string>* home_modules = nullptr;
+  const translate::PathRoots* home_roots = nullptr;
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     const auto& inv = plan.clusters[i].inventory;
     if (clusters[i].home && inv && inv->description.modules_known) {
       home_modules = &inv->description.modules;
     }
+    if (clusters[i].home) home_roots = &clusters[i].roots;
   }
+  auto context_for = [&](const ClusterHandle& c, const std::string& partition) {
+    translate::TranslateContext ctx{home, &catalog, &c.settings, partition, home_modules};
+    ctx.home_roots = home_roots;
+    ctx.target_roots = &c.roots;
+    ctx.rewrite_script_paths = c.rewrite_script_paths;
+    return ctx;
+  };
 
   // Translate, and list the candidates: one per partition that can run it.
   struct EstimateTask {
@@ -275,11 +289,12 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     } else if (!r.inventory) {
       base.unreachable = r.unreachable;
     } else {
-      translate::TranslateContext ctx{home, &catalog, &c.settings, "", home_modules};
-      r.translation = c.translator->Translate(request, r.inventory->description, ctx);
+      r.translation =
+          c.translator->Translate(request, r.inventory->description, context_for(c, ""));
       if (!r.translation->ok()) base.infeasible = r.translation->reasons;
     }
-    const bool runnable = base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty();
+    const bool runnable =
+        base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty();
     if (!runnable) {
       plan.candidates.push_back(base);
       plan.jobs.emplace_back();
@@ -303,8 +318,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
         cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;
         variant = job;
       } else {
-        translate::TranslateContext ctx{home, &catalog, &c.settings, p, home_modules};
-        auto t = c.translator->Translate(request, r.inventory->description, ctx);
+        auto t = c.translator->Translate(request, r.inventory->description, context_for(c, p));
         cand.partition = p;
         if (!t.ok()) {
           cand.infeasible = t.reasons;
@@ -377,7 +391,8 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     }
     const auto& answer = answers[t.candidate];
     if (!answer) {
-      cand.no_estimate = fmt::format("no estimate within {} s", options.estimate_timeout.count() / 1000);
+      cand.no_estimate =
+          fmt::format("no estimate within {} s", options.estimate_timeout.count() / 1000);
       continue;
     }
     if (!answer->ok()) {

@@ -9,8 +9,8 @@
 #pragma once
 
 #include <chrono>
-#include <memory>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +30,7 @@ struct ClusterHandle {
   bool home = false;
   std::string kind = "slurm";  // the backend's kind (config `kind`)
   config::ClusterSettings settings;
-  backend::Backend* backend = nullptr;              // a live cluster
+  backend::Backend* backend = nullptr;  // a live cluster
   // How a job is made fit for this cluster, or refused with reasons: its
   // backend (live) or its kind's translator (offline). Never null.
   std::shared_ptr<const backend::JobTranslator> translator;
@@ -38,19 +38,23 @@ struct ClusterHandle {
   // estimate thread still uses it: a late thread outlives the call that
   // abandoned it, and may outlive the Workspace too (explain exits).
   std::shared_ptr<const void> backend_owner;
-  std::optional<cluster::Description> offline;      // or only its description
-  std::string excluded;                             // policy said no
-  std::string unavailable;                          // no way to reach it
+  std::optional<cluster::Description> offline;  // or only its description
+  // The named roots of its filesystems for the user (their login name
+  // there), and whether a script's own paths are rewritten for it.
+  translate::PathRoots roots;
+  bool rewrite_script_paths = false;
+  std::string excluded;     // policy said no
+  std::string unavailable;  // no way to reach it
 };
 
 struct PlanOptions {
   std::chrono::milliseconds probe_timeout{15'000};
   std::chrono::milliseconds estimate_timeout{15'000};
-  bool estimate = true;                 // false: feasibility only
+  bool estimate = true;  // false: feasibility only
   Policy policy;
-  std::vector<std::string> only;        // --sky-any-cluster=a,b
-  std::string pinned;                   // --sky-infra=NAME
-  std::time_t now = 0;                  // 0: the clock
+  std::vector<std::string> only;  // --sky-any-cluster=a,b
+  std::string pinned;             // --sky-infra=NAME
+  std::time_t now = 0;            // 0: the clock
   // A job only one candidate can run, whose start its cluster's last look
   // does not make certain, is not estimated here: no choice waits on the
   // answer. The plan chooses it and names it (Plan::deferred); the caller

@@ -54,6 +54,11 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     h.home = entry.home;
     h.settings = ws.config.settings.For(entry.name);
     h.kind = h.settings.kind;
+    // %u: the user's login name there (~/.slurm/config's User), else here.
+    const std::string login =
+        entry.ssh && !entry.ssh->user.empty() ? entry.ssh->user : ws.config.paths.user;
+    h.roots = translate::ExpandRoots(h.settings.paths, login);
+    h.rewrite_script_paths = ws.config.settings.rewrite_script_paths;
     if (!ws.config.settings.Allowed(entry.name)) {
       h.excluded = "excluded by clusters_allowed/clusters_denied";
     }

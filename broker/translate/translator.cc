@@ -11,6 +11,7 @@
 #include "broker/translate/gpus.h"
 #include "broker/translate/modules.h"
 #include "broker/translate/partitions.h"
+#include "broker/util/strings.h"
 
 namespace skyslurm::translate {
 namespace {
@@ -97,6 +98,7 @@ class Translator {
     Gpus();
     Features();
     AccountAndQos();
+    Paths();
     // Without the GPUs it asks for, no partition question makes sense.
     if (!gpu_missing_) ChoosePartition();
     Modules();
@@ -127,8 +129,8 @@ class Translator {
           ctx_.home));
     }
     if (r_.dependency && peer_ && DependsOnJobIds(*r_.dependency)) {
-      reasons_.push_back(fmt::format(
-          "--dependency={} names job ids, which exist only on {}", *r_.dependency, ctx_.home));
+      reasons_.push_back(fmt::format("--dependency={} names job ids, which exist only on {}",
+                                     *r_.dependency, ctx_.home));
     }
     if (const Setting* m = r_.Effective(Opt::kClusters); m != nullptr && peer_) {
       reasons_.push_back(fmt::format(
@@ -137,8 +139,8 @@ class Translator {
           m->occurrence.value.value_or(""), Where(*m)));
     }
     if (r_.array) {
-      job_.caveats.push_back(fmt::format(
-          "--array={}: the whole array goes to one cluster", *r_.array));
+      job_.caveats.push_back(
+          fmt::format("--array={}: the whole array goes to one cluster", *r_.array));
     }
     if (r_.wait && peer_) {
       job_.caveats.push_back(fmt::format("--wait: waiting for the job on {}", target_.name));
@@ -152,8 +154,7 @@ class Translator {
       const std::string& e = *r_.export_env;
       if (e != "ALL" && e != "NONE" && !e.empty()) {
         job_.caveats.push_back(fmt::format(
-            "--export={}: the variables named travel with their values from where you submit",
-            e));
+            "--export={}: the variables named travel with their values from where you submit", e));
       }
     }
   }
@@ -175,8 +176,7 @@ class Translator {
     // GPUs per node the job needs, and in all.
     const std::int64_t nodes = r_.nodes ? r_.nodes->min : 1;
     const std::int64_t tasks_per_node =
-        r_.ntasks_per_node ? *r_.ntasks_per_node
-                           : (r_.ntasks ? CeilDiv(*r_.ntasks, nodes) : 1);
+        r_.ntasks_per_node ? *r_.ntasks_per_node : (r_.ntasks ? CeilDiv(*r_.ntasks, nodes) : 1);
     for (const GpuAsk& ask : r_.gpus) {
       switch (ask.scope) {
         case GpuAsk::Scope::kPerNode:
@@ -195,8 +195,8 @@ class Translator {
       }
     }
     // Rewrite the options that named a type this cluster spells otherwise.
-    for (Opt option : {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask,
-                       Opt::kGpusPerSocket}) {
+    for (Opt option :
+         {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask, Opt::kGpusPerSocket}) {
       const Setting* s = r_.Effective(option);
       if (s == nullptr || !s->occurrence.value) continue;
       std::string value;
@@ -242,7 +242,8 @@ class Translator {
     } else if (r_.mem_per_cpu_mb) {
       needs_.memory_per_node_mb = *r_.mem_per_cpu_mb * needs_.cpus_per_node;
     } else if (r_.mem_per_gpu_mb) {
-      needs_.memory_per_node_mb = *r_.mem_per_gpu_mb * std::max<std::int64_t>(needs_.gpus_per_node, 1);
+      needs_.memory_per_node_mb =
+          *r_.mem_per_gpu_mb * std::max<std::int64_t>(needs_.gpus_per_node, 1);
     }
     if (r_.time_limit) {
       needs_.time_minutes = r_.time_limit->minutes;
@@ -288,13 +289,93 @@ class Translator {
       if (it == table.end() || it->second == *value) return;
       *need = it->second;
       if (const Setting* s = r_.Effective(option)) {
-        Change(*s, it->second,
-               fmt::format("{} {} is {} on {} (site policy)", what, *value, it->second,
-                           target_.name));
+        Change(
+            *s, it->second,
+            fmt::format("{} {} is {} on {} (site policy)", what, *value, it->second, target_.name));
       }
     };
     map_one(r_.account, Opt::kAccount, settings_.accounts, "account", &needs_.account);
     map_one(r_.qos, Opt::kQos, settings_.qos, "QoS", &needs_.qos);
+  }
+
+  // A path the job names that cannot be mapped: what the user should know.
+  void PathCaveat(const std::string& where, const std::string& what, const PathMapping& m) {
+    using Fate = PathMapping::Fate;
+    if (m.fate == Fate::kNoCounterpart) {
+      job_.caveats.push_back(fmt::format(
+          "{}: {} {} lies under {}'s {} root, which {} has none of (paths.{} in its settings): "
+          "it must exist there as written",
+          where, what, m.path, ctx_.home, m.root, target_.name, m.root));
+    } else if (m.fate == Fate::kOutside) {
+      job_.caveats.push_back(fmt::format(
+          "{}: {} {} is outside every named root of {} ({}): it must exist on {} as written", where,
+          what, m.path, ctx_.home, DescribeRoots(*ctx_.home_roots), target_.name));
+    }
+  }
+
+  void Paths() {
+    using Fate = PathMapping::Fate;
+    if (!peer_ || ctx_.home_roots == nullptr || ctx_.target_roots == nullptr ||
+        ctx_.home_roots->empty()) {
+      return;
+    }
+    const PathRoots& from = *ctx_.home_roots;
+    const PathRoots& to = *ctx_.target_roots;
+    auto why = [&](const std::string& root) {
+      return fmt::format("{}'s {} root {} is {} on {}", ctx_.home, root, from.Find(root)->path,
+                         to.Find(root)->path, target_.name);
+    };
+    for (Opt option : {Opt::kChdir, Opt::kOutput, Opt::kError, Opt::kInput}) {
+      const Setting* s = r_.Effective(option);
+      if (s == nullptr || !s->occurrence.value) continue;
+      const PathMapping m = MapPath(*s->occurrence.value, from, to);
+      if (m.fate == Fate::kMapped) {
+        Change(*s, m.path, why(m.root));
+      } else {
+        PathCaveat(Where(*s), "--" + s->name(), m);
+      }
+    }
+    if (const Setting* e = r_.Effective(Opt::kExport); e != nullptr && e->occurrence.value) {
+      std::vector<std::string> items;
+      std::vector<std::string> roots;
+      for (const std::string& item : SplitList(*e->occurrence.value)) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos) {
+          items.push_back(item);
+          continue;
+        }
+        const ListMapping l = MapPathList(std::string_view(item).substr(eq + 1), from, to);
+        items.push_back(item.substr(0, eq + 1) + l.value);
+        for (const PathMapping& m : l.mappings) {
+          if (m.fate == Fate::kMapped) {
+            if (std::find(roots.begin(), roots.end(), m.root) == roots.end())
+              roots.push_back(m.root);
+          } else {
+            PathCaveat(Where(*e), "--export " + item.substr(0, eq), m);
+          }
+        }
+      }
+      if (!roots.empty()) {
+        std::vector<std::string> whys;
+        for (const auto& root : roots) whys.push_back(why(root));
+        Change(*e, Join(items, ","), Join(whys, "; "));
+      }
+    }
+    for (const ScriptPath& p : FindScriptPaths(r_.script, from, to)) {
+      const std::string where = fmt::format("{}:{}", r_.script_name, p.line);
+      if (p.mapping.fate != Fate::kMapped) {
+        PathCaveat(where, "the script's path", p.mapping);
+      } else if (ctx_.rewrite_script_paths) {
+        path_edits_.push_back({p.offset, p.path.size(), p.mapping.path});
+        job_.changes.push_back(
+            {where, fmt::format("{} -> {}", p.path, p.mapping.path), why(p.mapping.root)});
+      } else {
+        job_.caveats.push_back(fmt::format(
+            "{}: the script names {}, which is {} on {}; it runs as written (paths.rewrite_script: "
+            "true rewrites it)",
+            where, p.path, p.mapping.path, target_.name));
+      }
+    }
   }
 
   void ChoosePartition() {
@@ -308,9 +389,9 @@ class Translator {
     // A hidden partition is the site's own (a preemptor, an admin queue):
     // only a job that names it goes there.
     auto offered = [&](const PartitionFit& f) {
-      return f.fits() && (!f.partition->hidden ||
-                          std::find(r_.partitions.begin(), r_.partitions.end(),
-                                    f.partition->name) != r_.partitions.end());
+      return f.fits() &&
+             (!f.partition->hidden || std::find(r_.partitions.begin(), r_.partitions.end(),
+                                                f.partition->name) != r_.partitions.end());
     };
     auto first_fitting = [&]() -> const PartitionFit* {
       if (const cluster::Partition* d = target_.DefaultPartition()) {
@@ -325,8 +406,8 @@ class Translator {
       std::vector<std::string> why;
       for (const auto& f : fits) why.push_back(fmt::format("{}: {}", f.partition->name, f.problem));
       if (why.empty()) why.push_back("it has no partitions");
-      reasons_.push_back(fmt::format("no partition of {} can run it ({})", target_.name,
-                                     Join(why, "; ")));
+      reasons_.push_back(
+          fmt::format("no partition of {} can run it ({})", target_.name, Join(why, "; ")));
     };
     for (const auto& f : fits) {
       if (offered(f)) job_.fitting_partitions.push_back(f.partition->name);
@@ -337,7 +418,8 @@ class Translator {
       const PartitionFit* f = fit_of(ctx_.partition);
       if (f == nullptr || !f->fits()) {
         reasons_.push_back(fmt::format("partition {} of {} cannot run it ({})", ctx_.partition,
-                                       target_.name, f == nullptr ? "no such partition" : f->problem));
+                                       target_.name,
+                                       f == nullptr ? "no such partition" : f->problem));
         return;
       }
       job_.partitions = {ctx_.partition};
@@ -401,8 +483,8 @@ class Translator {
         const PartitionFit* f = fit_of(it->second);
         if (f != nullptr && f->fits()) {
           kept.push_back(it->second);
-          why = fmt::format("partition {} is {} on {} (configuration)", p, it->second,
-                            target_.name);
+          why =
+              fmt::format("partition {} is {} on {} (configuration)", p, it->second, target_.name);
           break;
         }
         problems.push_back(fmt::format("the configured {} -> {} cannot run it ({})", p, it->second,
@@ -520,8 +602,10 @@ class Translator {
       if (!at_home) {
         std::string why;
         if (!peer_) {
-          why = fmt::format("{} (home) does not list it, so it is left as written, as sbatch "
-                            "submits it", target_.name);
+          why = fmt::format(
+              "{} (home) does not list it, so it is left as written, as sbatch "
+              "submits it",
+              target_.name);
         } else {
           why = fmt::format("{} (home) has no module {} either, so it is left as written",
                             ctx_.home, use.word);
@@ -587,8 +671,7 @@ class Translator {
     std::vector<std::vector<const Setting*>> groups;
     for (const Setting& s : r_.settings) {
       if (!pred(s)) continue;
-      if (!groups.empty() && s.occurrence.bundled &&
-          groups.back().front()->occurrence.bundled &&
+      if (!groups.empty() && s.occurrence.bundled && groups.back().front()->occurrence.bundled &&
           groups.back().front()->occurrence.first_word == s.occurrence.first_word &&
           groups.back().front()->origin.directive == s.origin.directive) {
         groups.back().push_back(&s);
@@ -609,20 +692,30 @@ class Translator {
           it != new_values_.end() ? std::optional<std::string>(it->second) : s.occurrence.value;
       job_.args.push_back(value ? fmt::format("--{}={}", s.name(), *value) : "--" + s.name());
     }
-    for (const auto& group : Groups([](const Setting& s) {
-           return s.origin.kind == Origin::Kind::kCommandLine;
-         })) {
+    for (const auto& group :
+         Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; })) {
       for (auto& w : WordsFor(group)) job_.args.push_back(std::move(w));
     }
 
     // The script: module words first (byte offsets, from the end), then
     // directive lines, then the header.
     std::string script = r_.script;
-    std::sort(module_edits_.begin(), module_edits_.end(),
-              [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+    std::vector<std::tuple<std::size_t, std::size_t, std::string>> edits;
     for (const auto& [offset, length, text] : module_edits_) {
-      script.replace(offset, length, QuoteShellWord(text));
+      edits.emplace_back(offset, length, QuoteShellWord(text));
     }
+    for (const auto& [offset, length, text] : path_edits_) {
+      // A path inside a module word (module load /path/to/file) goes with it.
+      bool inside = false;
+      for (const auto& m : module_edits_) {
+        inside = inside ||
+                 (offset < std::get<0>(m) + std::get<1>(m) && std::get<0>(m) < offset + length);
+      }
+      if (!inside) edits.emplace_back(offset, length, text);
+    }
+    std::sort(edits.begin(), edits.end(),
+              [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+    for (const auto& [offset, length, text] : edits) script.replace(offset, length, text);
     std::map<int, std::vector<std::string>> replacement;  // line -> new lines
     for (std::size_t d = 0; d < r_.directives.directives.size(); ++d) {
       const job::Directive& directive = r_.directives.directives[d];
@@ -716,14 +809,15 @@ class Translator {
   std::map<const Setting*, std::string> new_values_;
   std::map<std::string, std::string> why_;
   std::vector<std::tuple<std::size_t, std::size_t, std::string>> module_edits_;
+  // The script's paths rewritten for the target (paths.rewrite_script).
+  std::vector<std::tuple<std::size_t, std::size_t, std::string>> path_edits_;
   std::vector<std::pair<std::string, std::string>> added_;
 };
 
 }  // namespace
 
 std::string QuoteDirectiveWord(const std::string& word) {
-  const bool plain = !word.empty() &&
-                     word.find_first_of(" \t\"'\\#") == std::string::npos;
+  const bool plain = !word.empty() && word.find_first_of(" \t\"'\\#") == std::string::npos;
   if (plain) return word;
   std::string q = "\"";
   for (char c : word) {

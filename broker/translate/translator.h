@@ -5,8 +5,9 @@
 // modules mapped to the nearest counterpart (a peer is refused only for a
 // module the home cluster has and it has no counterpart of), account and QoS
 // mapped by
-// policy (never invented), --sky-* options removed (peers may not have the
-// plugin). Everything else stays byte for byte. The script gets a header
+// policy (never invented), paths under a named root of the home's filesystems
+// spelled as the target spells that root, --sky-* options removed (peers may
+// not have the plugin). Everything else stays byte for byte. The script gets a header
 // saying what changed and why, and keeps each original directive visible
 // as a comment ("##SBATCH ...").
 #pragma once
@@ -19,6 +20,7 @@
 #include "broker/cluster/description.h"
 #include "broker/config/settings.h"
 #include "broker/job/request.h"
+#include "broker/translate/path_roots.h"
 
 namespace skyslurm::translate {
 
@@ -42,10 +44,10 @@ struct TranslatedJob {
   std::string native_spec;
   // That form in one line for people (explain), when there is one.
   std::string native_summary;
-  std::string script;                   // the script to submit there
+  std::string script;  // the script to submit there
   std::vector<std::string> script_args;
   std::vector<Change> changes;
-  std::vector<std::string> caveats;     // what the user should know (arrays, --wait ...)
+  std::vector<std::string> caveats;  // what the user should know (arrays, --wait ...)
 };
 
 struct Translation {
@@ -68,6 +70,14 @@ struct TranslateContext {
   // a note, never a reason to refuse (the real sbatch submits it as written).
   // Unknown, every module is taken for one the home has.
   const std::vector<std::string>* home_modules = nullptr;
+  // The named roots of the home's filesystems and of the target's, for the
+  // user (path_roots.h): a peer's --chdir, -o, -e, -i and --export paths
+  // under a root of the home are spelled as the target spells that root;
+  // the script's own are listed as caveats, or rewritten with
+  // rewrite_script_paths. Null or empty: paths are left as written.
+  const PathRoots* home_roots = nullptr;
+  const PathRoots* target_roots = nullptr;
+  bool rewrite_script_paths = false;
 };
 
 Translation Translate(const job::Request& request, const cluster::Description& target,

@@ -105,9 +105,9 @@ std::string RenderPlacement(const place::Plan& plan) {
     const auto& c = plan.candidates[i];
     const auto& v = plan.decision.verdicts[i];
     const std::string where = c.cluster + (c.partition.empty() ? "" : "/" + c.partition);
-    std::string start =
-        v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now), place::FormatUtc(*v.start))
-                : "-";
+    std::string start = v.start ? fmt::format("{} ({})", place::FormatWait(*v.start, plan.now),
+                                              place::FormatUtc(*v.start))
+                                : "-";
     out +=
         fmt::format("  {:<24} {:<14} {:<34} {}\n", where, place::KindName(v.kind), start, v.reason);
     if (v.start && !c.start_basis.empty() && c.start_basis != "sbatch --test-only") {
@@ -171,6 +171,7 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     out += changed_script || !job.changes.empty() ? "can run it, translated\n"
                                                   : "can run it as written\n";
     if (!job.partition_note.empty()) out += fmt::format("  partition: {}\n", job.partition_note);
+    if (!h.roots.empty()) out += fmt::format("  paths: {}\n", translate::DescribeRoots(h.roots));
     if (!job.changes.empty()) {
       out += "  changes:\n";
       for (const auto& c : job.changes) {

@@ -229,6 +229,32 @@ TEST_F(RouteTest, SkyExplainSubmitsNothing) {
   EXPECT_EQ(RunOn(tb_, "alpha", {"squeue", "-h", "-t", "all", "-o", "%i"}).out, before);
 }
 
+// A path under a named root of alpha's filesystems is spelled as beta spells
+// that root (the ready user's paths: docs/testbed.md): the log lands under
+// beta's scratch, and explain says so.
+TEST_F(RouteTest, AnOutputPathUnderAlphasScratchLandsUnderBetasScratch) {
+  ASSERT_TRUE(SshAsUser(tb_, "beta", "mkdir -p /lustre/scratch/skyuser1/logs").success());
+  const std::string job =
+      Script("logs.sh",
+             "#!/bin/bash\n#SBATCH -o /scratch/skyuser1/logs/%j.out\n#SBATCH -t 5\n"
+             "echo on=$SKYSLURM_TESTBED_CLUSTER scratch=$SCRATCH\n");
+  CommandOutput explained = Typed({"sbatch", "--sky-explain", "--sky-infra=beta", job});
+  EXPECT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_THAT(explained.out,
+              HasSubstr("  paths: home /home/skyuser1, scratch /lustre/scratch/skyuser1\n"));
+  EXPECT_THAT(explained.out,
+              HasSubstr("logs.sh:2: --output=/scratch/skyuser1/logs/%j.out -> "
+                        "--output=/lustre/scratch/skyuser1/logs/%j.out (alpha's scratch root "
+                        "/scratch/skyuser1 is /lustre/scratch/skyuser1 on beta)\n"));
+  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", job});
+  auto [where, id] = Submitted(out);
+  ASSERT_EQ(where, "beta") << out.err;
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  EXPECT_EQ(ReadOnCluster(tb_, "beta", "/lustre/scratch/skyuser1/logs/" + id + ".out"),
+            "on=beta scratch=/lustre/scratch/skyuser1\n");
+  (void)SshAsUser(tb_, "beta", "rm -f /lustre/scratch/skyuser1/logs/" + id + ".out");
+}
+
 TEST_F(RouteTest, ErrorsAreSbatchsOwnShape) {
   CommandOutput bad =
       Typed({"sbatch", "--sky-any-cluster",

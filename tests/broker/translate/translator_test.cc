@@ -83,7 +83,8 @@ TEST_F(TranslatorTest, H100JobOnBeta) {
   EXPECT_THAT(s, HasSubstr("\n##SBATCH --sky-any-cluster\n"));
   EXPECT_THAT(s, Not(HasSubstr("\n#SBATCH --sky")));
   // The header right after the shebang says what changed and why.
-  EXPECT_TRUE(s.starts_with("#!/bin/bash\n# skyslurm: translated for cluster beta (written for alpha)\n"));
+  EXPECT_TRUE(
+      s.starts_with("#!/bin/bash\n# skyslurm: translated for cluster beta (written for alpha)\n"));
   EXPECT_THAT(s, HasSubstr("# skyslurm: job.sh:4: --gres=gpu:h100:4 -> "
                            "--gres=gpu:nvidia_h100_80gb_hbm3:4 (beta spells H100 "
                            "'nvidia_h100_80gb_hbm3')\n"));
@@ -216,14 +217,13 @@ TEST_F(TranslatorTest, EnvironmentOptionsTravelAsArguments) {
   auto t = To("beta", Parse({"-t", "15", "job.sh"}, "#!/bin/sh\ntrue\n",
                             {{"SBATCH_GRES", "gpu:h100:2"}, {"SBATCH_JOB_NAME", "x y"}}));
   ASSERT_TRUE(t.ok());
-  EXPECT_THAT(t.job->args, ElementsAre("--gres=gpu:nvidia_h100_80gb_hbm3:2", "--job-name=x y", "-t",
-                                       "15"));
+  EXPECT_THAT(t.job->args,
+              ElementsAre("--gres=gpu:nvidia_h100_80gb_hbm3:2", "--job-name=x y", "-t", "15"));
 }
 
 TEST_F(TranslatorTest, SkyOptionsAreRemovedEverywhere) {
   auto t = To("beta", Parse({"--sky-any-cluster=beta", "-HQ", "job.sh"},
-                            "#!/bin/sh\n#SBATCH -N 1 --sky-managed\ntrue\n",
-                            {}));
+                            "#!/bin/sh\n#SBATCH -N 1 --sky-managed\ntrue\n", {}));
   ASSERT_TRUE(t.ok());
   EXPECT_THAT(t.job->args, ElementsAre("-HQ"));
   EXPECT_THAT(t.job->script, HasSubstr("##SBATCH -N 1 --sky-managed\n#SBATCH -N 1\n"));
@@ -241,7 +241,8 @@ TEST_F(TranslatorTest, JobsThatCannotMove) {
   EXPECT_EQ(dep.reasons[0], "--dependency=afterok:42 names job ids, which exist only on alpha");
   EXPECT_TRUE(To("alpha", Parse({"--dependency=afterok:42", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
   EXPECT_TRUE(To("beta", Parse({"--dependency=singleton", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
-  auto het = To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n"));
+  auto het =
+      To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n"));
   ASSERT_FALSE(het.ok());
   EXPECT_THAT(het.reasons[0], HasSubstr("heterogeneous jobs stay on the home cluster alpha"));
   auto m = To("beta", Parse({"-M", "beta", "job.sh"}, "#!/bin/sh\ntrue\n"));
@@ -286,9 +287,11 @@ TEST_F(TranslatorTest, UnknownModulesAreANoteNotAFailure) {
 }
 
 TEST_F(TranslatorTest, QuotesWhatNeedsQuotingInRewrittenDirectives) {
-  auto t = To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -J \"my job\" --gres=gpu:h100:1\ntrue\n"));
+  auto t =
+      To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -J \"my job\" --gres=gpu:h100:1\ntrue\n"));
   ASSERT_TRUE(t.ok());
-  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH -J \"my job\" --gres=gpu:nvidia_h100_80gb_hbm3:1\n"));
+  EXPECT_THAT(t.job->script,
+              HasSubstr("\n#SBATCH -J \"my job\" --gres=gpu:nvidia_h100_80gb_hbm3:1\n"));
   job::Request again = Parse({"job.sh"}, t.job->script);
   EXPECT_EQ(*again.job_name, "my job");
   EXPECT_EQ(QuoteDirectiveWord("a\"b\\c#d"), "\"a\\\"b\\\\c#d\"");
@@ -315,7 +318,8 @@ TEST_F(TranslatorTest, AModuleTheHomeLacksTooIsKeptAsWrittenEverywhere) {
   for (const char* cluster : {"alpha", "beta"}) {
     auto t = To(cluster, Parse({"job.sh"}, script));
     ASSERT_TRUE(t.ok()) << cluster << ": " << testing::PrintToString(t.reasons);
-    EXPECT_THAT(t.job->script, HasSubstr("\nmodule load python\nmodule load anaconda/2023-Mar/3\n"));
+    EXPECT_THAT(t.job->script,
+                HasSubstr("\nmodule load python\nmodule load anaconda/2023-Mar/3\n"));
     EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:3: module python: ")));
     EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:4: module anaconda/2023-Mar/3: ")));
   }
@@ -339,8 +343,8 @@ TEST_F(TranslatorTest, OnlyAModuleTheHomeHasCanRuleAPeerOut) {
   ASSERT_FALSE(gamma.ok());
   EXPECT_THAT(gamma.reasons, ElementsAre(HasSubstr("module cuda/12.1 (job.sh:2): no counterpart")));
   config::ClusterSettings none;
-  EXPECT_FALSE(Translate(Parse({"job.sh"}, script), Cluster("gamma"), {"alpha", &catalog_, &none})
-                   .ok());
+  EXPECT_FALSE(
+      Translate(Parse({"job.sh"}, script), Cluster("gamma"), {"alpha", &catalog_, &none}).ok());
   // Regression (review): with the home unknown, translation did not happen
   // at all, so a failed-over job met `module load cuda/12.1` where only 12.4 is.
   auto beta = Translate(Parse({"job.sh"}, script), Cluster("beta"), {"alpha", &catalog_, &none});
@@ -385,6 +389,86 @@ TEST_F(TranslatorTest, NodesNamedByNodelistMustExistThere) {
   }
   EXPECT_TRUE(To("alpha", Parse({"-w", "alpha-n[1-2]", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
   EXPECT_TRUE(To("alpha", Parse({"-w", "./hosts.txt", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
+}
+
+// Paths under a named root of the home's filesystems, on a peer.
+class TranslatorPathsTest : public TranslatorTest {
+ protected:
+  Translation ToBeta(const job::Request& r, bool rewrite = false) {
+    description_ = Cluster("beta");
+    TranslateContext ctx{"alpha", &catalog_, &settings_, "", &home_modules_};
+    ctx.home_roots = &alpha_;
+    ctx.target_roots = &beta_;
+    ctx.rewrite_script_paths = rewrite;
+    return Translate(r, description_, ctx);
+  }
+  const PathRoots alpha_ =
+      ExpandRoots({{"home", "/home/%u"}, {"scratch", "/scratch/%u"}, {"project", "/proj"}}, "ana");
+  const PathRoots beta_ =
+      ExpandRoots({{"home", "/home/%u"}, {"scratch", "/lustre/scratch/%u"}}, "ana");
+};
+
+const char kPathsJob[] =
+    "#!/bin/bash\n"
+    "#SBATCH -o /scratch/ana/logs/%j.out\n"
+    "#SBATCH --gres=gpu:h100:1\n"
+    "cd /scratch/ana/run\n"
+    "python3 train.py --data /proj/data/train.txt\n";
+
+TEST_F(TranslatorPathsTest, OptionPathsAreSpelledForThePeerAndSayWhy) {
+  auto t = ToBeta(Parse({"--chdir=/scratch/ana/run", "-e", "/opt/logs/err.txt",
+                         "--export=ALL,DATA=/scratch/ana/d:/usr/share,N=3", "job.sh"},
+                        kPathsJob));
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->args, Contains("--chdir=/lustre/scratch/ana/run"));
+  EXPECT_THAT(t.job->args, Contains("--export=ALL,DATA=/lustre/scratch/ana/d:/usr/share,N=3"));
+  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --output=/lustre/scratch/ana/logs/%j.out\n"));
+  bool said = false;
+  for (const auto& c : t.job->changes) {
+    if (c.what == "--output=/scratch/ana/logs/%j.out -> --output=/lustre/scratch/ana/logs/%j.out") {
+      EXPECT_EQ(c.where, "job.sh:2");
+      EXPECT_EQ(c.why, "alpha's scratch root /scratch/ana is /lustre/scratch/ana on beta");
+      said = true;
+    }
+  }
+  EXPECT_TRUE(said) << testing::PrintToString(t.job->caveats);
+  // Outside every root: the user is told, the path kept.
+  EXPECT_THAT(t.job->args, Contains("/opt/logs/err.txt"));
+  EXPECT_THAT(t.job->caveats,
+              Contains(HasSubstr("command line: --error /opt/logs/err.txt is outside every named "
+                                 "root of alpha (home /home/ana, project /proj, scratch "
+                                 "/scratch/ana): it must exist on beta as written")));
+  // The script's own paths: caveats, the script unchanged.
+  EXPECT_THAT(t.job->script, HasSubstr("\ncd /scratch/ana/run\n"));
+  EXPECT_THAT(t.job->caveats, Contains("job.sh:4: the script names /scratch/ana/run, which is "
+                                       "/lustre/scratch/ana/run on beta; it runs as written "
+                                       "(paths.rewrite_script: true rewrites it)"));
+  EXPECT_THAT(t.job->caveats, Contains(HasSubstr("job.sh:5: the script's path /proj/data/train.txt "
+                                                 "lies under alpha's project root, which beta has "
+                                                 "none of")));
+}
+
+TEST_F(TranslatorPathsTest, TheScriptIsRewrittenWhenAsked) {
+  auto t = ToBeta(Parse({"job.sh"}, kPathsJob), true);
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->script, HasSubstr("\ncd /lustre/scratch/ana/run\n"));
+  EXPECT_THAT(t.job->script, HasSubstr("--data /proj/data/train.txt\n"));  // no counterpart
+  bool said = false;
+  for (const auto& c : t.job->changes) {
+    said =
+        said || (c.where == "job.sh:4" && c.what == "/scratch/ana/run -> /lustre/scratch/ana/run");
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST_F(TranslatorPathsTest, HomeAndClustersWithoutRootsKeepEveryPath) {
+  auto home = To("alpha", Parse({"--chdir=/scratch/ana/run", "job.sh"}, kPathsJob));
+  ASSERT_TRUE(home.ok());
+  EXPECT_THAT(home.job->args, Contains("--chdir=/scratch/ana/run"));
+  auto unconfigured = To("beta", Parse({"--chdir=/scratch/ana/run", "job.sh"}, kPathsJob));
+  ASSERT_TRUE(unconfigured.ok());
+  EXPECT_THAT(unconfigured.job->args, Contains("--chdir=/scratch/ana/run"));
+  EXPECT_THAT(unconfigured.job->caveats, Not(Contains(HasSubstr("named root"))));
 }
 
 }  // namespace
