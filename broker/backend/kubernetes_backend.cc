@@ -272,6 +272,9 @@ Result<long> KubernetesBackend::ClaimNumber(long floor, milliseconds timeout) {
       if (!got.ok()) return got.status();
       counter_version_ = (*got)["metadata"]["resourceVersion"].asString();
       counter_next_ = NumberOf((*got)["data"]["next"]);
+      if (counter_next_ <= 0) {  // garbled by hand: past every number in use
+        SKY_ASSIGN_OR_RETURN(counter_next_, NextNativeId(deadline.left()));
+      }
     }
     const long n = std::max(floor, counter_next_);
     Json::Value patch(Json::objectValue);
@@ -349,7 +352,12 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
                       deadline.left()));
     for (const Json::Value& c : mine.items) {
       const std::string number = c["metadata"]["labels"][kube::kJobIdLabel].asString();
-      if (c["metadata"].isMember("deletionTimestamp") || made_jobs.count(number) > 0) continue;
+      // One a Job owns (or owned: deleted, its collector not done yet) is
+      // not free, whatever the list of Jobs says now.
+      if (c["metadata"].isMember("deletionTimestamp") ||
+          c["metadata"].isMember("ownerReferences") || made_jobs.count(number) > 0) {
+        continue;
+      }
       id = number;  // no Job made with it
     }
   }

@@ -207,10 +207,10 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "paths") {
       SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
       for (auto& [root, pattern] : m) {
-        if (!pattern.starts_with("/")) {
+        if (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos) {
           return Bad(file, v,
-                     fmt::format("paths: {} must be an absolute path (%u for the user's login "
-                                 "name), not '{}'",
+                     fmt::format("paths: {} must be an absolute path other than / (%u for the "
+                                 "user's login name), not '{}'",
                                  root, pattern));
         }
         c->paths[root] = pattern;

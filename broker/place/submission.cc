@@ -18,7 +18,8 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
   spec.export_env = {{"SKYPILOT_TASK_ID", context.sky_id}, {"SKYSLURM_CLUSTER", target.name}};
   spec.export_env.insert(spec.export_env.end(), context.extra_env.begin(), context.extra_env.end());
   if (request.export_env) {
-    spec.user_export = *request.export_env;
+    // As translated (paths in its values spelled for the target), else as given.
+    spec.user_export = job.export_env.value_or(*request.export_env);
     // Names without a value take it from the submitter, wherever the job runs.
     for (const std::string& item : SplitList(*request.export_env)) {
       if (item == "ALL" || item == "NONE" || item.find('=') != std::string::npos) continue;
@@ -30,7 +31,8 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
   }
   const bool relative_chdir = request.chdir && !request.chdir->starts_with("/");
   if (!target.home) {
-    std::string workdir = target.settings.workdir;
+    // An absolute --chdir of the job's own (spelled for the target) wins.
+    std::string workdir = request.chdir && !relative_chdir ? "" : target.settings.workdir;
     if (relative_chdir) workdir = (workdir.empty() ? "" : workdir + "/") + *request.chdir;
     spec.workdir = workdir;
   } else if (!context.submit_dir.empty()) {

@@ -93,9 +93,12 @@ const PathRoot* PathRoots::Find(std::string_view name) const {
 PathRoots ExpandRoots(const std::map<std::string, std::string>& patterns, const std::string& user) {
   PathRoots out;
   for (const auto& [name, pattern] : patterns) {
-    if (pattern.empty()) continue;
+    if (pattern.empty() || (user.empty() && pattern.find("%u") != std::string::npos)) continue;
     const std::string kept = DropTrailingSlashes(pattern);
-    out.roots.push_back({name, Expand(kept, user), kept});
+    const std::string path = DropTrailingSlashes(Expand(kept, user));
+    // "/" would hold every path of the machine: no root.
+    if (path == "/" || path.empty()) continue;
+    out.roots.push_back({name, path, kept});
   }
   return out;
 }

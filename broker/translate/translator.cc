@@ -358,7 +358,8 @@ class Translator {
       if (!roots.empty()) {
         std::vector<std::string> whys;
         for (const auto& root : roots) whys.push_back(why(root));
-        Change(*e, Join(items, ","), Join(whys, "; "));
+        job_.export_env = Join(items, ",");
+        Change(*e, *job_.export_env, Join(whys, "; "));
       }
     }
     for (const ScriptPath& p : FindScriptPaths(r_.script, from, to)) {

@@ -47,6 +47,9 @@ struct TranslatedJob {
   std::string script;  // the script to submit there
   std::vector<std::string> script_args;
   std::vector<Change> changes;
+  // The job's --export as the target needs it, when that differs from the
+  // request's (paths in its values mapped): what it is submitted with.
+  std::optional<std::string> export_env;
   std::vector<std::string> caveats;  // what the user should know (arrays, --wait ...)
 };
 

@@ -325,6 +325,14 @@ tb_host_path() {
   fi
 }
 tb_mntns_live() { [ "$(findmnt -rn -o FSTYPE --mountpoint "$(tb_mntns "$1")" 2>/dev/null)" = nsfs ]; }
+# Whether the live namespace of CLUSTER is this testbed's: its /home is
+# $TB/fs/<c>/home (one made for another $TB, or for a removed one, is not).
+tb_mntns_ours() {
+  local c=$1 there here
+  there=$(nsenter --mount="$(tb_mntns "$c")" stat -c %d:%i /home 2>/dev/null) || return 1
+  here=$(stat -c %d:%i "$TB/fs/$c/home" 2>/dev/null) || return 1
+  [ "$there" = "$here" ]
+}
 # "mnt:[inode]" of the cluster's namespace, as /proc/PID/ns/mnt reads.
 tb_mntns_id() { echo "mnt:[$(stat -L -c %i "$(tb_mntns "$1")")]"; }
 # Whether the recorded daemon NAME runs in CLUSTER's filesystem view.
@@ -359,7 +367,12 @@ tb_fs_up() {
   tb_mkdir_outside "${TB_SCRATCH_ROOT[$c]}"
   tb_has_own_fs "$c" || return 0
   install -d -m 755 "$TB/fs" "$TB/fs/$c" "$TB/fs/$c/home" "$TB/fs/$c/scratch"
-  tb_mntns_live "$c" && return 0
+  if tb_mntns_live "$c"; then
+    tb_mntns_ours "$c" && return 0
+    # Another testbed's: made again (its daemons, in the old one, are
+    # restarted by up: tb_in_own_fs).
+    tb_fs_down "$c"
+  fi
   mkdir -p "$TB_MNTNS_DIR"
   # A namespace is kept by binding its file, which needs a private mount.
   mountpoint -q "$TB_MNTNS_DIR" || mount --bind "$TB_MNTNS_DIR" "$TB_MNTNS_DIR"
@@ -376,8 +389,11 @@ tb_fs_up() {
   mkdir -p "$TB/home"
   script+=" && mount -t tmpfs -o ro,mode=000,size=4k tmpfs '$TB/home'"
   script+=" && mount -t tmpfs -o ro,mode=000,size=4k tmpfs '$TB/fs'"
-  unshare --mount="$f" --propagation private sh -ec "$script" ||
+  if ! unshare --mount="$f" --propagation private sh -ec "$script"; then
+    # Half made: never kept (a later up would take it for a whole one).
+    tb_fs_down "$c"
     tb_die "could not make the filesystem view of $c (mount namespace $f)"
+  fi
 }
 
 # Lets the namespace go (nothing of the cluster may run in it any more).
@@ -390,13 +406,17 @@ tb_fs_down() {
   return 0
 }
 
-# Removes what tb_mkdir_outside made, deepest first.
+# Removes what tb_mkdir_outside made, deepest first (what is under a folder
+# it made was put there by the testbed's users and jobs; never across a
+# mount point).
 tb_fs_purge() {
   local list="$TB/fs/created" d
   [ -f "$list" ] || return 0
   tac "$list" | while read -r d; do
     case "$d" in
-      /scratch* | /lustre* | /gpfs*) rm -rf -- "$d" ;;
+      /scratch | /scratch/* | /lustre | /lustre/* | /gpfs | /gpfs/*)
+        rm -rf --one-file-system -- "$d" || tb_log "warning: could not remove all of $d"
+        ;;
     esac
   done
 }

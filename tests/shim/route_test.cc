@@ -237,7 +237,7 @@ TEST_F(RouteTest, AnOutputPathUnderAlphasScratchLandsUnderBetasScratch) {
   const std::string job =
       Script("logs.sh",
              "#!/bin/bash\n#SBATCH -o /scratch/skyuser1/logs/%j.out\n#SBATCH -t 5\n"
-             "echo on=$SKYSLURM_TESTBED_CLUSTER scratch=$SCRATCH\n");
+             "echo on=$SKYSLURM_TESTBED_CLUSTER scratch=$SCRATCH data=$DATA\n");
   CommandOutput explained = Typed({"sbatch", "--sky-explain", "--sky-infra=beta", job});
   EXPECT_EQ(explained.exit_code, 0) << explained.err;
   EXPECT_THAT(explained.out,
@@ -246,12 +246,13 @@ TEST_F(RouteTest, AnOutputPathUnderAlphasScratchLandsUnderBetasScratch) {
               HasSubstr("logs.sh:2: --output=/scratch/skyuser1/logs/%j.out -> "
                         "--output=/lustre/scratch/skyuser1/logs/%j.out (alpha's scratch root "
                         "/scratch/skyuser1 is /lustre/scratch/skyuser1 on beta)\n"));
-  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", job});
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra=beta", "--export=ALL,DATA=/scratch/skyuser1/data", job});
   auto [where, id] = Submitted(out);
   ASSERT_EQ(where, "beta") << out.err;
   EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
   EXPECT_EQ(ReadOnCluster(tb_, "beta", "/lustre/scratch/skyuser1/logs/" + id + ".out"),
-            "on=beta scratch=/lustre/scratch/skyuser1\n");
+            "on=beta scratch=/lustre/scratch/skyuser1 data=/lustre/scratch/skyuser1/data\n");
   (void)SshAsUser(tb_, "beta", "rm -f /lustre/scratch/skyuser1/logs/" + id + ".out");
 }
 

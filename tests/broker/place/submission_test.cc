@@ -56,6 +56,35 @@ TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
   EXPECT_FALSE(spec.environment.has_value());  // a peer's job gets the login node's
 }
 
+// The job's own absolute --chdir (spelled for the peer) wins over the
+// cluster's workdir, and the --export it is submitted with is the translated
+// one (paths in its values mapped). Regression: the workdir's --chdir came
+// after the job's, and the request's --export replaced the translated one.
+TEST(SubmissionTest, APeerKeepsTheJobsOwnAbsoluteChdirAndItsTranslatedExport) {
+  ClusterHandle beta;
+  beta.name = "beta";
+  beta.settings.workdir = "/scratch/alice";
+  auto request = Parse({"--chdir=/scratch/a/run", "--export=ALL,D=/scratch/a/d", "job.sh"},
+                       "#!/bin/sh\ntrue\n");
+  translate::TranslatedJob job =
+      Job({"--chdir=/lustre/scratch/a/run", "--export=ALL,D=/lustre/scratch/a/d"});
+  job.export_env = "ALL,D=/lustre/scratch/a/d";
+  backend::SubmitSpec spec = SpecFor(request, job, beta, {.sky_id = "sky-1"});
+  EXPECT_EQ(spec.workdir, "");
+  EXPECT_EQ(spec.user_export, "ALL,D=/lustre/scratch/a/d");
+  const std::vector<std::string> options = backend::SbatchSubmitOptions(spec);
+  EXPECT_THAT(options, Contains("--chdir=/lustre/scratch/a/run"));
+  EXPECT_THAT(options, Not(Contains("--chdir=/scratch/alice")));
+  bool exported = false;
+  for (const auto& o : options) {
+    if (o.starts_with("--export=")) {
+      EXPECT_NE(o.find("D=/lustre/scratch/a/d"), std::string::npos) << o;
+      exported = true;
+    }
+  }
+  EXPECT_TRUE(exported);
+}
+
 TEST(SubmissionTest, HomeFromTheDaemonRunsWhereTheUserTypedItWithTheirEnvironment) {
   ClusterHandle alpha;
   alpha.name = "alpha";

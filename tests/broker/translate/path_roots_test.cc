@@ -19,6 +19,9 @@ TEST(PathRootsTest, ExpandsTheUserAndDropsTrailingSlashes) {
   EXPECT_EQ(ExpandRoots({{"odd", "/a/100%%/%u"}}, "x").roots[0].path, "/a/100%/x");
   EXPECT_EQ(DescribeRoots(kBeta), "home /home/ana_b, scratch /lustre/scratch/ana_b");
   EXPECT_EQ(kBeta.Find("project"), nullptr);
+  // "/" holds every path: no root; nor one that needs an unknown user.
+  EXPECT_TRUE(ExpandRoots({{"all", "/"}, {"u", "/%u/"}}, "").empty());
+  EXPECT_EQ(ExpandRoots({{"home", "/home/%u/"}}, "x").roots[0].path, "/home/x");
 }
 
 TEST(PathRootsTest, APathUnderARootIsSpelledAsTheTargetSpellsThatRoot) {

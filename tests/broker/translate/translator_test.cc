@@ -422,6 +422,7 @@ TEST_F(TranslatorPathsTest, OptionPathsAreSpelledForThePeerAndSayWhy) {
   ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
   EXPECT_THAT(t.job->args, Contains("--chdir=/lustre/scratch/ana/run"));
   EXPECT_THAT(t.job->args, Contains("--export=ALL,DATA=/lustre/scratch/ana/d:/usr/share,N=3"));
+  EXPECT_EQ(t.job->export_env, "ALL,DATA=/lustre/scratch/ana/d:/usr/share,N=3");
   EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --output=/lustre/scratch/ana/logs/%j.out\n"));
   bool said = false;
   for (const auto& c : t.job->changes) {
