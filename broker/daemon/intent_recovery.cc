@@ -11,7 +11,6 @@
 
 namespace skyslurm::daemon {
 
-
 void JobManager::SettleIntent(const store::Intent& intent) {
   std::lock_guard lock(LockFor(intent.sky_id));
   auto job = store_.Get(intent.sky_id);
@@ -87,6 +86,13 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   const backend::JobInfo* found = nullptr;
   for (const auto& j : *queue) {
     if (j.sky_id == intent.sky_id && !known.contains(j.key.ToString())) found = &j;
+  }
+  // Sent, its answer lost: its sbatch may still be on its way (a busy
+  // login node or controller). Not there yet is not "never sent" until the
+  // grace has passed; submitting again before would make two jobs.
+  if (found == nullptr && intent.action == kUnansweredSubmit &&
+      Now() - intent.created < options_.unanswered_grace.count()) {
+    return;
   }
   (void)store_.Apply([&] {
     if (found != nullptr && store::IsFinalState(job->state)) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/backend/backend.h"
@@ -28,6 +29,11 @@
 
 namespace skyslurm::daemon {
 
+// The action of a submit intent whose answer was lost (sent, the wait for
+// it timed out): settled as "submit", but not taken for never sent before
+// ManagerOptions::unanswered_grace.
+inline constexpr std::string_view kUnansweredSubmit = "submit-unanswered";
+
 struct ManagerOptions {
   // One cluster's queue read: a healthy one answers in well under a second,
   // and a dead one holds every look at the queues up to this long.
@@ -35,6 +41,11 @@ struct ManagerOptions {
   std::chrono::milliseconds probe_timeout{5'000};
   std::chrono::milliseconds estimate_timeout{10'000};
   std::chrono::milliseconds submit_timeout{30'000};
+  // A submission whose answer was lost (submit_timeout passed) may still
+  // land: its command can outlive the wait for it. Only after this long
+  // without the job in the cluster's queue is it taken for one that never
+  // reached the cluster and submitted again.
+  std::chrono::seconds unanswered_grace{120};
   std::function<std::time_t()> clock;           // default: time()
   std::function<void(const std::string&)> log;  // each recorded decision, one line
 };

@@ -103,8 +103,16 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     return std::move(both.key);
   }();
   if (!key.ok() && key.status().code() == StatusCode::kDeadlineExceeded) {
-    // sbatch may have made the job before its answer was lost: the intent
-    // stays open and the next look at that cluster settles it by sky id.
+    // sbatch may have made the job before its answer was lost, or may
+    // still make it: the intent stays open, marked unanswered from now, and
+    // a look at that cluster settles it by sky id, submitting again only
+    // once unanswered_grace has passed without the job showing.
+    (void)store_.Apply([&] {
+      SKY_RETURN_IF_ERROR(store_.EndIntent(intent));
+      return store_
+          .BeginIntent({0, job.sky_id, std::string(kUnansweredSubmit), target->name, "", Now()})
+          .status();
+    });
     return UnavailableError(
         fmt::format("{}; skyslurmd finishes the submission of {} when {} answers",
                     key.status().message(), job.sky_id, target->name));
@@ -180,7 +188,8 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   auto request = job::ParseRequest(r.input.ToRequestInput());
   if (!request.ok()) return request.status();
   if (request->sky.infra && ws_.Find(*request->sky.infra) == nullptr) {
-    return InvalidArgumentError(fmt::format("--sky-infra={}: no such cluster", *request->sky.infra));
+    return InvalidArgumentError(
+        fmt::format("--sky-infra={}: no such cluster", *request->sky.infra));
   }
   store::SkyJob job;
   job.sky_id = r.sky_id;

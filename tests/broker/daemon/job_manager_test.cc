@@ -6,20 +6,19 @@
 #include "broker/daemon/job_manager.h"
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <mutex>
 
 #include "broker/backend/backend.h"
 #include "broker/backend/slurm_state.h"
-#include "broker/daemon/api_server.h"
 #include "broker/cluster/description.h"
+#include "broker/daemon/api_server.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -31,7 +30,8 @@ const std::string kData = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/cluste
 
 class FakeCluster final : public backend::Backend {
  public:
-  FakeCluster(std::string name, cluster::Description d) : name_(std::move(name)), d_(std::move(d)) {}
+  FakeCluster(std::string name, cluster::Description d)
+      : name_(std::move(name)), d_(std::move(d)) {}
   const std::string& name() const override { return name_; }
   backend::Capabilities capabilities() const override { return {"slurm", {}}; }
   std::string_view kind() const override { return "slurm"; }
@@ -50,16 +50,31 @@ class FakeCluster final : public backend::Backend {
     if (down) return UnavailableError(name_ + ": down");
     ++estimates;
     if (refuse_estimate) return UnavailableError(name_ + ": sbatch --test-only refused the job");
-    const std::string partition = job.partitions.empty() ? d_.partitions.front().name : job.partitions[0];
+    const std::string partition =
+        job.partitions.empty() ? d_.partitions.front().name : job.partitions[0];
     return backend::StartEstimate{std::time(nullptr) + start_in, partition, "n1", "test"};
   }
-  Result<backend::JobKey> Submit(const backend::SubmitSpec& spec, std::chrono::milliseconds) override {
+  Result<backend::JobKey> Submit(const backend::SubmitSpec& spec,
+                                 std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": down");
     if (refuse) return UnavailableError(name_ + ": sbatch failed (exit 1): Invalid account");
+    if (lose_answers) {
+      // Sent, and on its way while the wait for it times out: the job shows
+      // in the queue only when the test says it landed.
+      backend::JobInfo j;
+      j.key = {name_, std::to_string(next_id++)};
+      j.sky_id = spec.sky_id;
+      j.state = "PENDING";
+      j.user = "alice";
+      late.push_back(j);
+      ++submissions;
+      return DeadlineExceededError(name_ + ": no answer from sbatch within the timeout");
+    }
     if (!spec.first_attempt) {
       for (const auto& j : jobs) {
-        if (j.sky_id == spec.sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state))) return j.key;
+        if (j.sky_id == spec.sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state)))
+          return j.key;
       }
     }
     backend::JobInfo j;
@@ -120,6 +135,16 @@ class FakeCluster final : public backend::Backend {
     }
     return "";
   }
+  // The submissions whose answers were lost reach the queue (or never do).
+  void Land() {
+    std::lock_guard lock(mu_);
+    for (auto& j : late) jobs.push_back(std::move(j));
+    late.clear();
+  }
+  void NeverLand() {
+    std::lock_guard lock(mu_);
+    late.clear();
+  }
   void Add(backend::JobInfo j) {
     std::lock_guard lock(mu_);
     jobs.push_back(std::move(j));
@@ -127,10 +152,11 @@ class FakeCluster final : public backend::Backend {
   int LiveWithTag(const std::string& sky_id) {
     std::lock_guard lock(mu_);
     int n = 0;
-    for (const auto& j : jobs) n += j.sky_id == sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state)) ? 1 : 0;
+    for (const auto& j : jobs)
+      n += j.sky_id == sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state)) ? 1 : 0;
     return n;
   }
-  bool down = false, refuse = false, refuse_estimate = false;
+  bool down = false, refuse = false, refuse_estimate = false, lose_answers = false;
   std::time_t start_in = 0;
   int submissions = 0, estimates = 0, estimates_with_submissions = 0;
 
@@ -138,7 +164,7 @@ class FakeCluster final : public backend::Backend {
   std::mutex mu_;
   std::string name_;
   cluster::Description d_;
-  std::vector<backend::JobInfo> jobs;
+  std::vector<backend::JobInfo> jobs, late;
   int next_id = 100;
 };
 
@@ -180,7 +206,8 @@ class JobManagerTest : public ::testing::Test {
       h.home = h.name == "alpha";
       h.settings = ws_.config.settings.For(h.name);
       h.backend = c.get();
-      h.translator = std::shared_ptr<const backend::JobTranslator>(std::shared_ptr<void>(), c.get());
+      h.translator =
+          std::shared_ptr<const backend::JobTranslator>(std::shared_ptr<void>(), c.get());
       ws_.handles.push_back(h);
     }
     auto store = store::JobStore::Open((dir_ / "state" / "skyslurmd.db").string());
@@ -196,7 +223,9 @@ class JobManagerTest : public ::testing::Test {
     options.clock = [this] { return now_; };
     manager_ = std::make_unique<JobManager>(*store_, ws_, options);
   }
-  FakeCluster& Cluster(const std::string& name) { return name == "alpha" ? *clusters_[0] : *clusters_[1]; }
+  FakeCluster& Cluster(const std::string& name) {
+    return name == "alpha" ? *clusters_[0] : *clusters_[1];
+  }
 
   store::SkyJob Get(const std::string& id) {
     auto j = store_->Get(id);
@@ -295,7 +324,8 @@ std::string ReplacedFromBeta(JobManagerTest& t, FakeCluster& alpha, FakeCluster&
 }
 
 TEST_F(JobManagerTest, CancelReachesACopyOnADeadClusterWhenItAnswersAgain) {
-  const std::string on_beta = ReplacedFromBeta(*this, Cluster("alpha"), Cluster("beta"), *manager_, now_);
+  const std::string on_beta =
+      ReplacedFromBeta(*this, Cluster("alpha"), Cluster("beta"), *manager_, now_);
   const std::string id = "sky-20260101-000000-000003";
   store::SkyJob job = Get(id);
   ASSERT_EQ(job.cluster, "alpha");
@@ -314,7 +344,8 @@ TEST_F(JobManagerTest, CancelReachesACopyOnADeadClusterWhenItAnswersAgain) {
 }
 
 TEST_F(JobManagerTest, AStaleCopyOfAJobThatEndedElsewhereIsCancelledOnReturn) {
-  const std::string on_beta = ReplacedFromBeta(*this, Cluster("alpha"), Cluster("beta"), *manager_, now_);
+  const std::string on_beta =
+      ReplacedFromBeta(*this, Cluster("alpha"), Cluster("beta"), *manager_, now_);
   const std::string id = "sky-20260101-000000-000003";
   Cluster("alpha").Set(Get(id).native_id, "COMPLETED");
   now_ += 5;
@@ -353,6 +384,58 @@ TEST_F(JobManagerTest, ACopyThatEndedBeforeACrashIsAdoptedNotRunAgain) {
   manager_->Tick();
   EXPECT_EQ(Get(id).state, "COMPLETED");
   EXPECT_TRUE(HasEvent(id, "recovered"));
+}
+
+// A submission whose answer was lost while its sbatch was still on its way
+// (a busy login node or controller): the daemon waits for it to show, never
+// submitting again meanwhile, and adopts it when it does. Regression: the
+// next look took the intent for never sent and submitted a second job
+// (DaemonTest.AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce, under
+// the load of a parallel build: 49 jobs queued twice).
+TEST_F(JobManagerTest, ASubmissionWhoseAnswerWasLostIsAwaitedNotMadeTwice) {
+  const std::string id = "sky-20260101-000000-000009";
+  Cluster("alpha").lose_answers = true;
+  auto lost = manager_->Submit({id, Input(), false});
+  ASSERT_FALSE(lost.ok());
+  EXPECT_THAT(lost.status().message(), HasSubstr("skyslurmd finishes the submission"));
+  Cluster("alpha").lose_answers = false;
+  const int sent = Cluster("alpha").submissions + Cluster("beta").submissions;
+  EXPECT_EQ(sent, 1);
+  for (int i = 0; i < 3; ++i) {  // looks while it is still on its way
+    now_ += 20;
+    manager_->Tick();
+  }
+  EXPECT_EQ(Cluster("alpha").submissions + Cluster("beta").submissions, sent);
+  // The client's retry meanwhile is the same job, not a new one.
+  auto retried = manager_->Submit({id, Input(), false});
+  ASSERT_TRUE(retried.ok()) << retried.status().message();
+  EXPECT_EQ(Cluster("alpha").submissions + Cluster("beta").submissions, sent);
+  Cluster("alpha").Land();
+  now_ += 5;
+  manager_->Tick();
+  EXPECT_EQ(Cluster("alpha").submissions + Cluster("beta").submissions, sent);
+  EXPECT_EQ(Cluster("alpha").LiveWithTag(id) + Cluster("beta").LiveWithTag(id), 1);
+  EXPECT_EQ(Get(id).cluster, "alpha");
+  EXPECT_EQ(Get(id).native_id, "100");
+  EXPECT_TRUE(store_->OpenIntents()->empty());
+}
+
+// One that never reached the cluster is submitted again, once the grace
+// has passed: a lost answer never leaves a job stranded.
+TEST_F(JobManagerTest, AnUnansweredSubmissionThatNeverLandsIsMadeAgainAfterTheGrace) {
+  const std::string id = "sky-20260101-000000-000010";
+  Cluster("alpha").lose_answers = true;
+  ASSERT_FALSE(manager_->Submit({id, Input(), false}).ok());
+  Cluster("alpha").lose_answers = false;
+  Cluster("alpha").NeverLand();
+  now_ += 60;
+  manager_->Tick();
+  EXPECT_EQ(Cluster("alpha").LiveWithTag(id) + Cluster("beta").LiveWithTag(id), 0);
+  now_ += 100;  // past the 120 s grace
+  manager_->Tick();
+  EXPECT_EQ(Cluster("alpha").LiveWithTag(id) + Cluster("beta").LiveWithTag(id), 1);
+  EXPECT_FALSE(Get(id).native_id.empty());
+  EXPECT_TRUE(store_->OpenIntents()->empty());
 }
 
 TEST_F(JobManagerTest, AClusterSilentSinceTheDaemonStartedIsDeadOnlyAfterTheDelay) {
