@@ -83,7 +83,7 @@ bool WantsRouting(skyslurm::shim::Mode mode, int argc, char** argv) {
   if (!parsed.ok()) return false;  // the real command says what is wrong
   for (const auto& o : parsed->options) {
     if (o.spec != nullptr && o.spec->id >= skyslurm::job::Opt::kSkyAnyCluster &&
-        o.spec->id <= skyslurm::job::Opt::kSkyImage) {
+        o.spec->id <= skyslurm::job::Opt::kSkySyncBack) {
       return true;
     }
   }

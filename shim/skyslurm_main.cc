@@ -13,6 +13,7 @@
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
 #include "shim/cli/jobs_commands.h"
+#include "shim/cli/sync_command.h"
 #include "shim/route/route_command.h"
 #include "skyslurm/version.h"
 
@@ -74,6 +75,13 @@ int Main(int argc, char** argv) {
   status->add_option("id", status_id, "sky-... or cluster:jobid")->required();
   status->add_flag("--json", status_json, "Print JSON");
 
+  CLI::App* sync_down = app.add_subcommand(
+      "sync-down", "Fetch a job's folder from the cluster it ran on (rsync; nothing here deleted)");
+  std::string sync_id, sync_dest;
+  sync_down->add_option("id", sync_id, "sky-... or cluster:jobid")->required();
+  sync_down->add_option("dest", sync_dest,
+                        "where to put it (default: the folder the job was submitted from)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -96,6 +104,7 @@ int Main(int argc, char** argv) {
   if (cancel->parsed()) return skyslurm::cli::RunCancel(cancel_ids);
   if (logs->parsed()) return skyslurm::cli::RunLogs(logs_id, logs_follow);
   if (status->parsed()) return skyslurm::cli::RunStatus(status_id, status_json);
+  if (sync_down->parsed()) return skyslurm::cli::RunSyncDown(sync_id, sync_dest);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

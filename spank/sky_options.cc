@@ -6,7 +6,7 @@
 namespace skyslurm::spank {
 namespace {
 
-constexpr std::array<OptionSpec, 6> kSpecs{{
+constexpr std::array<OptionSpec, 8> kSpecs{{
     {SkyOption::kAnyCluster, "sky-any-cluster", "[clusters]",
      "skyslurm: run the job on whichever cluster starts it first (optionally only among "
      "these comma-separated clusters)",
@@ -23,6 +23,14 @@ constexpr std::array<OptionSpec, 6> kSpecs{{
      ArgumentKind::kRequired},
     {SkyOption::kImage, "sky-image", "image",
      "skyslurm: on a Kubernetes cluster, run the job in this container image",
+     ArgumentKind::kRequired},
+    {SkyOption::kWorkdir, "sky-workdir", "dir",
+     "skyslurm: the folder copied to another cluster and run in there (default: the submit "
+     "folder; 'none': copy nothing)",
+     ArgumentKind::kRequired},
+    {SkyOption::kSyncBack, "sky-sync-back", "pattern",
+     "skyslurm: when the job ends on another cluster, fetch its files matching this pattern "
+     "into the submit folder",
      ArgumentKind::kRequired},
 }};
 
@@ -82,6 +90,20 @@ std::string ValidateOptionValue(SkyOption id, const char* value) {
           return "invalid --sky-image '" + std::string(text) +
                  "': an image reference has no spaces or quotes";
         }
+      }
+      return {};
+    case SkyOption::kWorkdir:
+      if (absent) return "--sky-workdir needs a folder (or 'none')";
+      if (text.find('\n') != std::string_view::npos) {
+        return "invalid --sky-workdir '" + std::string(text) + "': a folder name has no newline";
+      }
+      return {};
+    case SkyOption::kSyncBack:
+      if (absent) return "--sky-sync-back needs a file pattern (out/*.txt, *.ckpt)";
+      if (text.starts_with("/") || text.find("..") != std::string_view::npos ||
+          text.find('\n') != std::string_view::npos) {
+        return "invalid --sky-sync-back '" + std::string(text) +
+               "': a pattern is relative to the job's folder, without '..'";
       }
       return {};
     case SkyOption::kRetryOnFailure: {

@@ -16,6 +16,8 @@ enum class SkyOption {
   kManaged = 4,         // --sky-managed
   kRetryOnFailure = 5,  // --sky-retry-on-failure=N
   kImage = 6,           // --sky-image=IMAGE (a Kubernetes cluster's container image)
+  kWorkdir = 7,         // --sky-workdir=DIR|none (the folder copied to a peer)
+  kSyncBack = 8,        // --sky-sync-back=PATTERN (files fetched back when the job ends)
 };
 
 enum class ArgumentKind { kNone = 0, kRequired = 1, kOptional = 2 };  // spank's has_arg

@@ -59,6 +59,9 @@ struct SubmitSpec {
   std::string default_job_name;        // when the job sets none (Slurm's: the script's name)
   std::string user_comment;            // the job's own --comment, kept before the tag
   std::string workdir;                 // where it runs there ("" = the default)
+  // Where sbatch is run there ("" = where the backend's commands run): the
+  // job's copied folder, so that SLURM_SUBMIT_DIR names it.
+  std::string submit_dir;
   std::vector<std::pair<std::string, std::string>> export_env;  // extra environment for the job
   // The job's own --export (from any origin), when it has one: merged with
   // export_env into the one --export the job is submitted with (sbatch keeps

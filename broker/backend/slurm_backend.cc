@@ -361,6 +361,7 @@ Command SlurmBackend::SubmitCommand(const SubmitSpec& spec) const {
   Command c;
   c.argv = {"sbatch"};
   for (auto& o : SbatchSubmitOptions(spec)) c.argv.push_back(std::move(o));
+  c.cwd = spec.submit_dir;
   // The environment sbatch runs with: this process's, or the one given,
   // exactly (what this process has beyond it is removed); either way plus
   // the values the job's --export takes from the submitter.

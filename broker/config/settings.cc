@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -301,6 +302,11 @@ const std::vector<SettingKey>& SettingKeys() {
       {"idle_exit", "SKYSLURM_IDLE_EXIT", "--idle-exit",
        "skyslurmd: started on demand, it exits after this long with nothing to watch "
        "(default 600s; 0 = never)"},
+      {"sync_limit", "SKYSLURM_SYNC_LIMIT", "--sync-limit",
+       "the most a job's folder copied to another cluster may hold (default 1G; 0 = no limit)"},
+      {"shared_fs", "", "",
+       "clusters that mount one filesystem at the same paths: [alpha, beta] (or a list of "
+       "such lists); a job moving among them is not copied"},
       {"paths", "", "",
        "rewrite_script: true rewrites the script's own paths under a named root for the "
        "cluster the job goes to (default: listed as caveats)"},
@@ -358,6 +364,67 @@ bool Settings::Allowed(const std::string& cluster) const {
   }
   return clusters_allowed.empty() || std::find(clusters_allowed.begin(), clusters_allowed.end(),
                                                cluster) != clusters_allowed.end();
+}
+
+bool Settings::ShareFilesystem(const std::string& a, const std::string& b) const {
+  if (a == b) return true;
+  for (const auto& group : shared_fs) {
+    const bool has_a = std::find(group.begin(), group.end(), a) != group.end();
+    const bool has_b = std::find(group.begin(), group.end(), b) != group.end();
+    if (has_a && has_b) return true;
+  }
+  return false;
+}
+
+Result<std::uint64_t> ParseByteSize(std::string_view text) {
+  const std::string t = Trim(std::string(text));
+  std::size_t digits = 0;
+  bool dot = false;
+  while (digits < t.size() && (std::isdigit(static_cast<unsigned char>(t[digits])) ||
+                               (t[digits] == '.' && !dot))) {
+    dot = dot || t[digits] == '.';
+    ++digits;
+  }
+  auto bad = [&] {
+    return InvalidArgumentError(
+        fmt::format("'{}' is not a size (bytes, or a number with K, M, G or T)", text));
+  };
+  if (digits == 0) return bad();
+  double number = 0;
+  try {
+    number = std::stod(t.substr(0, digits));
+  } catch (...) {
+    return bad();
+  }
+  std::string unit = Trim(t.substr(digits));
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.ends_with("IB")) unit.erase(unit.size() - 2);
+  if (unit.size() == 2 && unit[1] == 'B') unit.erase(1);
+  if (unit == "B") unit.clear();
+  static constexpr std::string_view kUnits = "KMGT";
+  double scale = 1;
+  if (!unit.empty()) {
+    const std::size_t at = unit.size() == 1 ? kUnits.find(unit[0]) : std::string_view::npos;
+    if (at == std::string_view::npos) return bad();
+    for (std::size_t i = 0; i <= at; ++i) scale *= 1024;
+  }
+  const double bytes = number * scale;
+  if (bytes > 1.8e19) return bad();
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string DescribeBytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  std::size_t u = 0;
+  while (v >= 1024 && u + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{} bytes", bytes);
+  std::string s = fmt::format("{:.1f}", v);
+  if (s.ends_with(".0")) s.erase(s.size() - 2);
+  return s + " " + kUnits[u];
 }
 
 Result<catalog::AcceleratorCatalog> Settings::Catalog() const {
@@ -426,6 +493,26 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           auto& dst = s->accelerators[canonical];
           dst.insert(dst.end(), spellings.begin(), spellings.end());
         }
+      } else if (key == "sync_limit") {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        auto bytes = ParseByteSize(value);
+        if (!bytes.ok()) return Bad(file, v, "sync_limit: " + bytes.status().message());
+        s->sync_limit = *bytes;
+      } else if (key == "shared_fs") {
+        if (!v.IsSequence()) return Bad(file, v, "'shared_fs' must be a list of clusters");
+        // One group ([alpha, beta]) or several ([[alpha, beta], [gamma, delta]]).
+        const bool groups = v.size() > 0 && v[0].IsSequence();
+        std::vector<std::vector<std::string>> found;
+        if (groups) {
+          for (const auto& g : v) {
+            SKY_ASSIGN_OR_RETURN(auto list, List(file, g, key));
+            found.push_back(std::move(list));
+          }
+        } else {
+          SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+          found.push_back(std::move(list));
+        }
+        for (auto& g : found) s->shared_fs.push_back(std::move(g));
       } else if (key == "paths") {
         if (!v.IsMap()) return Bad(file, v, "'paths' must be a mapping (rewrite_script: true)");
         for (const auto& p : v) {
@@ -480,6 +567,10 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
       s->on_broker_error = *parsed;
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
+    } else if (key == "sync_limit") {
+      auto bytes = ParseByteSize(value);
+      if (!bytes.ok()) return error(bytes.status().message());
+      s->sync_limit = *bytes;
     } else if (const FailoverKey* fk = FindFailoverKey(key)) {
       if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) return error(st.message());
     } else if (key == "clusters_allowed" || key == "clusters_denied") {

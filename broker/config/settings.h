@@ -4,6 +4,7 @@
 // policy (routing off, denied clusters) cannot be loosened by a user.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,11 +93,19 @@ struct Settings {
   // paths.rewrite_script: the script's own paths under a named root are
   // rewritten for the target (else only listed as caveats).
   bool rewrite_script_paths = false;
+  // A job's folder copied to a peer may hold at most this many bytes (after
+  // .gitignore/.skyignore); 0 = no limit.
+  std::uint64_t sync_limit = std::uint64_t{1} << 30;
+  // Groups of clusters that mount one filesystem at the same paths: a job
+  // moving inside a group is not copied (shared_fs: [alpha, beta]).
+  std::vector<std::vector<std::string>> shared_fs;
 
   // The cluster's settings (defaults when it has none).
   ClusterSettings For(const std::string& cluster) const;
   // Whether policy lets jobs go to `cluster`.
   bool Allowed(const std::string& cluster) const;
+  // Whether two clusters share their filesystem (one shared_fs group).
+  bool ShareFilesystem(const std::string& a, const std::string& b) const;
   // The catalog with the site's and user's spellings added.
   Result<catalog::AcceleratorCatalog> Catalog() const;
 };
@@ -133,6 +142,11 @@ struct LoadedConfig {
 
 // Site file, user file (both optional), environment (SKYSLURM_*), then the
 // clusters file. `flags` are the command line's overrides.
+// "1G", "500M", "64k", "1073741824", "1 GiB": bytes (powers of 1024).
+Result<std::uint64_t> ParseByteSize(std::string_view text);
+// 1073741824 -> "1 GiB", 1536 -> "1.5 KiB".
+std::string DescribeBytes(std::uint64_t bytes);
+
 Result<LoadedConfig> LoadConfig(const Environment& env,
                                 const std::map<std::string, std::string>& flags = {});
 

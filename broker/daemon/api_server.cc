@@ -152,6 +152,7 @@ ApiServer::ApiServer(JobManager& manager)
     v["job"] = JobJson(answer->job);
     v["summary"] = answer->summary;
     v["workdir"] = answer->workdir;
+    v["folder"] = answer->folder;
     v["home"] = answer->home;
     v["notes"] = Json::Value(Json::arrayValue);
     for (const auto& note : answer->notes) v["notes"].append(note);
@@ -188,6 +189,8 @@ ApiServer::ApiServer(JobManager& manager)
       cv["submitted"] = Json::Int64{c.submitted};
       cv["args"] = c.args;
       cv["script"] = c.script;
+      cv["workdir"] = c.workdir;
+      cv["source"] = c.source;
       v["copies"].append(cv);
     }
     Reply(res, 200, v);

@@ -40,6 +40,10 @@ std::string_view EventName(EventKind kind) {
       return "restarting";
     case EventKind::kDuplicateCancelled:
       return "duplicate-cancelled";
+    case EventKind::kCopied:
+      return "copied";
+    case EventKind::kFetched:
+      return "fetched";
   }
   return "event";
 }

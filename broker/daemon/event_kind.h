@@ -26,6 +26,8 @@ enum class EventKind {
   kClusterLost,         // its cluster has been silent for cluster_dead_after
   kRestarting,          // its copy ended through the infrastructure: restart follows
   kDuplicateCancelled,  // a second live copy was cancelled
+  kCopied,              // its folder was copied to the cluster it goes to
+  kFetched,             // its --sky-sync-back files were fetched (or could not be)
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

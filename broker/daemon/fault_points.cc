@@ -15,6 +15,7 @@ const std::vector<std::string_view>& FaultPointNames() {
   static const std::vector<std::string_view> names = {
       "submit.recorded",   // the job is in the store, nothing sent
       "submit.intent",     // the intent to submit is written
+      "submit.copied",     // the job's folder is copied there, nothing submitted
       "submit.sent",       // sbatch answered, the answer not recorded
       "submit.done",       // recorded, not yet answered to the client
       "move.intent",       // the intent to cancel the pending copy is written

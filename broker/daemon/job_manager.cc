@@ -396,6 +396,9 @@ void JobManager::Tick() {
         break;
       }
       case Action::kFinish:
+        // --sky-sync-back: the files come back before the job is final, so
+        // that a waiting sbatch finds them.
+        FetchBack(job);
         job.state = d.state;
         job.reason = d.reason;
         job.ended = now;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +27,8 @@
 #include "broker/job/sky_id.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
+#include "broker/sync/workdir_plan.h"
+#include "broker/util/command.h"
 
 namespace skyslurm::daemon {
 
@@ -46,6 +49,11 @@ struct ManagerOptions {
   // without the job in the cluster's queue is it taken for one that never
   // reached the cluster and submitted again.
   std::chrono::seconds unanswered_grace{120};
+  // Copying a job's folder to a cluster (rsync): at most this long, and at
+  // most kCopiesPerCluster at once into one cluster (its sshd drops
+  // connections beyond its MaxStartups).
+  std::chrono::milliseconds copy_timeout{600'000};
+  CommandRunner* copy_runner = nullptr;  // null: local processes
   std::function<std::time_t()> clock;           // default: time()
   std::function<void(const std::string&)> log;  // each recorded decision, one line
 };
@@ -60,6 +68,7 @@ struct SubmitAnswer {
   store::SkyJob job;
   std::string summary;             // why this cluster
   std::string workdir;             // where it runs there ("" = the default)
+  std::string folder;              // what became of its folder (a peer): copied where, or why not
   bool home = false;               // it went to the home cluster
   std::vector<std::string> notes;  // what the user should know (modules left as written ...)
 };
@@ -161,6 +170,16 @@ class JobManager {
   void SettleStaleCopies();
   void SettleIntent(const store::Intent& intent);
   std::vector<std::string> DeadClusters();
+  // The job's folder for a cluster (place/job_folder.h, folder_copy.cc):
+  // measured against sync_limit before anything is sent (the error says
+  // what to do), then copied under the submission's intent, recorded as an
+  // event; answers what was sent.
+  Status CheckFolderSize(const sync::WorkdirPlan& plan, const std::string& cluster);
+  Result<std::string> CopyFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,
+                                 const std::string& cluster);
+  // A job that asked for it (--sky-sync-back) and ran in a copied folder:
+  // the matching files fetched into the folder it came from, recorded.
+  void FetchBack(store::SkyJob& job);
 
   store::JobStore& store_;
   place::Workspace& ws_;
@@ -181,11 +200,15 @@ class JobManager {
   std::map<std::string, std::future<Result<std::vector<backend::JobInfo>>>> reading_;  // queues
   std::map<std::string, std::time_t> reading_since_;  // when each read began
   static constexpr int kWeighsPerTick = 20;
+  static constexpr std::ptrdiff_t kCopiesPerCluster = 4;
+  std::mutex copy_slots_mu_;
+  std::map<std::string, std::unique_ptr<std::counting_semaphore<kCopiesPerCluster>>> copy_slots_;
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;
   thread_local static bool last_answer_home_;
   thread_local static std::vector<std::string> last_answer_notes_;
+  thread_local static std::string last_answer_folder_;
 };
 
 }  // namespace skyslurm::daemon

@@ -9,6 +9,7 @@
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/audit.h"
+#include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
 #include "broker/util/trace.h"
@@ -23,6 +24,7 @@ using place::NoClusterMessage;
 thread_local std::string JobManager::last_answer_workdir_;
 thread_local std::vector<std::string> JobManager::last_answer_notes_;
 thread_local bool JobManager::last_answer_home_ = false;
+thread_local std::string JobManager::last_answer_folder_;
 
 Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                                   const std::vector<std::string>& avoid, bool first_attempt) {
@@ -75,6 +77,31 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
   // skyslurm, not the cluster, owns a managed job's restarts.
   spec.restartable = !job.managed;
+  // The job's folder there: where it runs, and whether it is copied first.
+  const sync::WorkdirPlan folder =
+      place::PlanJobFolder(ws_, *target, request, job.sky_id, input.cwd);
+  place::ApplyJobFolder(folder, request, &spec);
+  // A submission sbatch (or the copy before it) refused: the first one's
+  // final answer; a later one's passing trouble, retried.
+  auto refused = [&](const std::string& msg) -> Status {
+    if (kind == EventKind::kSubmitted) {
+      job.state = "REFUSED";
+      job.reason = msg;
+      job.ended = Now();
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, msg, target->name));
+      return FailedPreconditionError(msg);
+    }
+    if (job.reason != msg) {
+      job.reason = msg;
+      SKY_RETURN_IF_ERROR(Record(job, EventKind::kWaiting, msg, target->name));
+    }
+    return UnavailableError(msg);
+  };
+  if (folder.copy) {
+    if (Status fits = CheckFolderSize(folder, target->name); !fits.ok()) {
+      return refused(fits.message());
+    }
+  }
   if (target->kind != "slurm") {
     // A cluster without job ids of its own (Kubernetes): the backend takes
     // its jobs' numbers from the cluster's shared counter, at least this one,
@@ -91,6 +118,16 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
   if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
+  std::string copied;
+  if (folder.copy) {
+    auto sent = CopyFolder(job, folder, target->name);
+    if (!sent.ok()) {
+      (void)store_.EndIntent(intent);
+      return refused(sent.status().message());
+    }
+    copied = *sent;
+    if (kind == EventKind::kSubmitted) FaultPoint("submit.copied");
+  }
   auto key = [&] {
     trace::Span span("submit to " + target->name);
     if (!plan.deferred) return target->backend->Submit(spec, options_.submit_timeout);
@@ -119,20 +156,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   }
   if (!key.ok()) {
     (void)store_.EndIntent(intent);
-    const std::string msg = key.status().message();
-    if (kind == EventKind::kSubmitted) {
-      // sbatch said no (a limit, an account...): the job's answer, not a
-      // passing trouble to retry.
-      job.state = "REFUSED";
-      job.reason = msg;
-      job.ended = Now();
-      SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, msg, target->name));
-      return FailedPreconditionError(msg);
-    }
-    if (job.reason != msg) {
-      job.reason = msg;
-      SKY_RETURN_IF_ERROR(Record(job, EventKind::kWaiting, msg, target->name));
-    }
+    // sbatch said no (a limit, an account...): the job's answer, not a
+    // passing trouble to retry.
+    if (kind == EventKind::kSubmitted) return refused(key.status().message());
+    (void)refused(key.status().message());
     return key.status();
   }
   if (kind == EventKind::kSubmitted) FaultPoint("submit.sent");
@@ -142,7 +169,8 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   Status st = store_.Apply([&] {
     SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
                                         fmt::format("{}", fmt::join(spec.job.args, "\n")),
-                                        spec.job.script, "PENDING", Now()}));
+                                        spec.job.script, "PENDING", Now(), spec.workdir,
+                                        folder.copy ? folder.source : ""}));
     job.cluster = key->cluster;
     job.native_id = key->job_id;
     job.state = "PENDING";
@@ -162,6 +190,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
                              ? "its image's working directory"
                              : spec.workdir;
   last_answer_home_ = target->home;
+  last_answer_folder_ = folder.reason.empty() || copied.empty()
+                            ? folder.reason
+                            : fmt::format("{} ({})", folder.reason, copied);
   last_answer_notes_ = plan.chosen_job()->caveats;
   return st;
 }
@@ -183,7 +214,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
     }
     if (job.state == "REFUSED") return FailedPreconditionError(job.reason);
     const place::ClusterHandle* h = ws_.Find(job.cluster);
-    return SubmitAnswer{job, job.reason, "", h != nullptr && h->home};
+    return SubmitAnswer{job, job.reason, "", "", h != nullptr && h->home};
   }
   auto request = job::ParseRequest(r.input.ToRequestInput());
   if (!request.ok()) return request.status();
@@ -200,10 +231,16 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   job.created = job.updated = Now();
   SKY_RETURN_IF_ERROR(store_.Insert(job));
   last_answer_notes_.clear();
+  last_answer_folder_.clear();
   FaultPoint("submit.recorded");
   SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), true));
   FaultPoint("submit.done");
-  return SubmitAnswer{job, job.reason, last_answer_workdir_, last_answer_home_, last_answer_notes_};
+  return SubmitAnswer{job,
+                      job.reason,
+                      last_answer_workdir_,
+                      last_answer_folder_,
+                      last_answer_home_,
+                      last_answer_notes_};
 }
 
 }  // namespace skyslurm::daemon

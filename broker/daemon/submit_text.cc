@@ -30,11 +30,14 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
   for (const auto& note : answer.notes)
     t.err += fmt::format("{}: skyslurm: warning: {}\n", tool, note);
   if (!request.parsable && !job.native_id.empty() && !answer.home) {
-    t.err += fmt::format(
-        "{}: skyslurm: {} goes to cluster {} ({}); it runs in {} there, and files beside the "
-        "script are not copied\n",
-        tool, request.script_name, job.cluster, answer.summary,
-        answer.workdir.empty() ? "your home directory" : answer.workdir);
+    // What became of its folder (copied where, or why not: workdir_plan.h).
+    const std::string folder =
+        !answer.folder.empty()
+            ? answer.folder
+            : fmt::format("it runs in {} there, and files beside the script are not copied",
+                          answer.workdir.empty() ? "your home directory" : answer.workdir);
+    t.err += fmt::format("{}: skyslurm: {} goes to cluster {} ({}); {}\n", tool,
+                         request.script_name, job.cluster, answer.summary, folder);
   }
   if (!request.parsable && request.sky.managed) {
     t.err += fmt::format("{}: skyslurm: managed as {} ({}); skyslurm status {} shows its history\n",

@@ -167,6 +167,8 @@ constexpr OptionSpec kSkyOptions[] = {
     {"sky-managed", 0, Arg::kNone, kAllTools, Opt::kSkyManaged},
     {"sky-retry-on-failure", 0, Arg::kRequired, kAllTools, Opt::kSkyRetryOnFailure},
     {"sky-image", 0, Arg::kRequired, kAllTools, Opt::kSkyImage},
+    {"sky-workdir", 0, Arg::kRequired, kAllTools, Opt::kSkyWorkdir},
+    {"sky-sync-back", 0, Arg::kRequired, kAllTools, Opt::kSkySyncBack},
 };
 
 constexpr std::array<OptionSpec, std::size(kSlurmOptions) + std::size(kSkyOptions)> Joined() {

@@ -37,6 +37,7 @@ enum class Opt : std::uint16_t {
   kVerbose, kVersion, kWait, kWrap,
   // skyslurm's own (registered by skyslurm.so)
   kSkyAnyCluster, kSkyInfra, kSkyExplain, kSkyManaged, kSkyRetryOnFailure, kSkyImage,
+  kSkyWorkdir, kSkySyncBack,
   // a SPANK option of another plugin (e.g. pyxis' --container-image)
   kSpank,
 };

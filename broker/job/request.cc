@@ -103,7 +103,9 @@ class Interpreter {
       case Opt::kSkyExplain:
       case Opt::kSkyManaged:
       case Opt::kSkyRetryOnFailure:
-      case Opt::kSkyImage: return Sky(s, fail);
+      case Opt::kSkyImage:
+      case Opt::kSkyWorkdir:
+      case Opt::kSkySyncBack: return Sky(s, fail);
       case Opt::kSpank:
         if (s.name().starts_with("container")) r_.other_container_options.push_back(s.name());
         break;
@@ -150,6 +152,8 @@ class Interpreter {
       case Opt::kSkyExplain: which = SkyOption::kExplain; break;
       case Opt::kSkyManaged: which = SkyOption::kManaged; break;
       case Opt::kSkyImage: which = SkyOption::kImage; break;
+      case Opt::kSkyWorkdir: which = SkyOption::kWorkdir; break;
+      case Opt::kSkySyncBack: which = SkyOption::kSyncBack; break;
       case Opt::kSkyRetryOnFailure: which = SkyOption::kRetryOnFailure; break;
       default: break;
     }
@@ -168,6 +172,8 @@ class Interpreter {
       case SkyOption::kManaged: r_.sky.managed = true; break;
       case SkyOption::kRetryOnFailure: r_.sky.retry_on_failure = std::stoi(*value); break;
       case SkyOption::kImage: r_.sky.image = *value; break;
+      case SkyOption::kWorkdir: r_.sky.workdir = *value; break;
+      case SkyOption::kSyncBack: r_.sky.sync_back.push_back(*value); break;
     }
     return OkStatus();
   }

@@ -55,6 +55,12 @@ struct SkyRequest {
   bool managed = false;
   int retry_on_failure = 0;
   std::optional<std::string> image;  // --sky-image: a Kubernetes cluster's container image
+  // --sky-workdir=DIR: the folder copied to a peer and run in there (default:
+  // the folder the job is submitted from); "none": nothing is copied.
+  std::optional<std::string> workdir;
+  // --sky-sync-back=PATTERN (repeatable): files of the job's folder there
+  // matching it are fetched into the submit folder when the job ends.
+  std::vector<std::string> sync_back;
   bool wanted() const { return any_cluster || infra.has_value() || explain || managed; }
 };
 

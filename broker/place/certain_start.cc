@@ -23,6 +23,7 @@ bool SizeOnly(job::Opt id) {
     case Opt::kChdir: case Opt::kExport: case Opt::kPartition: case Opt::kQuiet:
     case Opt::kVerbose: case Opt::kSkyAnyCluster: case Opt::kSkyInfra: case Opt::kSkyManaged:
     case Opt::kSkyExplain: case Opt::kSkyRetryOnFailure: case Opt::kSkyImage:
+    case Opt::kSkyWorkdir: case Opt::kSkySyncBack:
       return true;
     default:
       return false;

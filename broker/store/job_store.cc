@@ -78,6 +78,11 @@ ALTER TABLE copies RENAME COLUMN slurm_id TO native_id;
 ALTER TABLE events RENAME COLUMN slurm_id TO native_id;
 ALTER TABLE intents RENAME COLUMN slurm_id TO native_id;
 )sql",
+    // 3: a copy runs in a folder copied from the user's (sync/workdir_plan.h).
+    R"sql(
+ALTER TABLE copies ADD COLUMN workdir TEXT NOT NULL DEFAULT '';
+ALTER TABLE copies ADD COLUMN source TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // One prepared statement, finalized on scope exit.
@@ -337,7 +342,7 @@ Status JobStore::AddCopy(const Copy& c) {
   return Apply([&] {
     Stmt s(db_,
            "INSERT OR REPLACE INTO copies (sky_id, cluster, native_id, partition, args, script, "
-           "state, submitted) VALUES (?,?,?,?,?,?,?,?)");
+           "state, submitted, workdir, source) VALUES (?,?,?,?,?,?,?,?,?,?)");
     s.Bind(c.sky_id)
         .Bind(c.cluster)
         .Bind(c.native_id)
@@ -345,7 +350,9 @@ Status JobStore::AddCopy(const Copy& c) {
         .Bind(c.args)
         .Bind(c.script)
         .Bind(c.state)
-        .Bind(c.submitted);
+        .Bind(c.submitted)
+        .Bind(c.workdir)
+        .Bind(c.source);
     return s.Run("adding a copy");
   });
 }
@@ -378,15 +385,15 @@ Result<std::vector<Copy>> JobStore::CopiesInState(const std::string& state) {
 Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::string& value) {
   std::lock_guard lock(mu_);
   Stmt s(db_, fmt::format("SELECT sky_id, cluster, native_id, partition, args, script, state, "
-                          "submitted FROM copies WHERE {}=? ORDER BY submitted, rowid",
+                          "submitted, workdir, source FROM copies WHERE {}=? ORDER BY submitted, rowid",
                           column)
                   .c_str());
   s.Bind(value);
   std::vector<Copy> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    out.push_back(
-        {s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Int(7)});
+    out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6),
+                   s.Int(7), s.Text(8), s.Text(9)});
   }
   if (rc != SQLITE_DONE) return s.Error("listing copies");
   return out;

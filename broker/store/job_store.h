@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct SkyJob {
   std::string sky_id;
@@ -66,6 +66,10 @@ struct Copy {
   std::string script;  // the script as submitted there
   std::string state;   // as last seen: PENDING, RUNNING, ..., STALE (cluster lost), CANCELLED
   std::time_t submitted = 0;
+  // The folder it runs in there, copied from `source` here ("" = none: the
+  // cluster's default, or the submit folder of a job kept home).
+  std::string workdir;
+  std::string source;
 };
 
 // One line of a sky job's history: placed, submitted, moved, restarted,

@@ -25,7 +25,8 @@ using job::Setting;
 bool IsSky(const Setting& s) {
   const Opt id = s.id();
   return id == Opt::kSkyAnyCluster || id == Opt::kSkyInfra || id == Opt::kSkyExplain ||
-         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure || id == Opt::kSkyImage;
+         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure || id == Opt::kSkyImage ||
+         id == Opt::kSkyWorkdir || id == Opt::kSkySyncBack;
 }
 
 std::string Join(const std::vector<std::string>& v, std::string_view sep) {

@@ -20,9 +20,11 @@
 #include "broker/daemon/job_input.h"
 #include "broker/job/request.h"
 #include "broker/place/audit.h"
+#include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
 #include "broker/store/job_store.h"
+#include "broker/sync/rsync.h"
 #include "broker/util/strings.h"
 #include "broker/util/trace.h"
 #include "shim/cli/cluster_views.h"
@@ -125,7 +127,8 @@ void MarkRealCommand() {
   const std::vector<std::string> kept = job::RemoveOptions(
       job::OptionTable(jtool), args,
       {job::Opt::kSkyAnyCluster, job::Opt::kSkyInfra, job::Opt::kSkyExplain,
-       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure, job::Opt::kSkyImage});
+       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure, job::Opt::kSkyImage,
+       job::Opt::kSkyWorkdir, job::Opt::kSkySyncBack});
   argv.insert(argv.end(), kept.begin(), kept.end());
   std::vector<char*> c;
   for (auto& a : argv) c.push_back(a.data());
@@ -421,18 +424,40 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   backend::SubmitSpec spec =
       place::SpecFor(*request, job, target, {.sky_id = sky_id, .env = &environment});
   spec.first_attempt = true;  // made just above; Submit is not retried here
-  if (!target.home) {
-    const std::string& workdir = spec.workdir;
-    if (!request->parsable && !request->test_only && !quiet) {
-      std::fprintf(stderr,
-                   "%s: skyslurm: %s goes to cluster %s (%s); it runs in %s there, and files "
-                   "beside the script are not copied\n",
-                   tool.c_str(), request->script_name.c_str(), target.name.c_str(),
-                   plan.decision.summary.c_str(),
-                   !workdir.empty()             ? workdir.c_str()
-                   : target.kind == "kubernetes" ? "its image's working directory"
-                                                 : "your home directory");
+  // The job's folder there (place/job_folder.h): measured, then copied
+  // before the submission, as skyslurmd does (without its intent: this
+  // process submits once, after the copy, or not at all).
+  const sync::WorkdirPlan folder =
+      place::PlanJobFolder(*ws, target, *request, sky_id, fs::current_path().string());
+  place::ApplyJobFolder(folder, *request, &spec);
+  std::string copied;
+  if (folder.copy) {
+    LocalCommandRunner runner;
+    const std::uint64_t limit = ws->config.settings.sync_limit;
+    auto measured = sync::Measure(runner, folder.source, std::chrono::minutes(10));
+    if (!measured.ok()) return Fail(tool, "skyslurm: " + measured.status().message());
+    if (limit != 0 && measured->total_size > limit) {
+      const std::string shown = sync::Tilde(folder.source, ws->config.paths.home);
+      return Fail(tool, fmt::format("skyslurm: {} holds {} to copy to {}, more than sync_limit "
+                                    "({}); nothing was submitted. List what the job does not "
+                                    "need in {}/.skyignore, name a smaller folder with "
+                                    "--sky-workdir=DIR, copy nothing with --sky-workdir=none, "
+                                    "or raise sync_limit",
+                                    shown, config::DescribeBytes(measured->total_size),
+                                    target.name, config::DescribeBytes(limit), shown));
     }
+    auto remote = place::RemoteOf(*ws, target.name);
+    if (!remote.ok()) return Fail(tool, "skyslurm: " + remote.status().message());
+    progress.Say(fmt::format("copying {} to {}", folder.source, target.name));
+    auto sent = sync::Push(runner, *remote, folder.source, folder.dest, std::chrono::minutes(10));
+    progress.Clear();
+    if (!sent.ok()) return Fail(tool, "skyslurm: " + sent.status().message());
+    copied = " (" + sync::DescribeStats(*sent) + ")";
+  }
+  if (!target.home && !request->parsable && !request->test_only && !quiet) {
+    std::fprintf(stderr, "%s: skyslurm: %s goes to cluster %s (%s); %s%s\n", tool.c_str(),
+                 request->script_name.c_str(), target.name.c_str(),
+                 plan.decision.summary.c_str(), folder.reason.c_str(), copied.c_str());
   }
   progress.Say(fmt::format("submitting to {}", target.name));
   auto key = target.backend->Submit(spec, std::chrono::seconds(30));

@@ -111,7 +111,9 @@ class PluginHarnessTest : public ::testing::Test {
 TEST_F(PluginHarnessTest, RegistersTheSkyOptions) {
   fake.context = S_CTX_ALLOCATOR;
   ASSERT_EQ(Call("slurm_spank_init", {"shim=/nonexistent/bin"}), 0);
-  ASSERT_EQ(fake.options.size(), 6u);
+  ASSERT_EQ(fake.options.size(), 8u);
+  EXPECT_STREQ(fake.options[6].name, "sky-workdir");
+  EXPECT_STREQ(fake.options[7].name, "sky-sync-back");
   EXPECT_STREQ(fake.options[0].name, "sky-any-cluster");
   EXPECT_EQ(fake.options[0].has_arg, 2);
   // The option callback: bad values refused with the reason, good ones kept.

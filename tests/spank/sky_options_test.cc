@@ -22,13 +22,19 @@ TEST(SkyOptionsTest, RegistersTheDocumentedOptions) {
     EXPECT_EQ(spec.arginfo != nullptr, spec.argument != ArgumentKind::kNone) << spec.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"sky-any-cluster", "sky-infra", "sky-explain",
-                                          "sky-managed", "sky-retry-on-failure", "sky-image"}));
+                                          "sky-managed", "sky-retry-on-failure", "sky-image", "sky-workdir", "sky-sync-back"}));
 }
 
 TEST(SkyOptionsTest, ImageNeedsAReferenceWithoutSpaces) {
   EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, "nvcr.io/nvidia/pytorch:24.01-py3"), IsEmpty());
   EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, nullptr), HasSubstr("needs a container image"));
   EXPECT_THAT(ValidateOptionValue(SkyOption::kImage, "ubuntu 22.04"), HasSubstr("no spaces"));
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kWorkdir, "~/proj"), IsEmpty());
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kWorkdir, "none"), IsEmpty());
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kWorkdir, nullptr), HasSubstr("needs a folder"));
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kSyncBack, "out/*.txt"), IsEmpty());
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kSyncBack, "../secret"), HasSubstr("without '..'"));
+  EXPECT_THAT(ValidateOptionValue(SkyOption::kSyncBack, "/etc/passwd"), HasSubstr("relative"));
 }
 
 TEST(SkyOptionsTest, AnyClusterTakesAnOptionalList) {

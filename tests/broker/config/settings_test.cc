@@ -133,6 +133,42 @@ TEST(SettingsTest, FailoverDurationsAndCounts) {
             "environment: poll_interval: 'poll_interval' must be at least 1s");
 }
 
+TEST(SettingsTest, SyncLimitAndSharedFilesystems) {
+  Settings s;
+  EXPECT_EQ(s.sync_limit, std::uint64_t{1} << 30);  // 1 GiB by default
+  ASSERT_TRUE(MergeSettingsYaml("sync_limit: 500M\nshared_fs: [alpha, beta]\n", "site.yaml", false,
+                                &s)
+                  .ok());
+  EXPECT_EQ(s.sync_limit, 500u << 20);
+  EXPECT_TRUE(s.ShareFilesystem("alpha", "beta"));
+  EXPECT_TRUE(s.ShareFilesystem("beta", "alpha"));
+  EXPECT_FALSE(s.ShareFilesystem("alpha", "gamma"));
+  ASSERT_TRUE(MergeSettingsYaml("shared_fs: [[gamma, delta]]\n", "user.yaml", true, &s).ok());
+  EXPECT_TRUE(s.ShareFilesystem("gamma", "delta"));
+  EXPECT_TRUE(s.ShareFilesystem("alpha", "beta"));  // groups add up
+  ASSERT_TRUE(ApplyOverrides({{"sync_limit", "2G"}}, "environment", &s).ok());
+  EXPECT_EQ(s.sync_limit, std::uint64_t{2} << 30);
+  ASSERT_TRUE(ApplyOverrides({{"sync_limit", "0"}}, "environment", &s).ok());
+  EXPECT_EQ(s.sync_limit, 0u);
+  EXPECT_THAT(MergeSettingsYaml("sync_limit: lots\n", "site.yaml", false, &s).message(),
+              HasSubstr("site.yaml:1: sync_limit: 'lots' is not a size"));
+  EXPECT_THAT(MergeSettingsYaml("shared_fs: alpha\n", "site.yaml", false, &s).message(),
+              HasSubstr("site.yaml:1: 'shared_fs' must be a list"));
+}
+
+TEST(SettingsTest, ByteSizes) {
+  EXPECT_EQ(*ParseByteSize("1073741824"), 1073741824u);
+  EXPECT_EQ(*ParseByteSize("64k"), 64u << 10);
+  EXPECT_EQ(*ParseByteSize("1.5 GiB"), 3u << 29);
+  EXPECT_EQ(*ParseByteSize("2TB"), std::uint64_t{2} << 40);
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("1X").ok());
+  EXPECT_FALSE(ParseByteSize("-1").ok());
+  EXPECT_EQ(DescribeBytes(0), "0 bytes");
+  EXPECT_EQ(DescribeBytes(1536), "1.5 KiB");
+  EXPECT_EQ(DescribeBytes(std::uint64_t{1} << 30), "1 GiB");
+}
+
 TEST(SettingsTest, KeyTableNamesEnvironmentVariables) {
   for (const auto& key : SettingKeys()) {
     if (!key.env.empty()) {

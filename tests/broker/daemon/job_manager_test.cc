@@ -441,7 +441,7 @@ TEST_F(JobManagerTest, AnUnansweredSubmissionThatNeverLandsIsMadeAgainAfterTheGr
 TEST_F(JobManagerTest, AClusterSilentSinceTheDaemonStartedIsDeadOnlyAfterTheDelay) {
   Cluster("alpha").start_in = 3600;
   auto placed = manager_->Submit({"sky-20260101-000000-000005", Input(), false});
-  ASSERT_TRUE(placed.ok());
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
   ASSERT_EQ(placed->job.cluster, "beta");
   Cluster("beta").down = true;
   now_ += 100;  // the job's last change is long ago

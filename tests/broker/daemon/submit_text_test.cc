@@ -40,6 +40,15 @@ TEST(SubmitTextTest, SaysWhatSlurmsMultiClusterSbatchSaysAndTheNotes) {
               HasSubstr("sbatch: skyslurm: warning: job.sh:3: module python: left as written\n"));
   EXPECT_THAT(t.err, HasSubstr("sbatch: skyslurm: job.sh goes to cluster beta (beta/h100: the "
                                "earliest start (now)); it runs in your home directory there"));
+  // A job whose folder was copied says where, and what was sent.
+  SubmitAnswer copied = OnBeta();
+  copied.folder =
+      "~/proj is copied to beta:/home/skyuser1/proj (the same place under its home root) and "
+      "runs there (1 of 3 file(s), 12 bytes (300 bytes sent))";
+  EXPECT_THAT(RenderSubmitted("sbatch", Parse({}), copied).err,
+              HasSubstr("(beta/h100: the earliest start (now)); ~/proj is copied to "
+                        "beta:/home/skyuser1/proj (the same place under its home root) and runs "
+                        "there (1 of 3 file(s), 12 bytes (300 bytes sent))\n"));
 }
 
 TEST(SubmitTextTest, ParsableQuietHomeAndManaged) {

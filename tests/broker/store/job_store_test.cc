@@ -135,7 +135,7 @@ TEST_F(JobStoreTest, RefusesANewerSchema) {
   auto store = JobStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(),
-              HasSubstr("schema version 99, newer than this skyslurmd's 2"));
+              HasSubstr("schema version 99, newer than this skyslurmd's " + std::to_string(kSchemaVersion)));
 }
 
 // A database of the first schema (slurm_id) is migrated in place: its jobs,
@@ -179,7 +179,7 @@ PRAGMA user_version=1;
 
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ((*store)->schema_version(), 2);
+  EXPECT_EQ((*store)->schema_version(), 3);
   auto job = (*store)->Get("sky-1");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->native_id, "1219");
@@ -187,6 +187,16 @@ PRAGMA user_version=1;
   ASSERT_TRUE(copies.ok());
   ASSERT_EQ(copies->size(), 1u);
   EXPECT_EQ((*copies)[0].native_id, "1219");
+  // Version 3: a copy's folder, none for the copies made before.
+  EXPECT_EQ((*copies)[0].workdir, "");
+  EXPECT_EQ((*copies)[0].source, "");
+  ASSERT_TRUE((*store)->AddCopy({"sky-1", "gamma", "7", "", "", "", "PENDING", 200,
+                                 "/gpfs/scratch/alice/proj", "/home/alice/proj"})
+                  .ok());
+  copies = (*store)->Copies("sky-1");
+  ASSERT_EQ(copies->size(), 2u);
+  EXPECT_EQ((*copies)[1].workdir, "/gpfs/scratch/alice/proj");
+  EXPECT_EQ((*copies)[1].source, "/home/alice/proj");
   auto events = (*store)->Events("sky-1");
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);

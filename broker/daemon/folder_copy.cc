@@ -1,0 +1,102 @@
+// A job's folder travels before its submission: measured against
+// sync_limit (nothing sent when it is over), then copied with rsync under
+// the submission's intent. A crash during the copy leaves the intent open;
+// its settling finds no job there, and the next submission copies again,
+// sending only what did not arrive: one job, with every file.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "broker/config/settings.h"
+#include "broker/daemon/fault_points.h"
+#include "broker/daemon/job_input.h"
+#include "broker/daemon/job_manager.h"
+#include "broker/job/request.h"
+#include "broker/place/job_folder.h"
+#include "broker/sync/rsync.h"
+#include "broker/util/trace.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+CommandRunner& RunnerOf(CommandRunner* given) {
+  static LocalCommandRunner local;
+  return given != nullptr ? *given : local;
+}
+
+}  // namespace
+
+Status JobManager::CheckFolderSize(const sync::WorkdirPlan& plan, const std::string& cluster) {
+  const std::uint64_t limit = ws_.config.settings.sync_limit;
+  const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
+  trace::Span span("measure " + shown);
+  auto measured = sync::Measure(RunnerOf(options_.copy_runner), plan.source, options_.copy_timeout);
+  if (!measured.ok()) {
+    return FailedPreconditionError(fmt::format(
+        "the job's folder cannot be copied to {}: {}", cluster, measured.status().message()));
+  }
+  if (limit == 0 || measured->total_size <= limit) return OkStatus();
+  return FailedPreconditionError(fmt::format(
+      "{} holds {} in {} file(s) to copy to {}, more than sync_limit ({}); nothing was "
+      "submitted. List what the job does not need in {}/.skyignore (as in .gitignore), name a "
+      "smaller folder with --sky-workdir=DIR, copy nothing with --sky-workdir=none, or raise "
+      "sync_limit (skyslurm.yaml, SKYSLURM_SYNC_LIMIT)",
+      shown, config::DescribeBytes(measured->total_size), measured->files, cluster,
+      config::DescribeBytes(limit), shown));
+}
+
+Result<std::string> JobManager::CopyFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,
+                                           const std::string& cluster) {
+  SKY_ASSIGN_OR_RETURN(sync::RsyncRemote remote, place::RemoteOf(ws_, cluster));
+  std::counting_semaphore<kCopiesPerCluster>* slots = nullptr;
+  {
+    std::lock_guard lock(copy_slots_mu_);
+    auto& s = copy_slots_[cluster];
+    if (!s) s = std::make_unique<std::counting_semaphore<kCopiesPerCluster>>(kCopiesPerCluster);
+    slots = s.get();
+  }
+  const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
+  slots->acquire();
+  auto copied = [&] {
+    trace::Span span(fmt::format("copy {} to {}:{}", shown, cluster, plan.dest));
+    return sync::Push(RunnerOf(options_.copy_runner), remote, plan.source, plan.dest,
+                      options_.copy_timeout);
+  }();
+  slots->release();
+  if (!copied.ok()) return copied.status();
+  const std::string what =
+      fmt::format("{} to {}:{}: {}", shown, cluster, plan.dest, sync::DescribeStats(*copied));
+  SKY_RETURN_IF_ERROR(Record(job, EventKind::kCopied, what, cluster));
+  return sync::DescribeStats(*copied);
+}
+
+void JobManager::FetchBack(store::SkyJob& job) {
+  auto input = JobInputFromText(job.input_json);
+  if (!input.ok()) return;
+  auto request = job::ParseRequest(input->ToRequestInput());
+  if (!request.ok() || request->sky.sync_back.empty()) return;
+  auto copies = store_.Copies(job.sky_id);
+  if (!copies.ok()) return;
+  const store::Copy* copy = nullptr;
+  for (const auto& c : *copies) {
+    if (c.cluster == job.cluster && c.native_id == job.native_id) copy = &c;
+  }
+  // Home, or a shared filesystem: the files are where the job ran.
+  if (copy == nullptr || copy->workdir.empty() || copy->source.empty()) return;
+  const std::string patterns = fmt::format("{}", fmt::join(request->sky.sync_back, " "));
+  auto remote = place::RemoteOf(ws_, job.cluster);
+  Result<sync::RsyncStats> got = remote.status();
+  if (remote.ok()) {
+    trace::Span span(fmt::format("fetch {} from {}:{}", patterns, job.cluster, copy->workdir));
+    got = sync::Pull(RunnerOf(options_.copy_runner), *remote, copy->workdir, copy->source,
+                     request->sky.sync_back, options_.copy_timeout);
+  }
+  const std::string into = sync::Tilde(copy->source, ws_.config.paths.home);
+  (void)Record(job, EventKind::kFetched,
+               got.ok() ? fmt::format("{} from {}:{} into {}: {}", patterns, job.cluster,
+                                      copy->workdir, into, sync::DescribeStats(*got))
+                        : fmt::format("{} could not be fetched into {}: {}", patterns, into,
+                                      got.status().message()),
+               job.cluster, job.native_id);
+}
+
+}  // namespace skyslurm::daemon

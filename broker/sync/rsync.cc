@@ -1,0 +1,164 @@
+#include "broker/sync/rsync.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "broker/config/settings.h"
+#include "broker/util/strings.h"
+
+namespace skyslurm::sync {
+namespace {
+
+// -rlpt: the tree, symlinks as links, permissions and times (the times make
+// the next copy's quick check skip what did not change); never owners or
+// groups, which belong to the cluster. -s: file names reach the other side
+// as they are (no shell splitting of spaces). A copy broken off (a crash)
+// keeps its half-sent file aside, and the next one resumes it.
+std::vector<std::string> Common() {
+  return {"rsync", "-rlpt", "-s", "--stats", "--no-human-readable",
+          "--partial-dir=.skyslurm-partial"};
+}
+
+std::string Slash(std::string dir) {
+  if (!dir.ends_with('/')) dir += '/';
+  return dir;
+}
+
+// "1,234" / "1234" after `label` on its line.
+std::uint64_t Number(std::string_view out, std::string_view label, bool* found) {
+  const std::size_t at = out.find(label);
+  if (at == std::string_view::npos) return 0;
+  *found = true;
+  std::uint64_t v = 0;
+  for (std::size_t i = at + label.size(); i < out.size(); ++i) {
+    const char c = out[i];
+    if (c == ',' || c == '.' || c == ' ') {
+      if (c == ' ' && v != 0) break;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(c))) break;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
+                       std::chrono::milliseconds timeout, std::string_view what) {
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  c.env_set = {{"LC_ALL", "C"}};
+  auto out = runner.Run(c);
+  if (!out.ok()) {
+    if (out.status().code() == StatusCode::kNotFound) {
+      return FailedPreconditionError(fmt::format("{}: rsync is not installed here", what));
+    }
+    return Status(out.status().code(), fmt::format("{}: {}", what, out.status().message()));
+  }
+  if (!out->success()) {
+    std::string err = Trim(out->err);
+    if (err.empty()) err = out->DescribeEnd();
+    // rsync exit 12/255 with a missing remote rsync says it in words already.
+    return UnavailableError(fmt::format("{}: rsync failed ({}): {}", what, out->DescribeEnd(), err));
+  }
+  return ParseRsyncStats(out->out);
+}
+
+}  // namespace
+
+std::string SshCommand(const RsyncRemote& remote) {
+  // rsync splits -e at blanks and honours quotes: the file's path is quoted.
+  return fmt::format("ssh -F {} -o BatchMode=yes -o LogLevel=ERROR -o StrictHostKeyChecking={}",
+                     ShellQuote(remote.clusters_file), remote.strict_host_key_checking);
+}
+
+std::vector<std::string> IgnoreFilters() {
+  return {"--filter=:- .gitignore", "--filter=:- .skyignore"};
+}
+
+std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& source,
+                                  const std::string& dest, bool progress) {
+  std::vector<std::string> argv = Common();
+  for (auto& f : IgnoreFilters()) argv.push_back(std::move(f));
+  if (progress) argv.push_back("--info=progress2");
+  argv.push_back("-e");
+  argv.push_back(SshCommand(remote));
+  // The folder is made first (with its parents: rsync makes only the last).
+  argv.push_back("--rsync-path=mkdir -p " + ShellQuote(dest) + " && rsync");
+  argv.push_back(Slash(source));
+  argv.push_back(remote.host + ":" + Slash(dest));
+  return argv;
+}
+
+std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& remote_dir,
+                                  const std::string& dest, const std::vector<std::string>& patterns,
+                                  bool progress) {
+  std::vector<std::string> argv = Common();
+  argv.push_back("--update");  // a file changed here since is not overwritten
+  if (!patterns.empty()) {
+    argv.push_back("--include=*/");
+    for (const auto& p : patterns) argv.push_back("--include=" + p);
+    argv.push_back("--exclude=*");
+    argv.push_back("--prune-empty-dirs");
+  }
+  if (progress) argv.push_back("--info=progress2");
+  argv.push_back("-e");
+  argv.push_back(SshCommand(remote));
+  argv.push_back(remote.host + ":" + Slash(remote_dir));
+  argv.push_back(Slash(dest));
+  return argv;
+}
+
+std::vector<std::string> MeasureArgv(const std::string& source) {
+  std::vector<std::string> argv = Common();
+  for (auto& f : IgnoreFilters()) argv.push_back(std::move(f));
+  argv.push_back("--dry-run");
+  argv.push_back(Slash(source));
+  argv.push_back("/nonexistent/skyslurm-measure/");  // never written: a dry run
+  return argv;
+}
+
+Result<RsyncStats> ParseRsyncStats(std::string_view out) {
+  RsyncStats s;
+  bool found = false;
+  bool any = false;
+  s.files_transferred = Number(out, "Number of regular files transferred:", &found);
+  any = found;
+  // "Number of files: 7 (reg: 4, dir: 3)": the regular ones.
+  found = false;
+  s.files = Number(out, "reg: ", &found);
+  s.total_size = Number(out, "Total file size:", &found);
+  s.transferred_size = Number(out, "Total transferred file size:", &found);
+  s.bytes_sent = Number(out, "Total bytes sent:", &found);
+  s.bytes_received = Number(out, "Total bytes received:", &found);
+  if (!any) return InternalError("rsync printed no statistics");
+  return s;
+}
+
+std::string DescribeStats(const RsyncStats& s) {
+  return fmt::format("{} of {} file(s), {} ({} sent)", s.files_transferred, s.files,
+                     config::DescribeBytes(s.transferred_size), config::DescribeBytes(s.bytes_sent));
+}
+
+Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
+                           std::chrono::milliseconds timeout) {
+  return Run(runner, MeasureArgv(source), timeout, "measuring " + source);
+}
+
+Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote,
+                        const std::string& source, const std::string& dest,
+                        std::chrono::milliseconds timeout) {
+  return Run(runner, PushArgv(remote, source, dest, false), timeout,
+             fmt::format("copying {} to {}:{}", source, remote.host, dest));
+}
+
+Result<RsyncStats> Pull(CommandRunner& runner, const RsyncRemote& remote,
+                        const std::string& remote_dir, const std::string& dest,
+                        const std::vector<std::string>& patterns,
+                        std::chrono::milliseconds timeout) {
+  return Run(runner, PullArgv(remote, remote_dir, dest, patterns, false), timeout,
+             fmt::format("fetching {}:{} into {}", remote.host, remote_dir, dest));
+}
+
+}  // namespace skyslurm::sync

@@ -1,0 +1,95 @@
+#include "broker/sync/rsync.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace skyslurm::sync {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const RsyncRemote kBeta{"beta", "/home/ana/.slurm/config", "yes"};
+
+TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettings) {
+  const auto argv = PushArgv(kBeta, "/home/ana/proj", "/users/ana 2/proj", false);
+  EXPECT_EQ(argv.front(), "rsync");
+  EXPECT_THAT(argv, Contains("--filter=:- .gitignore"));
+  EXPECT_THAT(argv, Contains("--filter=:- .skyignore"));
+  EXPECT_THAT(argv, Contains("ssh -F /home/ana/.slurm/config -o BatchMode=yes -o LogLevel=ERROR "
+                             "-o StrictHostKeyChecking=yes"));
+  EXPECT_THAT(argv, Contains("--rsync-path=mkdir -p '/users/ana 2/proj' && rsync"));
+  // Never --delete: the job's earlier results there stay.
+  EXPECT_THAT(argv, ::testing::Not(Contains("--delete")));
+  EXPECT_EQ(argv[argv.size() - 2], "/home/ana/proj/");
+  EXPECT_EQ(argv.back(), "beta:/users/ana 2/proj/");
+  EXPECT_THAT(PushArgv(kBeta, "/p", "/q", true), Contains("--info=progress2"));
+}
+
+TEST(RsyncTest, APullTakesOnlyThePatternsAndKeepsNewerFilesHere) {
+  const auto argv = PullArgv(kBeta, "/users/ana/proj", "/home/ana/proj", {"out/*.txt"}, false);
+  EXPECT_THAT(argv, Contains("--update"));
+  EXPECT_THAT(argv, Contains("--include=out/*.txt"));
+  EXPECT_THAT(argv, Contains("--exclude=*"));
+  EXPECT_EQ(argv[argv.size() - 2], "beta:/users/ana/proj/");
+  EXPECT_EQ(argv.back(), "/home/ana/proj/");
+  EXPECT_THAT(PullArgv(kBeta, "a", "b", {}, false), ::testing::Not(Contains("--exclude=*")));
+}
+
+TEST(RsyncTest, StatisticsAreReadWithOrWithoutThousandsSeparators) {
+  const char kOut[] =
+      "\nNumber of files: 7 (reg: 4, dir: 3)\n"
+      "Number of created files: 7 (reg: 4, dir: 3)\n"
+      "Number of deleted files: 0\n"
+      "Number of regular files transferred: 1\n"
+      "Total file size: 1,234,567 bytes\n"
+      "Total transferred file size: 5016 bytes\n"
+      "Literal data: 0 bytes\n"
+      "Total bytes sent: 5,205\n"
+      "Total bytes received: 39\n";
+  auto s = ParseRsyncStats(kOut);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->files, 4u);
+  EXPECT_EQ(s->files_transferred, 1u);
+  EXPECT_EQ(s->total_size, 1234567u);
+  EXPECT_EQ(s->transferred_size, 5016u);
+  EXPECT_EQ(s->bytes_sent, 5205u);
+  EXPECT_EQ(s->bytes_received, 39u);
+  EXPECT_EQ(DescribeStats(*s), "1 of 4 file(s), 4.9 KiB (5.1 KiB sent)");
+  EXPECT_FALSE(ParseRsyncStats("rsync: connection unexpectedly closed").ok());
+}
+
+// The real rsync over a real folder: what .gitignore and .skyignore exclude
+// is not counted, in the folder where they are and below it.
+TEST(RsyncTest, MeasuringCountsWhatACopyWouldSend) {
+  namespace fs = std::filesystem;
+  const std::string d = ::testing::TempDir() + "rsync-measure-" + std::to_string(::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d + "/data");
+  fs::create_directories(d + "/build");
+  std::ofstream(d + "/train.py") << "print(1)\n";                  // 9
+  std::ofstream(d + "/data/train.txt") << std::string(1000, 'x');  // 1000
+  std::ofstream(d + "/data/run.log") << std::string(5000, 'l');    // skyignored
+  std::ofstream(d + "/build/big.bin") << std::string(9000, 'b');   // gitignored
+  std::ofstream(d + "/.gitignore") << "build/\n";                  // 7
+  std::ofstream(d + "/data/.skyignore") << "*.log\n";              // 6
+  LocalCommandRunner runner;
+  auto s = Measure(runner, d, std::chrono::seconds(30));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->files, 4u);
+  EXPECT_EQ(s->total_size, 9u + 1000u + 7u + 6u);
+  EXPECT_FALSE(fs::exists("/nonexistent/skyslurm-measure"));
+  auto missing = Measure(runner, d + "/nope", std::chrono::seconds(30));
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("rsync failed"));
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace skyslurm::sync
