@@ -304,6 +304,8 @@ const std::vector<SettingKey>& SettingKeys() {
        "(default 600s; 0 = never)"},
       {"sync_limit", "SKYSLURM_SYNC_LIMIT", "--sync-limit",
        "the most a job's folder copied to another cluster may hold (default 1G; 0 = no limit)"},
+      {"sync_bwlimit", "SKYSLURM_SYNC_BWLIMIT", "--sync-bwlimit",
+       "the bandwidth a copy of a job's folder may use, per second (10M; default: any)"},
       {"shared_fs", "", "",
        "clusters that mount one filesystem at the same paths: [alpha, beta] (or a list of "
        "such lists); a job moving among them is not copied"},
@@ -498,6 +500,11 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         auto bytes = ParseByteSize(value);
         if (!bytes.ok()) return Bad(file, v, "sync_limit: " + bytes.status().message());
         s->sync_limit = *bytes;
+      } else if (key == "sync_bwlimit") {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        auto bytes = ParseByteSize(value);
+        if (!bytes.ok()) return Bad(file, v, "sync_bwlimit: " + bytes.status().message());
+        s->sync_bwlimit = *bytes;
       } else if (key == "shared_fs") {
         if (!v.IsSequence()) return Bad(file, v, "'shared_fs' must be a list of clusters");
         // One group ([alpha, beta]) or several ([[alpha, beta], [gamma, delta]]).
@@ -567,10 +574,10 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
       s->on_broker_error = *parsed;
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
-    } else if (key == "sync_limit") {
+    } else if (key == "sync_limit" || key == "sync_bwlimit") {
       auto bytes = ParseByteSize(value);
       if (!bytes.ok()) return error(bytes.status().message());
-      s->sync_limit = *bytes;
+      (key == "sync_limit" ? s->sync_limit : s->sync_bwlimit) = *bytes;
     } else if (const FailoverKey* fk = FindFailoverKey(key)) {
       if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) return error(st.message());
     } else if (key == "clusters_allowed" || key == "clusters_denied") {

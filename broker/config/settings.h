@@ -96,6 +96,8 @@ struct Settings {
   // A job's folder copied to a peer may hold at most this many bytes (after
   // .gitignore/.skyignore); 0 = no limit.
   std::uint64_t sync_limit = std::uint64_t{1} << 30;
+  // The bandwidth a copy may use, bytes per second (rsync --bwlimit); 0 = any.
+  std::uint64_t sync_bwlimit = 0;
   // Groups of clusters that mount one filesystem at the same paths: a job
   // moving inside a group is not copied (shared_fs: [alpha, beta]).
   std::vector<std::vector<std::string>> shared_fs;

@@ -93,7 +93,7 @@ void JobManager::FetchBack(store::SkyJob& job) {
   const std::string into = sync::Tilde(copy->source, ws_.config.paths.home);
   (void)Record(job, EventKind::kFetched,
                got.ok() ? fmt::format("{} from {}:{} into {}: {}", patterns, job.cluster,
-                                      copy->workdir, into, sync::DescribeStats(*got))
+                                      copy->workdir, into, sync::DescribeStats(*got, true))
                         : fmt::format("{} could not be fetched into {}: {}", patterns, into,
                                       got.status().message()),
                job.cluster, job.native_id);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "broker/config/settings.h"
@@ -15,9 +16,12 @@ namespace {
 // groups, which belong to the cluster. -s: file names reach the other side
 // as they are (no shell splitting of spaces). A copy broken off (a crash)
 // keeps its half-sent file aside, and the next one resumes it.
-std::vector<std::string> Common() {
-  return {"rsync", "-rlpt", "-s", "--stats", "--no-human-readable",
-          "--partial-dir=.skyslurm-partial"};
+std::vector<std::string> Common(std::uint64_t bwlimit = 0) {
+  std::vector<std::string> argv = {"rsync", "-rlpt", "-s", "--stats", "--no-human-readable",
+                                   "--partial-dir=.skyslurm-partial"};
+  // rsync counts in KiB per second.
+  if (bwlimit != 0) argv.push_back(fmt::format("--bwlimit={}", std::max<std::uint64_t>(1, bwlimit >> 10)));
+  return argv;
 }
 
 std::string Slash(std::string dir) {
@@ -79,7 +83,7 @@ std::vector<std::string> IgnoreFilters() {
 
 std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& source,
                                   const std::string& dest, bool progress) {
-  std::vector<std::string> argv = Common();
+  std::vector<std::string> argv = Common(remote.bwlimit);
   for (auto& f : IgnoreFilters()) argv.push_back(std::move(f));
   if (progress) argv.push_back("--info=progress2");
   argv.push_back("-e");
@@ -94,7 +98,7 @@ std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& 
 std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& remote_dir,
                                   const std::string& dest, const std::vector<std::string>& patterns,
                                   bool progress) {
-  std::vector<std::string> argv = Common();
+  std::vector<std::string> argv = Common(remote.bwlimit);
   argv.push_back("--update");  // a file changed here since is not overwritten
   if (!patterns.empty()) {
     argv.push_back("--include=*/");
@@ -136,9 +140,11 @@ Result<RsyncStats> ParseRsyncStats(std::string_view out) {
   return s;
 }
 
-std::string DescribeStats(const RsyncStats& s) {
-  return fmt::format("{} of {} file(s), {} ({} sent)", s.files_transferred, s.files,
-                     config::DescribeBytes(s.transferred_size), config::DescribeBytes(s.bytes_sent));
+std::string DescribeStats(const RsyncStats& s, bool fetched) {
+  return fmt::format("{} of {} file(s), {} ({} {})", s.files_transferred, s.files,
+                     config::DescribeBytes(s.transferred_size),
+                     config::DescribeBytes(fetched ? s.bytes_received : s.bytes_sent),
+                     fetched ? "received" : "sent");
 }
 
 Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,

@@ -22,6 +22,7 @@ struct RsyncRemote {
   std::string host;           // the cluster's Host in the clusters file
   std::string clusters_file;  // ~/.slurm/config
   std::string strict_host_key_checking = "yes";
+  std::uint64_t bwlimit = 0;  // bytes per second (sync_bwlimit); 0 = any
 };
 
 // What rsync --stats says (bytes are the real sizes, whatever the locale).
@@ -55,8 +56,8 @@ std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& 
 std::vector<std::string> MeasureArgv(const std::string& source);
 
 Result<RsyncStats> ParseRsyncStats(std::string_view out);
-// "2 of 40 files, 1.2 MiB (1.3 MiB sent)".
-std::string DescribeStats(const RsyncStats& stats);
+// "2 of 40 file(s), 1.2 MiB (1.3 MiB sent)"; a fetch says "received".
+std::string DescribeStats(const RsyncStats& stats, bool fetched = false);
 
 // Running them: an error names what failed with rsync's own words.
 Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,

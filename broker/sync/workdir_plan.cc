@@ -83,8 +83,8 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
     p.mode = WorkdirMode::kWhole;
     p.dest = mapped ? m.path : in.target_workdir;
     p.reason = fmt::format(
-        "it runs in {} there; {} is a whole home or root, so nothing is copied (name the job's "
-        "folder with --sky-workdir=DIR, or submit from it)",
+        "it runs in {} there; {} holds your home or a whole root, so nothing is copied (name "
+        "the job's folder with --sky-workdir=DIR, or submit from it)",
         There(p.dest), shown);
     return p;
   }

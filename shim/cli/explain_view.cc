@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <ctime>
 
+#include "broker/place/job_folder.h"
 #include "broker/place/audit.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
@@ -172,6 +175,13 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
                                                   : "can run it as written\n";
     if (!job.partition_note.empty()) out += fmt::format("  partition: {}\n", job.partition_note);
     if (!h.roots.empty()) out += fmt::format("  paths: {}\n", translate::DescribeRoots(h.roots));
+    if (!h.home) {
+      // Where it would run there, and whether its folder is copied first.
+      std::error_code ec;
+      const std::string cwd = std::filesystem::current_path(ec).string();
+      const sync::WorkdirPlan folder = place::PlanJobFolder(ws, h, request, "<sky id>", cwd);
+      if (!folder.reason.empty()) out += fmt::format("  folder: {}\n", folder.reason);
+    }
     if (!job.changes.empty()) {
       out += "  changes:\n";
       for (const auto& c : job.changes) {

@@ -61,13 +61,14 @@ int RunSyncDown(const std::string& id, const std::string& dest_arg) {
                             loaded->paths.clusters_file));
   }
   const sync::RsyncRemote remote{entry->ssh->name, loaded->paths.clusters_file,
-                                 entry->ssh->strict_host_key_checking};
+                                 entry->ssh->strict_host_key_checking,
+                                 loaded->settings.sync_bwlimit};
   LocalCommandRunner runner;
   auto got = sync::Pull(runner, remote, remote_dir, dest, {}, std::chrono::hours(2));
   if (!got.ok()) return fail(got.status().message());
   std::printf("%s: fetched %s:%s into %s: %s\n", sky_id.c_str(), cluster.c_str(),
               remote_dir.c_str(), sync::Tilde(dest, loaded->paths.home).c_str(),
-              sync::DescribeStats(*got).c_str());
+              sync::DescribeStats(*got, true).c_str());
   return 0;
 }
 

@@ -139,7 +139,7 @@ TEST_F(RouteTest, WithoutParsableThePeerIsNamedAndWhatDoesNotTravelIsSaid) {
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});
   EXPECT_EQ(Submitted(out).first, "beta");
   EXPECT_THAT(out.err, HasSubstr("sbatch: skyslurm: job.sh goes to cluster beta"));
-  EXPECT_THAT(out.err, HasSubstr("files beside the script are not copied"));
+  EXPECT_THAT(out.err, HasSubstr("holds your home or a whole root, so nothing is copied"));
 }
 
 TEST_F(RouteTest, ADirectiveInTheScriptOrTheEnvironmentAsksForRoutingToo) {

@@ -30,6 +30,9 @@ TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettin
   EXPECT_EQ(argv[argv.size() - 2], "/home/ana/proj/");
   EXPECT_EQ(argv.back(), "beta:/users/ana 2/proj/");
   EXPECT_THAT(PushArgv(kBeta, "/p", "/q", true), Contains("--info=progress2"));
+  RsyncRemote slow = kBeta;
+  slow.bwlimit = 10 << 20;  // sync_bwlimit: 10M
+  EXPECT_THAT(PushArgv(slow, "/p", "/q", false), Contains("--bwlimit=10240"));
 }
 
 TEST(RsyncTest, APullTakesOnlyThePatternsAndKeepsNewerFilesHere) {

@@ -1,0 +1,255 @@
+// A job's folder travels with it (issue 14), on the testbed whose peers have
+// filesystems of their own: typed as the ready user types, from a project
+// folder in their home, with the shim first on PATH.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+const std::string kBuild = SKYSLURM_BINARY_DIR;
+const std::string kShimBin = kBuild + "/shim/bin";
+const std::string kSkyslurm = kBuild + "/shim/skyslurm";
+
+const char kTrain[] =
+    "import argparse, os\n"
+    "p = argparse.ArgumentParser()\n"
+    "p.add_argument('--data')\n"
+    "a = p.parse_args()\n"
+    "os.makedirs('out', exist_ok=True)\n"
+    "words = len(open(a.data).read().split())\n"
+    "submit = os.environ.get('SLURM_SUBMIT_DIR')\n"
+    "open('out/model.txt', 'w').write(f'words={words} cwd={os.getcwd()} submit={submit}\\n')\n";
+
+const char kJob[] =
+    "#!/bin/bash\n"
+    "#SBATCH --gres=gpu:h100:1\n"
+    "#SBATCH -p gpu\n"
+    "#SBATCH -t 5\n"
+    "python3 train.py --data data/train.txt\n";
+
+class JobFolderTest : public TestbedTest {
+ protected:
+  void SetUp() override {
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    home_ = tmp_.File("home");
+    CopyReadyHome(tb_, home_);
+    // This copy of the home is alpha's home root (the ready user's names
+    // the testbed's own).
+    const std::string yaml = home_ + "/.config/skyslurm/skyslurm.yaml";
+    std::string text = ReadFile(yaml);
+    const std::string ready_root = "home: " + tb_.Path("home") + ",";
+    ASSERT_NE(text.find(ready_root), std::string::npos) << text;
+    text.replace(text.find(ready_root), ready_root.size(), "home: " + home_ + ",");
+    WriteFile(yaml, text);
+    // A project of its own per test: beta's copy of it is removed after.
+    name_ = "proj-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    proj_ = home_ + "/" + name_;
+    fs::create_directories(proj_ + "/data");
+    fs::create_directories(proj_ + "/build");
+    WriteFile(proj_ + "/train.py", kTrain);
+    WriteFile(proj_ + "/job.sh", kJob);
+    WriteFile(proj_ + "/data/train.txt", "the quick brown fox\n");
+    WriteFile(proj_ + "/.gitignore", "build/\n");
+    WriteFile(proj_ + "/build/junk.o", std::string(50'000, 'j'));
+  }
+  void TearDown() override {
+    for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    if (!home_.empty()) StopUserDaemon(home_);
+    if (!name_.empty()) SshAsUser(tb_, "beta", "rm -rf ~/" + name_);
+  }
+
+  CommandOutput Typed(std::vector<std::string> argv,
+                      std::vector<std::pair<std::string, std::string>> env = {}) {
+    Command c;
+    c.argv = {"/bin/sh", "-c", "exec \"$@\"", "sh"};
+    c.argv.insert(c.argv.end(), argv.begin(), argv.end());
+    c.env_set = {{"HOME", home_},
+                 {"SLURM_CONF", tb_.SlurmConf("alpha")},
+                 {"PATH", kShimBin + ":" + std::getenv("PATH")}};
+    c.env_set.insert(c.env_set.end(), env.begin(), env.end());
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
+    c.cwd = proj_;
+    c.timeout = std::chrono::seconds(180);
+    return Exec(c);
+  }
+  std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
+    auto routed = RoutedTo(out);
+    if (!routed.first.empty()) cleanup_.push_back(routed);
+    return routed;
+  }
+  // The details of the job's events of `kind` (skyslurm status --json).
+  std::vector<std::string> Events(const std::string& id, const std::string& kind) {
+    CommandOutput out = Typed({kSkyslurm, "status", "--json", id});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    std::vector<std::string> found;
+    const std::regex event("\"detail\"\\s*:\\s*\"([^\"]*)\",\\s*\"kind\"\\s*:\\s*\"" + kind +
+                           "\"");
+    for (std::sregex_iterator it(out.out.begin(), out.out.end(), event), end; it != end; ++it) {
+      found.push_back((*it)[1]);
+    }
+    return found;
+  }
+  // Whether `path` (relative to the home there) exists on beta.
+  bool OnBeta(const std::string& path) {
+    return SshAsUser(tb_, "beta", "test -e ~/" + path).exit_code == 0;
+  }
+
+  TempDir tmp_;
+  std::string home_, name_, proj_;
+  std::vector<std::pair<std::string, std::string>> cleanup_;
+};
+
+TEST_F(JobFolderTest, AlphaFullTheProjectRunsInItsPlaceOnBetaAndSyncDownBringsTheModelBack) {
+  for (const std::string& id : FillAlphaH100s(tb_)) cleanup_.emplace_back("alpha", id);
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "job.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "beta");
+  EXPECT_THAT(out.err, HasSubstr("~/" + name_ + " is copied to beta:/home/skyuser1/" + name_ +
+                                 " (the same place under its home root) and runs there (4 of 4 "
+                                 "file(s)"));
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  // Its files were there, as they are here, less what .gitignore leaves out.
+  EXPECT_EQ(ReadOnCluster(tb_, "beta", name_ + "/data/train.txt"), "the quick brown fox\n");
+  EXPECT_FALSE(OnBeta(name_ + "/build"));
+  // The results come back to the folder it was submitted from.
+  EXPECT_FALSE(fs::exists(proj_ + "/out/model.txt"));
+  CommandOutput down = Typed({kSkyslurm, "sync-down", "beta:" + id});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_THAT(down.out, MatchesRegex("sky-[^ ]+: fetched beta:/home/skyuser1/" + name_ + " into ~/" +
+                                     name_ + ": [0-9]+ of [0-9]+ file\\(s\\).*\n"));
+  // It ran where its folder was put, and SLURM_SUBMIT_DIR says the same.
+  const std::string there = "/home/skyuser1/" + name_;
+  EXPECT_EQ(ReadFile(proj_ + "/out/model.txt"),
+            "words=4 cwd=" + there + " submit=" + there + "\n");
+  EXPECT_TRUE(fs::exists(proj_ + "/slurm-" + id + ".out"));
+  // Elsewhere, when asked.
+  const std::string elsewhere = tmp_.File("results");
+  ASSERT_EQ(Typed({kSkyslurm, "sync-down", "beta:" + id, elsewhere}).exit_code, 0);
+  EXPECT_EQ(ReadFile(elsewhere + "/out/model.txt"), ReadFile(proj_ + "/out/model.txt"));
+}
+
+TEST_F(JobFolderTest, ASecondSubmissionOfTheFolderSendsOnlyTheFileThatChanged) {
+  auto [c1, first] = Submitted(Typed({"sbatch", "--sky-infra=beta", "job.sh"}));
+  ASSERT_EQ(c1, "beta");
+  WriteFile(proj_ + "/data/train.txt", "the quick brown fox jumps over the lazy dog\n");  // 44 bytes
+  CommandOutput second_out = Typed({"sbatch", "--sky-infra=beta", "job.sh"});
+  auto [c2, second] = Submitted(second_out);
+  ASSERT_EQ(c2, "beta");
+  const auto copied_first = Events("beta:" + first, "copied");
+  const auto copied_second = Events("beta:" + second, "copied");
+  ASSERT_EQ(copied_first.size(), 1u);
+  ASSERT_EQ(copied_second.size(), 1u);
+  EXPECT_THAT(copied_first[0], HasSubstr(": 4 of 4 file(s)"));
+  // rsync's own count: one file, its 44 bytes (and a little protocol).
+  EXPECT_THAT(copied_second[0], HasSubstr(": 1 of 4 file(s), 44 bytes ("));
+  EXPECT_THAT(second_out.err, HasSubstr("(1 of 4 file(s), 44 bytes ("));
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", second), "COMPLETED");
+  EXPECT_THAT(ReadOnCluster(tb_, "beta", name_ + "/out/model.txt"), HasSubstr("words=9 "));
+}
+
+TEST_F(JobFolderTest, AFolderOverSyncLimitIsRefusedBeforeAnythingIsSubmitted) {
+  WriteFile(proj_ + "/data/weights.bin", std::string(20'000, 'w'));
+  const std::string before = RunOn(tb_, "beta", {"squeue", "-h", "-u", "skyuser1", "-o", "%i"}).out;
+  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", "job.sh"}, {{"SKYSLURM_SYNC_LIMIT", "16K"}});
+  EXPECT_NE(out.exit_code, 0);
+  EXPECT_EQ(out.out, "");
+  EXPECT_THAT(out.err, HasSubstr("~/" + name_ + " holds "));
+  EXPECT_THAT(out.err, HasSubstr(" in 5 file(s) to copy to beta, more than sync_limit (16 KiB); "
+                                 "nothing was submitted"));
+  EXPECT_THAT(out.err, HasSubstr("~/" + name_ + "/.skyignore"));
+  EXPECT_THAT(out.err, HasSubstr("--sky-workdir=none"));
+  EXPECT_EQ(RunOn(tb_, "beta", {"squeue", "-h", "-u", "skyuser1", "-o", "%i"}).out, before);
+  EXPECT_FALSE(OnBeta(name_));
+  // Doing what it says: the weights left out, the job goes.
+  StopUserDaemon(home_);
+  WriteFile(proj_ + "/.skyignore", "data/weights.bin\n");
+  CommandOutput again =
+      Typed({"sbatch", "--sky-infra=beta", "job.sh"}, {{"SKYSLURM_SYNC_LIMIT", "16K"}});
+  EXPECT_EQ(Submitted(again).first, "beta") << again.err;
+  EXPECT_TRUE(OnBeta(name_ + "/train.py"));
+  EXPECT_FALSE(OnBeta(name_ + "/data/weights.bin"));
+}
+
+TEST_F(JobFolderTest, SyncBackFetchesTheMatchingFilesBeforeAWaitingSbatchReturns) {
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra=beta", "--sky-sync-back=out/*.txt", "--wait", "job.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  Submitted(out);
+  EXPECT_THAT(ReadFile(proj_ + "/out/model.txt"), HasSubstr("words=4 cwd=/home/skyuser1/"));
+  // Only what the pattern names.
+  bool any_output = false;
+  for (const auto& e : fs::directory_iterator(proj_)) {
+    any_output = any_output || e.path().filename().string().starts_with("slurm-");
+  }
+  EXPECT_FALSE(any_output);
+}
+
+// Kill -9 of skyslurmd while it copies: the shim's retry meets the
+// restarted daemon, which copies again (what had arrived stays) and
+// submits once: one job, with every byte of the folder.
+TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles) {
+  std::string big(3 << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
+  WriteFile(proj_ + "/data/big.bin", big);
+  WriteFile(proj_ + "/job.sh",
+            "#!/bin/bash\n#SBATCH -t 5\ncksum < data/big.bin > out.cksum\n");
+  const std::string local_sum =
+      Exec({.argv = {"sh", "-c", "cksum < data/big.bin"}, .cwd = proj_}).out;
+  // 1 MiB/s: the copy takes about three seconds.
+  const std::vector<std::pair<std::string, std::string>> slow = {{"SKYSLURM_SYNC_BWLIMIT", "1M"}};
+  ASSERT_EQ(Typed({kSkyslurm, "queue"}, slow).exit_code, 0);  // the daemon up
+  const int pid = UserDaemonPid(home_);
+  ASSERT_GT(pid, 0);
+  CommandOutput out;
+  std::thread submit([&] { out = Typed({"sbatch", "--sky-infra=beta", "--parsable", "job.sh"}, slow); });
+  bool killed = false;
+  for (int i = 0; i < 3000 && !killed; ++i) {
+    if (Exec({.argv = {"pgrep", "-P", std::to_string(pid), "-x", "rsync"}}).exit_code == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));  // part of it sent
+      killed = ::kill(pid, SIGKILL) == 0;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  submit.join();
+  ASSERT_TRUE(killed) << "the copy was never seen";
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
+  const std::string id = out.out.substr(0, out.out.find(';'));
+  cleanup_.emplace_back("beta", id);
+  EXPECT_NE(UserDaemonPid(home_), pid);
+  // Exactly one job carries its sky id.
+  const std::string shown = RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out;
+  std::smatch tag;
+  ASSERT_TRUE(std::regex_search(shown, tag, std::regex("skyslurm:(sky-[0-9a-f-]+)"))) << shown;
+  const std::string comments =
+      RunOn(tb_, "beta", {"squeue", "-h", "-u", "skyuser1", "-t", "all", "-o", "%k"}).out;
+  std::size_t n = 0;
+  for (std::size_t at = comments.find(tag[1].str()); at != std::string::npos;
+       at = comments.find(tag[1].str(), at + 1)) {
+    ++n;
+  }
+  EXPECT_EQ(n, 1u) << comments;
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  EXPECT_EQ(ReadOnCluster(tb_, "beta", name_ + "/out.cksum"), local_sum);
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
