@@ -42,7 +42,9 @@ say "installing skyslurm into $work/opt (cmake --install)"
 cmake --install build --prefix "$work/opt" >/dev/null
 ls "$work/opt/libexec/skyslurm/bin"
 
-cat >"$work/train.sh" <<'JOB'
+# The project folder the job is submitted from: it travels with the job.
+mkdir -p "$work/proj"
+cat >"$work/proj/train.sh" <<'JOB'
 #!/bin/bash
 #SBATCH --job-name=train
 #SBATCH -p gpu
@@ -57,7 +59,7 @@ echo "SKYPILOT_TASK_ID=$SKYPILOT_TASK_ID"
 echo "SKYPILOT_CLUSTER_INFO=$SKYPILOT_CLUSTER_INFO"
 JOB
 say "a training job written for the home cluster alpha"
-cat "$work/train.sh"
+cat "$work/proj/train.sh"
 
 say "alpha is full: two jobs hold all 16 of its H100s"
 for _ in 1 2; do
@@ -73,7 +75,7 @@ SLURM_CONF=$SLURM_CONF_ALPHA squeue
 # ~/.config/skyslurm/skyslurm.yaml says alpha is home. The installed shim
 # goes first on PATH, as /etc/profile.d would put it.
 as_user() {
-  (cd "$work" && HOME="$SKYSLURM_TESTBED_DIR/home" PATH="$work/opt/libexec/skyslurm/bin:$PATH" "$@")
+  (cd "$work/proj" && HOME="$SKYSLURM_TESTBED_DIR/home" PATH="$work/opt/libexec/skyslurm/bin:$PATH" "$@")
 }
 say "where would it start first? (sbatch --sky-explain submits nothing)"
 echo "$ sbatch --sky-explain train.sh"
@@ -95,15 +97,16 @@ for _ in $(seq 300); do
   case "$state" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) break ;; esac
   sleep 0.2
 done
-say "its output, read on $cluster's login node: SKYPILOT_* beside SLURM_*"
-echo "$ ssh $cluster cat slurm-$id.out"
+say "its output, from $cluster (it ran in the copy of its folder there): SKYPILOT_* beside SLURM_*"
+echo "$ skyslurm logs $cluster:$id"
 for _ in $(seq 50); do
-  ssh -F "$SKYSLURM_TESTBED_DIR/slurm-config" -o BatchMode=yes "$cluster" test -s "slurm-$id.out" && break
-  sleep 0.1
+  text=$(as_user "$work/opt/bin/skyslurm" logs "$cluster:$id" 2>/dev/null || true)
+  [ -n "$text" ] && break
+  sleep 0.2
 done
-ssh -F "$SKYSLURM_TESTBED_DIR/slurm-config" -o BatchMode=yes "$cluster" cat "slurm-$id.out"
+echo "$text"
 
 say "without skyslurm: the same job sent to $cluster as written is refused"
 echo "$ SLURM_CONF=\$$conf_var sbatch train.sh"
-(cd "$work" && SLURM_CONF=${!conf_var} sbatch train.sh) || true
+(cd "$work/proj" && SLURM_CONF=${!conf_var} sbatch train.sh) || true
 say "done: source $SKYSLURM_TESTBED_DIR/env to use the clusters by hand (docs/testbed.md)"

@@ -169,6 +169,7 @@ ApiServer::ApiServer(JobManager& manager)
     if (!job.ok()) return ReplyError(res, job.status());
     Json::Value v(Json::objectValue);
     v["job"] = JobJson(*job);
+    v["activity"] = manager_.Activity(job->sky_id);
     v["events"] = Json::Value(Json::arrayValue);
     for (const auto& e : manager_.History(job->sky_id)) {
       Json::Value ev(Json::objectValue);

@@ -31,8 +31,8 @@ Status JobManager::CheckFolderSize(const sync::WorkdirPlan& plan, const std::str
   trace::Span span("measure " + shown);
   auto measured = sync::Measure(RunnerOf(options_.copy_runner), plan.source, options_.copy_timeout);
   if (!measured.ok()) {
-    return FailedPreconditionError(fmt::format(
-        "the job's folder cannot be copied to {}: {}", cluster, measured.status().message()));
+    return FailedPreconditionError(fmt::format("the job's folder cannot be copied to {}: {}",
+                                               cluster, measured.status().message()));
   }
   if (limit == 0 || measured->total_size <= limit) return OkStatus();
   return FailedPreconditionError(fmt::format(
@@ -55,18 +55,37 @@ Result<std::string> JobManager::CopyFolder(store::SkyJob& job, const sync::Workd
     slots = s.get();
   }
   const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
+  const std::string doing = fmt::format("copying {} to {}", shown, cluster);
+  auto say = [&](const std::string& what) {
+    std::lock_guard lock(activity_mu_);
+    if (what.empty()) {
+      activity_.erase(job.sky_id);
+    } else {
+      activity_[job.sky_id] = what;
+    }
+  };
+  say(doing + " (waiting for a turn)");
   slots->acquire();
+  say(doing);
   auto copied = [&] {
     trace::Span span(fmt::format("copy {} to {}:{}", shown, cluster, plan.dest));
     return sync::Push(RunnerOf(options_.copy_runner), remote, plan.source, plan.dest,
-                      options_.copy_timeout);
+                      options_.copy_timeout,
+                      [&](int percent) { say(fmt::format("{}: {}%", doing, percent)); });
   }();
   slots->release();
+  say("");
   if (!copied.ok()) return copied.status();
   const std::string what =
       fmt::format("{} to {}:{}: {}", shown, cluster, plan.dest, sync::DescribeStats(*copied));
   SKY_RETURN_IF_ERROR(Record(job, EventKind::kCopied, what, cluster));
   return sync::DescribeStats(*copied);
+}
+
+std::string JobManager::Activity(const std::string& sky_id) {
+  std::lock_guard lock(activity_mu_);
+  auto it = activity_.find(sky_id);
+  return it == activity_.end() ? "" : it->second;
 }
 
 void JobManager::FetchBack(store::SkyJob& job) {

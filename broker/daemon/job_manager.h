@@ -136,6 +136,10 @@ class JobManager {
   };
   std::vector<ClusterState> ClusterStates();
 
+  // What the daemon is doing for a job right now, for a client's progress
+  // line ("copying ~/proj to beta: 45%"); "" when nothing long.
+  std::string Activity(const std::string& sky_id);
+
  private:
   struct ClusterView {
     std::time_t answered = 0;  // last successful read
@@ -203,6 +207,8 @@ class JobManager {
   static constexpr std::ptrdiff_t kCopiesPerCluster = 4;
   std::mutex copy_slots_mu_;
   std::map<std::string, std::unique_ptr<std::counting_semaphore<kCopiesPerCluster>>> copy_slots_;
+  std::mutex activity_mu_;
+  std::map<std::string, std::string> activity_;  // sky id -> what is being done
   int weighed_this_tick_ = 0;
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;

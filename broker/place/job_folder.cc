@@ -37,8 +37,8 @@ sync::WorkdirPlan PlanJobFolder(const Workspace& ws, const ClusterHandle& target
   if (target.kind == "slurm") {
     const cluster::ClusterEntry* entry = ws.registry.Find(target.name);
     if (entry == nullptr || !entry->ssh) {
-      in.no_copy_route = "it is not reached over SSH (no entry in " +
-                         ws.config.paths.clusters_file + ")";
+      in.no_copy_route =
+          "it is not reached over SSH (no entry in " + ws.config.paths.clusters_file + ")";
     }
   }
   return sync::PlanWorkdir(in);
@@ -50,8 +50,7 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
     return FailedPreconditionError(cluster + " is not reached over SSH: no files can be copied");
   }
   return sync::RsyncRemote{entry->ssh->name, ws.config.paths.clusters_file,
-                           entry->ssh->strict_host_key_checking,
-                           ws.config.settings.sync_bwlimit};
+                           entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit};
 }
 
 void ApplyJobFolder(const sync::WorkdirPlan& plan, const job::Request& request,

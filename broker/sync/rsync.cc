@@ -17,10 +17,11 @@ namespace {
 // as they are (no shell splitting of spaces). A copy broken off (a crash)
 // keeps its half-sent file aside, and the next one resumes it.
 std::vector<std::string> Common(std::uint64_t bwlimit = 0) {
-  std::vector<std::string> argv = {"rsync", "-rlpt", "-s", "--stats", "--no-human-readable",
-                                   "--partial-dir=.skyslurm-partial"};
+  std::vector<std::string> argv = {
+      "rsync", "-rlpt", "-s", "--stats", "--no-human-readable", "--partial-dir=.skyslurm-partial"};
   // rsync counts in KiB per second.
-  if (bwlimit != 0) argv.push_back(fmt::format("--bwlimit={}", std::max<std::uint64_t>(1, bwlimit >> 10)));
+  if (bwlimit != 0)
+    argv.push_back(fmt::format("--bwlimit={}", std::max<std::uint64_t>(1, bwlimit >> 10)));
   return argv;
 }
 
@@ -48,9 +49,15 @@ std::uint64_t Number(std::string_view out, std::string_view label, bool* found) 
 }
 
 Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
-                       std::chrono::milliseconds timeout, std::string_view what) {
+                       std::chrono::milliseconds timeout, std::string_view what,
+                       const std::function<void(int)>& on_progress = {}) {
   Command c;
   c.argv = std::move(argv);
+  if (on_progress) {
+    c.on_output = [&](std::string_view chunk) {
+      if (const int p = LastProgressPercent(chunk); p >= 0) on_progress(p);
+    };
+  }
   c.timeout = timeout;
   c.env_set = {{"LC_ALL", "C"}};
   auto out = runner.Run(c);
@@ -64,7 +71,8 @@ Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
     std::string err = Trim(out->err);
     if (err.empty()) err = out->DescribeEnd();
     // rsync exit 12/255 with a missing remote rsync says it in words already.
-    return UnavailableError(fmt::format("{}: rsync failed ({}): {}", what, out->DescribeEnd(), err));
+    return UnavailableError(
+        fmt::format("{}: rsync failed ({}): {}", what, out->DescribeEnd(), err));
   }
   return ParseRsyncStats(out->out);
 }
@@ -152,11 +160,25 @@ Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
   return Run(runner, MeasureArgv(source), timeout, "measuring " + source);
 }
 
-Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote,
-                        const std::string& source, const std::string& dest,
-                        std::chrono::milliseconds timeout) {
-  return Run(runner, PushArgv(remote, source, dest, false), timeout,
-             fmt::format("copying {} to {}:{}", source, remote.host, dest));
+Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote, const std::string& source,
+                        const std::string& dest, std::chrono::milliseconds timeout,
+                        const std::function<void(int percent)>& on_progress) {
+  return Run(runner, PushArgv(remote, source, dest, static_cast<bool>(on_progress)), timeout,
+             fmt::format("copying {} to {}:{}", source, remote.host, dest), on_progress);
+}
+
+int LastProgressPercent(std::string_view chunk) {
+  int last = -1;
+  for (std::size_t at = chunk.find('%'); at != std::string_view::npos;
+       at = chunk.find('%', at + 1)) {
+    std::size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(chunk[start - 1]))) --start;
+    if (start == at || at - start > 3) continue;
+    if (start > 0 && chunk[start - 1] != ' ') continue;
+    const int p = std::stoi(std::string(chunk.substr(start, at - start)));
+    if (p <= 100) last = p;
+  }
+  return last;
 }
 
 Result<RsyncStats> Pull(CommandRunner& runner, const RsyncRemote& remote,

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,11 +28,11 @@ struct RsyncRemote {
 
 // What rsync --stats says (bytes are the real sizes, whatever the locale).
 struct RsyncStats {
-  std::uint64_t files = 0;               // regular files considered
-  std::uint64_t files_transferred = 0;   // regular files sent (changed or new)
-  std::uint64_t total_size = 0;          // of the files considered
-  std::uint64_t transferred_size = 0;    // of the files sent
-  std::uint64_t bytes_sent = 0;          // over the wire, protocol included
+  std::uint64_t files = 0;              // regular files considered
+  std::uint64_t files_transferred = 0;  // regular files sent (changed or new)
+  std::uint64_t total_size = 0;         // of the files considered
+  std::uint64_t transferred_size = 0;   // of the files sent
+  std::uint64_t bytes_sent = 0;         // over the wire, protocol included
   std::uint64_t bytes_received = 0;
 };
 
@@ -62,9 +63,13 @@ std::string DescribeStats(const RsyncStats& stats, bool fetched = false);
 // Running them: an error names what failed with rsync's own words.
 Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
                            std::chrono::milliseconds timeout);
-Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote,
-                        const std::string& source, const std::string& dest,
-                        std::chrono::milliseconds timeout);
+// `on_progress`: called with the share sent so far (0-100) as rsync tells it.
+Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote, const std::string& source,
+                        const std::string& dest, std::chrono::milliseconds timeout,
+                        const std::function<void(int percent)>& on_progress = {});
+// The last share (0-100) a piece of rsync's --info=progress2 output tells,
+// or -1 ("    1234567  45%  1.23MB/s  0:00:01 (xfr#1, to-chk=0/4)\r").
+int LastProgressPercent(std::string_view chunk);
 Result<RsyncStats> Pull(CommandRunner& runner, const RsyncRemote& remote,
                         const std::string& remote_dir, const std::string& dest,
                         const std::vector<std::string>& patterns,

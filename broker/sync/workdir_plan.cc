@@ -47,8 +47,9 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
   }
   if (in.target_kind == "kubernetes") {
     p.mode = WorkdirMode::kUnsupported;
-    p.reason = "it runs in its image's working directory there, and files beside the script "
-               "are not copied to a Kubernetes cluster";
+    p.reason =
+        "it runs in its image's working directory there, and files beside the script "
+        "are not copied to a Kubernetes cluster";
     return p;
   }
   if (in.disabled || in.source.empty()) {
@@ -68,9 +69,10 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
   if (in.shared_fs) {
     p.mode = WorkdirMode::kShared;
     p.dest = in.source;
-    p.reason = fmt::format("it runs in {} there, a filesystem {} shares (shared_fs): nothing is "
-                           "copied",
-                           shown, in.target);
+    p.reason = fmt::format(
+        "it runs in {} there, a filesystem {} shares (shared_fs): nothing is "
+        "copied",
+        shown, in.target);
     return p;
   }
   const PathMapping m = MapPath(in.source, in.home_roots, in.target_roots);
@@ -92,8 +94,9 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
   if (mapped) {
     p.mode = WorkdirMode::kMapped;
     p.dest = m.path;
-    p.reason = fmt::format("{} is copied to {}:{} (the same place under its {} root) and runs there",
-                           shown, in.target, p.dest, m.root);
+    p.reason =
+        fmt::format("{} is copied to {}:{} (the same place under its {} root) and runs there",
+                    shown, in.target, p.dest, m.root);
   } else {
     p.mode = WorkdirMode::kPerJob;
     p.dest = PerJobFolder(in);

@@ -258,6 +258,9 @@ Result<CommandOutput> LocalCommandRunner::Run(const Command& command) {
             sink.size() < command.max_output_bytes ? command.max_output_bytes - sink.size() : 0;
         if (got > room) result.truncated = true;
         sink.append(buffer.data(), std::min(got, room));
+        if (&sink == &result.out && command.on_output) {
+          command.on_output(std::string_view(buffer.data(), got));
+        }
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         pipe.CloseRead();
       }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,10 @@ struct Command {
   std::chrono::milliseconds timeout{0};
   // Output beyond this many bytes per stream is read and dropped.
   std::size_t max_output_bytes = std::size_t{64} << 20;
+  // Called with each piece of standard output as it arrives (a progress
+  // line), on the calling thread; the output is collected all the same.
+  // Local programs only: a remote runner calls it once, at the end, if at all.
+  std::function<void(std::string_view)> on_output;
 };
 
 struct CommandOutput {

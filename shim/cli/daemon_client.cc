@@ -76,8 +76,13 @@ Result<Json::Value> DaemonClient::Get(const std::string& path) {
   return Call("GET", path, nullptr, std::chrono::seconds(60));
 }
 
-Result<Json::Value> DaemonClient::Post(const std::string& path, const Json::Value& body) {
-  return Call("POST", path, &body, std::chrono::seconds(120));
+Result<Json::Value> DaemonClient::GetQuick(const std::string& path, std::chrono::seconds timeout) {
+  return Call("GET", path, nullptr, timeout);
+}
+
+Result<Json::Value> DaemonClient::Post(const std::string& path, const Json::Value& body,
+                                       std::chrono::seconds timeout) {
+  return Call("POST", path, &body, timeout);
 }
 
 bool DaemonClient::Alive() {

@@ -28,7 +28,10 @@ class DaemonClient {
 
   // A request; a non-2xx answer is an error carrying the daemon's message.
   Result<Json::Value> Get(const std::string& path);
-  Result<Json::Value> Post(const std::string& path, const Json::Value& body);
+  // A GET answered within `timeout` or not at all (a progress line's look).
+  Result<Json::Value> GetQuick(const std::string& path, std::chrono::seconds timeout);
+  Result<Json::Value> Post(const std::string& path, const Json::Value& body,
+                           std::chrono::seconds timeout = std::chrono::seconds(120));
 
   const daemon::DaemonPaths& paths() const { return paths_; }
 

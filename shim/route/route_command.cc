@@ -3,15 +3,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
-#include <ctime>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "broker/backend/backend.h"
@@ -93,6 +95,7 @@ class Progress {
     if (tty_ && shown_) std::fputs("\r\033[K", stderr);
     shown_ = false;
   }
+  bool on_terminal() const { return tty_; }
 
  private:
   std::string tool_;
@@ -180,11 +183,37 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                                               .count()};
   }
   Result<Json::Value> answer = UnavailableError("not sent");
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    trace::Span span("POST /v1/jobs to skyslurmd");
-    answer = client.Post("/v1/jobs", body);
-    if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) break;
-    if (!client.EnsureRunning().ok()) break;
+  {
+    // On a terminal, what the daemon does for the job meanwhile (copying
+    // its folder: the share sent) is the progress line.
+    std::atomic<bool> answered{false};
+    std::mutex said_mu;
+    std::thread watcher;
+    if (progress.on_terminal()) {
+      watcher = std::thread([&, sky_id = body["sky_id"].asString(), watch = client]() mutable {
+        while (!answered) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(250));
+          if (answered) break;
+          auto now = watch.GetQuick("/v1/jobs/" + sky_id, std::chrono::seconds(1));
+          if (!now.ok() || (*now)["activity"].asString().empty()) continue;
+          std::lock_guard lock(said_mu);
+          if (!answered) progress.Say((*now)["activity"].asString());
+        }
+      });
+    }
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      trace::Span span("POST /v1/jobs to skyslurmd");
+      // A submission may copy the job's folder first (at most copy_timeout,
+      // 10 min): waited for as long, the progress line saying so.
+      answer = client.Post("/v1/jobs", body, std::chrono::minutes(11));
+      if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) break;
+      if (!client.EnsureRunning().ok()) break;
+    }
+    {
+      std::lock_guard lock(said_mu);
+      answered = true;
+    }
+    if (watcher.joinable()) watcher.join();
   }
   progress.Clear();
   if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
@@ -448,8 +477,12 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     }
     auto remote = place::RemoteOf(*ws, target.name);
     if (!remote.ok()) return Fail(tool, "skyslurm: " + remote.status().message());
-    progress.Say(fmt::format("copying {} to {}", folder.source, target.name));
-    auto sent = sync::Push(runner, *remote, folder.source, folder.dest, std::chrono::minutes(10));
+    const std::string doing = fmt::format(
+        "copying {} to {}", sync::Tilde(folder.source, ws->config.paths.home), target.name);
+    progress.Say(doing);
+    auto sent =
+        sync::Push(runner, *remote, folder.source, folder.dest, std::chrono::minutes(10),
+                   [&](int percent) { progress.Say(fmt::format("{}: {}%", doing, percent)); });
     progress.Clear();
     if (!sent.ok()) return Fail(tool, "skyslurm: " + sent.status().message());
     copied = " (" + sync::DescribeStats(*sent) + ")";

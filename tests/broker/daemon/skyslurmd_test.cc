@@ -721,6 +721,21 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     Sky({"cancel", id});
     StopDaemon();
   }
+  // Issue 14: the job's folder copied to beta (a folder of its own under its
+  // scratch), nothing submitted yet; the retry copies again and submits once.
+  {
+    const char* point = "submit.copied";
+    fs::create_directories(tmp_.File("proj"));
+    Script("proj/train.py", "print(1)\n");
+    Arm(point);
+    const std::string id =
+        SubmitManaged({"--sky-infra=beta", "--sky-workdir=proj", Script("job.sh", kSleeper)});
+    ExpectFiredAndSettled(point, id);
+    visited.push_back(point);
+    Sky({"cancel", id});
+    SshAsUser(tb_, "beta", "rm -rf /lustre/scratch/skyuser1/skyslurm-jobs/" + id);
+    StopDaemon();
+  }
   // Cancellation: asked again after the crash, it completes.
   for (const char* point : {"cancel.intent", "cancel.sent"}) {
     extra_env_.clear();

@@ -98,8 +98,7 @@ class JobFolderTest : public TestbedTest {
     CommandOutput out = Typed({kSkyslurm, "status", "--json", id});
     EXPECT_EQ(out.exit_code, 0) << out.err;
     std::vector<std::string> found;
-    const std::regex event("\"detail\"\\s*:\\s*\"([^\"]*)\",\\s*\"kind\"\\s*:\\s*\"" + kind +
-                           "\"");
+    const std::regex event("\"detail\"\\s*:\\s*\"([^\"]*)\",\\s*\"kind\"\\s*:\\s*\"" + kind + "\"");
     for (std::sregex_iterator it(out.out.begin(), out.out.end(), event), end; it != end; ++it) {
       found.push_back((*it)[1]);
     }
@@ -132,12 +131,11 @@ TEST_F(JobFolderTest, AlphaFullTheProjectRunsInItsPlaceOnBetaAndSyncDownBringsTh
   EXPECT_FALSE(fs::exists(proj_ + "/out/model.txt"));
   CommandOutput down = Typed({kSkyslurm, "sync-down", "beta:" + id});
   ASSERT_EQ(down.exit_code, 0) << down.err;
-  EXPECT_THAT(down.out, MatchesRegex("sky-[^ ]+: fetched beta:/home/skyuser1/" + name_ + " into ~/" +
-                                     name_ + ": [0-9]+ of [0-9]+ file\\(s\\).*\n"));
+  EXPECT_THAT(down.out, MatchesRegex("sky-[^ ]+: fetched beta:/home/skyuser1/" + name_ +
+                                     " into ~/" + name_ + ": [0-9]+ of [0-9]+ file\\(s\\).*\n"));
   // It ran where its folder was put, and SLURM_SUBMIT_DIR says the same.
   const std::string there = "/home/skyuser1/" + name_;
-  EXPECT_EQ(ReadFile(proj_ + "/out/model.txt"),
-            "words=4 cwd=" + there + " submit=" + there + "\n");
+  EXPECT_EQ(ReadFile(proj_ + "/out/model.txt"), "words=4 cwd=" + there + " submit=" + there + "\n");
   EXPECT_TRUE(fs::exists(proj_ + "/slurm-" + id + ".out"));
   // Elsewhere, when asked.
   const std::string elsewhere = tmp_.File("results");
@@ -148,7 +146,8 @@ TEST_F(JobFolderTest, AlphaFullTheProjectRunsInItsPlaceOnBetaAndSyncDownBringsTh
 TEST_F(JobFolderTest, ASecondSubmissionOfTheFolderSendsOnlyTheFileThatChanged) {
   auto [c1, first] = Submitted(Typed({"sbatch", "--sky-infra=beta", "job.sh"}));
   ASSERT_EQ(c1, "beta");
-  WriteFile(proj_ + "/data/train.txt", "the quick brown fox jumps over the lazy dog\n");  // 44 bytes
+  WriteFile(proj_ + "/data/train.txt",
+            "the quick brown fox jumps over the lazy dog\n");  // 44 bytes
   CommandOutput second_out = Typed({"sbatch", "--sky-infra=beta", "job.sh"});
   auto [c2, second] = Submitted(second_out);
   ASSERT_EQ(c2, "beta");
@@ -167,7 +166,8 @@ TEST_F(JobFolderTest, ASecondSubmissionOfTheFolderSendsOnlyTheFileThatChanged) {
 TEST_F(JobFolderTest, AFolderOverSyncLimitIsRefusedBeforeAnythingIsSubmitted) {
   WriteFile(proj_ + "/data/weights.bin", std::string(20'000, 'w'));
   const std::string before = RunOn(tb_, "beta", {"squeue", "-h", "-u", "skyuser1", "-o", "%i"}).out;
-  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", "job.sh"}, {{"SKYSLURM_SYNC_LIMIT", "16K"}});
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra=beta", "job.sh"}, {{"SKYSLURM_SYNC_LIMIT", "16K"}});
   EXPECT_NE(out.exit_code, 0);
   EXPECT_EQ(out.out, "");
   EXPECT_THAT(out.err, HasSubstr("~/" + name_ + " holds "));
@@ -208,8 +208,7 @@ TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles)
   std::string big(3 << 20, '\0');
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
   WriteFile(proj_ + "/data/big.bin", big);
-  WriteFile(proj_ + "/job.sh",
-            "#!/bin/bash\n#SBATCH -t 5\ncksum < data/big.bin > out.cksum\n");
+  WriteFile(proj_ + "/job.sh", "#!/bin/bash\n#SBATCH -t 5\ncksum < data/big.bin > out.cksum\n");
   const std::string local_sum =
       Exec({.argv = {"sh", "-c", "cksum < data/big.bin"}, .cwd = proj_}).out;
   // 1 MiB/s: the copy takes about three seconds.
@@ -218,7 +217,9 @@ TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles)
   const int pid = UserDaemonPid(home_);
   ASSERT_GT(pid, 0);
   CommandOutput out;
-  std::thread submit([&] { out = Typed({"sbatch", "--sky-infra=beta", "--parsable", "job.sh"}, slow); });
+  std::thread submit([&] {
+    out = Typed({"sbatch", "--sky-infra=beta", "--parsable", "job.sh"}, slow);
+  });
   bool killed = false;
   for (int i = 0; i < 3000 && !killed; ++i) {
     if (Exec({.argv = {"pgrep", "-P", std::to_string(pid), "-x", "rsync"}}).exit_code == 0) {

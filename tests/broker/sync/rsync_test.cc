@@ -2,11 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 namespace skyslurm::sync {
 namespace {
@@ -66,6 +65,15 @@ TEST(RsyncTest, StatisticsAreReadWithOrWithoutThousandsSeparators) {
   EXPECT_EQ(s->bytes_received, 39u);
   EXPECT_EQ(DescribeStats(*s), "1 of 4 file(s), 4.9 KiB (5.1 KiB sent)");
   EXPECT_FALSE(ParseRsyncStats("rsync: connection unexpectedly closed").ok());
+}
+
+TEST(RsyncTest, ProgressIsTheLastShareTold) {
+  EXPECT_EQ(LastProgressPercent("      32768   1%   31.25MB/s    0:00:00  \r    1572864  45%    "
+                                "1.50MB/s    0:00:01 (xfr#1, to-chk=3/5)\r"),
+            45);
+  EXPECT_EQ(LastProgressPercent("Number of files: 7 (reg: 4, dir: 3)\n"), -1);
+  EXPECT_EQ(LastProgressPercent("        360 100%    0.00kB/s    0:00:00 (xfr#4, to-chk=0/6)"),
+            100);
 }
 
 // The real rsync over a real folder: what .gitignore and .skyignore exclude
