@@ -62,6 +62,9 @@ struct SubmitSpec {
   // Where sbatch is run there ("" = where the backend's commands run): the
   // job's copied folder, so that SLURM_SUBMIT_DIR names it.
   std::string submit_dir;
+  // The job's folder packed (tar.gz), for a backend that carries it in the
+  // job's own objects (Kubernetes: unpacked into sync::kPodFolder).
+  std::string folder_archive;
   std::vector<std::pair<std::string, std::string>> export_env;  // extra environment for the job
   // The job's own --export (from any origin), when it has one: merged with
   // export_env into the one --export the job is submitted with (sbatch keeps

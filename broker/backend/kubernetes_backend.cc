@@ -328,6 +328,7 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
   in.cluster = name_;
   in.namespace_name = namespace_;
   in.workdir = spec.workdir;
+  in.folder_archive = spec.folder_archive;
   in.restartable = spec.restartable;
   if (spec.environment) {
     if (auto user = spec.environment->find("USER"); user != spec.environment->end())

@@ -12,6 +12,7 @@
 #include "broker/daemon/job_manager.h"
 #include "broker/job/request.h"
 #include "broker/place/job_folder.h"
+#include "broker/sync/folder_pack.h"
 #include "broker/sync/rsync.h"
 #include "broker/util/trace.h"
 
@@ -26,22 +27,9 @@ CommandRunner& RunnerOf(CommandRunner* given) {
 }  // namespace
 
 Status JobManager::CheckFolderSize(const sync::WorkdirPlan& plan, const std::string& cluster) {
-  const std::uint64_t limit = ws_.config.settings.sync_limit;
-  const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
-  trace::Span span("measure " + shown);
-  auto measured = sync::Measure(RunnerOf(options_.copy_runner), plan.source, options_.copy_timeout);
-  if (!measured.ok()) {
-    return FailedPreconditionError(fmt::format("the job's folder cannot be copied to {}: {}",
-                                               cluster, measured.status().message()));
-  }
-  if (limit == 0 || measured->total_size <= limit) return OkStatus();
-  return FailedPreconditionError(fmt::format(
-      "{} holds {} in {} file(s) to copy to {}, more than sync_limit ({}); nothing was "
-      "submitted. List what the job does not need in {}/.skyignore (as in .gitignore), name a "
-      "smaller folder with --sky-workdir=DIR, copy nothing with --sky-workdir=none, or raise "
-      "sync_limit (skyslurm.yaml, SKYSLURM_SYNC_LIMIT)",
-      shown, config::DescribeBytes(measured->total_size), measured->files, cluster,
-      config::DescribeBytes(limit), shown));
+  trace::Span span("measure " + sync::Tilde(plan.source, ws_.config.paths.home));
+  return place::FolderFits(RunnerOf(options_.copy_runner), ws_, plan, cluster,
+                           options_.copy_timeout);
 }
 
 Result<std::string> JobManager::CopyFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,
@@ -80,6 +68,22 @@ Result<std::string> JobManager::CopyFolder(store::SkyJob& job, const sync::Workd
       fmt::format("{} to {}:{}: {}", shown, cluster, plan.dest, sync::DescribeStats(*copied));
   SKY_RETURN_IF_ERROR(Record(job, EventKind::kCopied, what, cluster));
   return sync::DescribeStats(*copied);
+}
+
+Result<std::string> JobManager::PackFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,
+                                           const std::string& cluster) {
+  const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
+  trace::Span span(fmt::format("pack {} for {}", shown, cluster));
+  SKY_ASSIGN_OR_RETURN(std::string packed,
+                       place::PackJobFolder(RunnerOf(options_.copy_runner), ws_, plan, cluster,
+                                            options_.copy_timeout));
+  SKY_RETURN_IF_ERROR(Record(job, EventKind::kCopied,
+                             fmt::format("{} packed into the job for {}: {} (unpacked into {} in "
+                                         "each pod)",
+                                         shown, cluster, config::DescribeBytes(packed.size()),
+                                         sync::kPodFolder),
+                             cluster));
+  return packed;
 }
 
 std::string JobManager::Activity(const std::string& sky_id) {

@@ -184,6 +184,10 @@ class JobManager {
   // A job that asked for it (--sky-sync-back) and ran in a copied folder:
   // the matching files fetched into the folder it came from, recorded.
   void FetchBack(store::SkyJob& job);
+  // A Kubernetes job's folder, packed for its ConfigMap (no larger than a
+  // ConfigMap holds: the error says what to do), recorded as copied.
+  Result<std::string> PackFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,
+                                 const std::string& cluster);
 
   store::JobStore& store_;
   place::Workspace& ws_;

@@ -97,10 +97,18 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     }
     return UnavailableError(msg);
   };
-  if (folder.copy) {
+  std::string copied;  // what was sent, for the answer
+  if (folder.copy || folder.pack) {
     if (Status fits = CheckFolderSize(folder, target->name); !fits.ok()) {
       return refused(fits.message());
     }
+  }
+  if (folder.pack) {
+    // Nothing leaves this machine before the job's own objects do.
+    auto packed = PackFolder(job, folder, target->name);
+    if (!packed.ok()) return refused(packed.status().message());
+    spec.folder_archive = std::move(*packed);
+    copied = config::DescribeBytes(spec.folder_archive.size()) + " packed";
   }
   if (target->kind != "slurm") {
     // A cluster without job ids of its own (Kubernetes): the backend takes
@@ -118,7 +126,6 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
   if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
-  std::string copied;
   if (folder.copy) {
     auto sent = CopyFolder(job, folder, target->name);
     if (!sent.ok()) {

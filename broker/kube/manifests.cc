@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "broker/util/base64.h"
+
 namespace skyslurm::kube {
 namespace {
 
@@ -76,6 +78,14 @@ export SLURM_NNODES="$n" SLURM_JOB_NUM_NODES="$n" SLURM_NTASKS="$n" SLURM_NPROCS
 export SLURM_NODEID="$rank" SLURM_PROCID="$rank" SLURM_LOCALID=0
 export SLURM_JOB_NODELIST="$nodelist" SLURM_NODELIST="$nodelist"
 export SLURMD_NODENAME="$name-$rank" SLURM_CLUSTER_NAME="$SKYSLURM_CLUSTER"
+# The job's folder, when it travels with the job: unpacked before the script
+# starts (the container's working directory is in it).
+if [ -f "$dir/folder.tar.gz" ]; then
+  mkdir -p /skyslurm/work && tar -xzf "$dir/folder.tar.gz" -C /skyslurm/work || {
+    echo "skyslurm: the job's folder could not be unpacked into /skyslurm/work" >&2
+    exit 1
+  }
+fi
 export SLURM_GPUS_ON_NODE="$SKYSLURM_GPUS_PER_NODE" SLURM_SUBMIT_DIR="$PWD"
 unset SKYSLURM_OBJECT SKYSLURM_PODS SKYSLURM_GPUS_PER_NODE SKYSLURM_NAMESPACE
 # The pod's own srun and module, first on PATH.
@@ -133,6 +143,9 @@ Manifests BuildManifests(const ManifestInput& in) {
   m.config_map["data"]["entrypoint.sh"] = EntryPointScript();
   m.config_map["data"]["srun"] = PodSrunScript();
   m.config_map["data"]["module"] = PodModuleScript();
+  if (!in.folder_archive.empty()) {
+    m.config_map["binaryData"]["folder.tar.gz"] = Base64Encode(in.folder_archive);
+  }
 
   m.service["apiVersion"] = "v1";
   m.service["kind"] = "Service";
@@ -176,6 +189,12 @@ Manifests BuildManifests(const ManifestInput& in) {
   mount["mountPath"] = kMountPath;
   mount["readOnly"] = true;
   container["volumeMounts"].append(mount);
+  if (!in.folder_archive.empty()) {
+    Json::Value work(Json::objectValue);
+    work["name"] = "skyslurm-work";
+    work["mountPath"] = kFolderPath;
+    container["volumeMounts"].append(work);
+  }
 
   Json::Value pod(Json::objectValue);
   pod["restartPolicy"] = "Never";
@@ -186,6 +205,12 @@ Manifests BuildManifests(const ManifestInput& in) {
   volume["configMap"]["name"] = name;
   volume["configMap"]["defaultMode"] = 0755;
   pod["volumes"].append(volume);
+  if (!in.folder_archive.empty()) {
+    Json::Value work(Json::objectValue);
+    work["name"] = "skyslurm-work";
+    work["emptyDir"] = Json::Value(Json::objectValue);
+    pod["volumes"].append(work);
+  }
   if (!in.shape.gpu_label.empty()) pod["nodeSelector"][in.shape.gpu_label] = in.shape.gpu_type;
   if (in.shape.gpus_per_pod > 0) {
     pod["tolerations"].append(Toleration("nvidia.com/gpu"));

@@ -22,6 +22,8 @@ inline constexpr const char* kSkyIdLabel = "skyslurm.io/sky-id";
 inline constexpr const char* kJobIdLabel = "skyslurm.io/job-id";
 inline constexpr const char* kIndexLabel = "batch.kubernetes.io/job-completion-index";
 inline constexpr const char* kMountPath = "/var/run/skyslurm";
+// The job's folder in each pod (an emptyDir), when it travels with the job.
+inline constexpr const char* kFolderPath = "/skyslurm/work";
 
 struct ManifestInput {
   JobShape shape;
@@ -33,6 +35,9 @@ struct ManifestInput {
   std::string namespace_name;
   std::string user;
   std::string workdir;  // "" = the image's
+  // The job's folder as a .tar.gz ("" = none): in the ConfigMap's
+  // binaryData, unpacked into kFolderPath by the entry point.
+  std::string folder_archive;
   std::vector<std::pair<std::string, std::string>> env;
   // Whether Kubernetes may start a pod again after a disruption (eviction,
   // preemption, node loss) as Slurm requeues: a pod failure policy that does

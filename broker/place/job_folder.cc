@@ -1,8 +1,12 @@
 #include "broker/place/job_folder.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "broker/config/paths.h"
+#include "broker/config/settings.h"
+#include "broker/sync/folder_pack.h"
 
 namespace skyslurm::place {
 
@@ -53,15 +57,51 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
                            entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit};
 }
 
+Status FolderFits(CommandRunner& runner, const Workspace& ws, const sync::WorkdirPlan& plan,
+                  const std::string& cluster, std::chrono::milliseconds timeout) {
+  const std::uint64_t limit = ws.config.settings.sync_limit;
+  const std::string shown = sync::Tilde(plan.source, ws.config.paths.home);
+  auto measured = sync::Measure(runner, plan.source, timeout);
+  if (!measured.ok()) {
+    return FailedPreconditionError(fmt::format("the job's folder cannot be copied to {}: {}",
+                                               cluster, measured.status().message()));
+  }
+  if (limit == 0 || measured->total_size <= limit) return OkStatus();
+  return FailedPreconditionError(fmt::format(
+      "{} holds {} in {} file(s) to copy to {}, more than sync_limit ({}); nothing was "
+      "submitted. List what the job does not need in {}/.skyignore (as in .gitignore), name a "
+      "smaller folder with --sky-workdir=DIR, copy nothing with --sky-workdir=none, or raise "
+      "sync_limit (skyslurm.yaml, SKYSLURM_SYNC_LIMIT)",
+      shown, config::DescribeBytes(measured->total_size), measured->files, cluster,
+      config::DescribeBytes(limit), shown));
+}
+
+Result<std::string> PackJobFolder(CommandRunner& runner, const Workspace& ws,
+                                  const sync::WorkdirPlan& plan, const std::string& cluster,
+                                  std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(std::string packed, sync::PackFolder(runner, plan.source, timeout));
+  if (packed.size() <= sync::kMaxPackedBytes) return packed;
+  const std::string shown = sync::Tilde(plan.source, ws.config.paths.home);
+  return FailedPreconditionError(fmt::format(
+      "{} packs to {}, more than a job on Kubernetes cluster {} carries ({}, in its "
+      "ConfigMap); nothing was submitted. List what the job does not need in {}/.skyignore, "
+      "name a smaller folder with --sky-workdir=DIR, or copy nothing with --sky-workdir=none",
+      shown, config::DescribeBytes(packed.size()), cluster,
+      config::DescribeBytes(sync::kMaxPackedBytes), shown));
+}
+
 void ApplyJobFolder(const sync::WorkdirPlan& plan, const job::Request& request,
                     backend::SubmitSpec* spec) {
   using sync::WorkdirMode;
   if (plan.mode != WorkdirMode::kMapped && plan.mode != WorkdirMode::kPerJob &&
-      plan.mode != WorkdirMode::kShared && plan.mode != WorkdirMode::kWhole) {
+      plan.mode != WorkdirMode::kShared && plan.mode != WorkdirMode::kWhole &&
+      plan.mode != WorkdirMode::kPacked) {
     return;  // the spec's workdir stays the cluster's (SpecFor)
   }
   if (plan.dest.empty()) return;
-  spec->submit_dir = plan.dest;
+  // In a pod the folder is the container's working directory; elsewhere
+  // sbatch runs in it too.
+  if (plan.mode != WorkdirMode::kPacked) spec->submit_dir = plan.dest;
   if (request.chdir && request.chdir->starts_with("/")) {
     spec->workdir.clear();  // the job's own --chdir (spelled for the target) is in its options
   } else if (request.chdir) {

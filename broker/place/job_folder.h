@@ -5,6 +5,7 @@
 // One definition for skyslurmd, the shim's direct submission and explain.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "broker/backend/backend.h"
@@ -27,6 +28,16 @@ sync::WorkdirPlan PlanJobFolder(const Workspace& ws, const ClusterHandle& target
 
 // How rsync reaches `cluster` (its SSH entry), or why it cannot.
 Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& cluster);
+
+// The plan's folder measured against sync_limit: an error saying what to
+// do when it holds more (nothing has been sent).
+Status FolderFits(CommandRunner& runner, const Workspace& ws, const sync::WorkdirPlan& plan,
+                  const std::string& cluster, std::chrono::milliseconds timeout);
+// The plan's folder packed for a Kubernetes job: an error saying what to do
+// when it is more than a ConfigMap holds.
+Result<std::string> PackJobFolder(CommandRunner& runner, const Workspace& ws,
+                                  const sync::WorkdirPlan& plan, const std::string& cluster,
+                                  std::chrono::milliseconds timeout);
 
 // The job runs in the plan's folder there (a relative --chdir below it; its
 // own absolute --chdir still wins), and sbatch is run in it.

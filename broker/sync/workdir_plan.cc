@@ -45,11 +45,12 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
     p.mode = WorkdirMode::kHome;
     return p;
   }
-  if (in.target_kind == "kubernetes") {
-    p.mode = WorkdirMode::kUnsupported;
-    p.reason =
-        "it runs in its image's working directory there, and files beside the script "
-        "are not copied to a Kubernetes cluster";
+  const bool kubernetes = in.target_kind == "kubernetes";
+  if (kubernetes && (in.disabled || in.source.empty())) {
+    p.mode = WorkdirMode::kOff;
+    p.reason = fmt::format("it runs in its image's working directory there, and nothing is "
+                           "copied ({})",
+                           in.disabled ? "--sky-workdir=none" : "no folder to copy");
     return p;
   }
   if (in.disabled || in.source.empty()) {
@@ -73,6 +74,26 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
         "it runs in {} there, a filesystem {} shares (shared_fs): nothing is "
         "copied",
         shown, in.target);
+    return p;
+  }
+  if (kubernetes) {
+    bool whole = Covers(in.source, in.local_home);
+    for (const auto& r : in.home_roots.roots) whole = whole || Covers(in.source, r.path);
+    if (whole) {
+      p.mode = WorkdirMode::kWhole;
+      p.reason = fmt::format(
+          "it runs in its image's working directory there; {} holds your home or a whole root, "
+          "so nothing is copied (name the job's folder with --sky-workdir=DIR, or submit from it)",
+          shown);
+      return p;
+    }
+    p.mode = WorkdirMode::kPacked;
+    p.pack = true;
+    p.dest = kPodFolder;
+    p.reason = fmt::format(
+        "{} travels in the job's ConfigMap, is unpacked into {} in each pod before the script "
+        "starts, and runs there",
+        shown, kPodFolder);
     return p;
   }
   const PathMapping m = MapPath(in.source, in.home_roots, in.target_roots);

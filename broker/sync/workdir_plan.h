@@ -34,8 +34,12 @@ enum class WorkdirMode {
   kMapped,       // D lies under a root the target has: copied to the same place there
   kPerJob,       // otherwise: copied to a folder of its own under the target's scratch
   kWhole,        // D is a root itself (the home...): run in its counterpart, nothing copied
-  kUnsupported,  // a kind of cluster folders do not travel to (yet)
+  kPacked,       // Kubernetes: packed into the job's ConfigMap, unpacked in each pod
+  kUnsupported,  // a cluster files cannot reach (only its controller is)
 };
+
+// Where a Kubernetes job's folder is unpacked in each pod (an emptyDir).
+inline constexpr const char* kPodFolder = "/skyslurm/work";
 
 struct WorkdirPlan {
   WorkdirMode mode = WorkdirMode::kHome;
@@ -44,6 +48,7 @@ struct WorkdirPlan {
   // paths are under the user's home there.
   std::string dest;
   bool copy = false;   // rsync D to dest before the submission
+  bool pack = false;   // D packed (tar.gz) into the job's own objects (Kubernetes)
   std::string reason;  // "~/proj is copied to beta:/home/skyuser1/proj (under the root home)"
 };
 

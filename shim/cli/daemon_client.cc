@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -102,6 +103,35 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
   const std::string program = SkyslurmdPath();
   std::vector<std::string> args = {program, "--on-demand", "--log-file", paths_.log};
   if (!slurm_bin_dir_.empty()) args.insert(args.end(), {"--slurm-bin-dir", slurm_bin_dir_});
+  if (Status st = Spawn(args); !st.ok()) return st;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto spawned = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Alive()) return OkStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // The one started found a daemon still exiting (it keeps the lock until
+    // it is gone, seconds after it stopped answering) and left: once the
+    // lock is free and nobody answers, one is started again.
+    if (std::chrono::steady_clock::now() - spawned > std::chrono::milliseconds(500) &&
+        LockIsFree()) {
+      if (Status st = Spawn(args); !st.ok()) return st;
+      spawned = std::chrono::steady_clock::now();
+    }
+  }
+  return UnavailableError(fmt::format("skyslurmd ({}) did not start within {} s; see {} and {}",
+                                      program, wait.count() / 1000, paths_.stderr_file,
+                                      paths_.log));
+}
+
+bool DaemonClient::LockIsFree() const {
+  const int fd = ::open(paths_.lock.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;  // not made yet: the daemon started is on its way
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);  // and with it the lock, if taken
+  return free;
+}
+
+Status DaemonClient::Spawn(const std::vector<std::string>& args) {
   const pid_t pid = ::fork();
   if (pid < 0)
     return UnavailableError(fmt::format("cannot start skyslurmd: {}", std::strerror(errno)));
@@ -121,7 +151,7 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
     }
     for (int fd = 3; fd < 1024; ++fd) ::close(fd);
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "skyslurm: cannot run %s: %s\n", argv[0], std::strerror(errno));
@@ -129,14 +159,7 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Alive()) return OkStatus();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return UnavailableError(fmt::format("skyslurmd ({}) did not start within {} s; see {} and {}",
-                                      program, wait.count() / 1000, paths_.stderr_file,
-                                      paths_.log));
+  return OkStatus();
 }
 
 }  // namespace skyslurm::cli

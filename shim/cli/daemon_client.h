@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "broker/config/settings.h"
 #include "broker/daemon/daemon_paths.h"
@@ -38,6 +39,10 @@ class DaemonClient {
  private:
   Result<Json::Value> Call(const std::string& method, const std::string& path,
                            const Json::Value* body, std::chrono::seconds timeout);
+  // Starts `args` as a daemon of its own session (it outlives this command).
+  Status Spawn(const std::vector<std::string>& args);
+  // Whether no skyslurmd holds the state's lock (one may be exiting).
+  bool LockIsFree() const;
 
   daemon::DaemonPaths paths_;
   std::string slurm_bin_dir_;

@@ -460,21 +460,21 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       place::PlanJobFolder(*ws, target, *request, sky_id, fs::current_path().string());
   place::ApplyJobFolder(folder, *request, &spec);
   std::string copied;
+  if (folder.copy || folder.pack) {
+    LocalCommandRunner runner;
+    if (Status fits = place::FolderFits(runner, *ws, folder, target.name, std::chrono::minutes(10));
+        !fits.ok()) {
+      return Fail(tool, "skyslurm: " + fits.message());
+    }
+    if (folder.pack) {
+      auto packed =
+          place::PackJobFolder(runner, *ws, folder, target.name, std::chrono::minutes(10));
+      if (!packed.ok()) return Fail(tool, "skyslurm: " + packed.status().message());
+      spec.folder_archive = std::move(*packed);
+    }
+  }
   if (folder.copy) {
     LocalCommandRunner runner;
-    const std::uint64_t limit = ws->config.settings.sync_limit;
-    auto measured = sync::Measure(runner, folder.source, std::chrono::minutes(10));
-    if (!measured.ok()) return Fail(tool, "skyslurm: " + measured.status().message());
-    if (limit != 0 && measured->total_size > limit) {
-      const std::string shown = sync::Tilde(folder.source, ws->config.paths.home);
-      return Fail(tool, fmt::format("skyslurm: {} holds {} to copy to {}, more than sync_limit "
-                                    "({}); nothing was submitted. List what the job does not "
-                                    "need in {}/.skyignore, name a smaller folder with "
-                                    "--sky-workdir=DIR, copy nothing with --sky-workdir=none, "
-                                    "or raise sync_limit",
-                                    shown, config::DescribeBytes(measured->total_size),
-                                    target.name, config::DescribeBytes(limit), shown));
-    }
     auto remote = place::RemoteOf(*ws, target.name);
     if (!remote.ok()) return Fail(tool, "skyslurm: " + remote.status().message());
     const std::string doing = fmt::format(

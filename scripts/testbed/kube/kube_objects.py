@@ -261,6 +261,27 @@ def prepare_job(obj, causes):
     obj['status'] = {}
 
 
+MAX_CONFIG_MAP_BYTES = 1024 * 1024   # the apiserver's MaxSecretSize, ConfigMaps' too
+
+
+def validate_config_map(obj, causes):
+    """As the apiserver's ValidateConfigMap: binaryData holds base64, no key in
+    both data and binaryData, and the keys and values together at most 1 MiB."""
+    import base64
+    import binascii
+    data, binary = obj.get('data') or {}, obj.get('binaryData') or {}
+    total = sum(len(k) + len(v.encode()) for k, v in data.items())
+    for k, v in binary.items():
+        if k in data:
+            causes.append(('binaryData[%s]' % k, 'Duplicate value: "%s"' % k, 'FieldValueDuplicate'))
+        try:
+            total += len(k) + len(base64.b64decode(v, validate=True))
+        except (binascii.Error, ValueError, TypeError):
+            raise bad_request('json: cannot unmarshal binaryData["%s"]: illegal base64 data' % k)
+    if total > MAX_CONFIG_MAP_BYTES:
+        causes.append(('[]', 'Too long: must have at most %d bytes' % MAX_CONFIG_MAP_BYTES, 'FieldValueTooLong'))
+
+
 def prepare_create(store, res, ns, obj, cfg):
     """Everything the apiserver does to a new object of RES (lock held)."""
     r = RESOURCES[res]
@@ -294,6 +315,8 @@ def prepare_create(store, res, ns, obj, cfg):
         md.setdefault('labels', {})['kubernetes.io/metadata.name'] = md['name']
         obj['spec'] = {'finalizers': ['kubernetes']}
         obj['status'] = {'phase': 'Active'}
+    elif res == 'configmaps':
+        validate_config_map(obj, causes)
     elif res == 'secrets':
         obj.setdefault('type', 'Opaque')
         sd = obj.pop('stringData', None)
@@ -330,6 +353,8 @@ def validate_update(res, old, new):
                 causes.append(('spec.' + f, 'Invalid value: %s: field is immutable' % (
                     '"%s"' % ns_.get(f) if isinstance(ns_.get(f), str) else 'core.PodTemplateSpec{...}'
                     if f == 'template' else ns_.get(f)), 'FieldValueInvalid'))
+    elif res == 'configmaps':
+        validate_config_map(new, causes)
     elif res == 'pods':
         os_, ns_ = dict(old.get('spec', {})), dict(new.get('spec', {}))
         for s in (os_, ns_):

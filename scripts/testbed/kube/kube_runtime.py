@@ -185,7 +185,9 @@ def resource_value(pod, ref, cname):
     return str(int(q) if q == int(q) else int(q) + 1)
 
 
-def _cm_or_secret(store, ns, kind, name, optional):
+def _cm_or_secret(store, ns, kind, name, optional, files=False):
+    """{key: value}: str for the environment; for a volume's FILES, bytes where
+    the object holds bytes (a Secret's data, a ConfigMap's binaryData keys)."""
     res = 'configmaps' if kind == 'configMap' else 'secrets'
     o = store.peek(res, ns, name)
     if o is None:
@@ -194,7 +196,10 @@ def _cm_or_secret(store, ns, kind, name, optional):
         raise ConfigError('%s "%s" not found' % ('configmap' if res == 'configmaps' else 'secret', name))
     data = dict(o.get('data') or {})
     if res == 'secrets':
-        data = {k: base64.b64decode(v).decode(errors='replace') for k, v in data.items()}
+        data = {k: base64.b64decode(v) if files else base64.b64decode(v).decode(errors='replace')
+                for k, v in data.items()}
+    elif files:   # a ConfigMap's binaryData keys are files too, of their decoded bytes
+        data.update({k: base64.b64decode(v) for k, v in (o.get('binaryData') or {}).items()})
     return data
 
 
@@ -252,8 +257,9 @@ def _write_items(vdir, data, items, mode):
             raise ConfigError('configmap references non-existent config key: %s' % key)
         p = os.path.join(vdir, path)
         os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, 'w') as f:
-            f.write(data[key])
+        value = data[key]
+        with open(p, 'wb') as f:
+            f.write(value if isinstance(value, bytes) else value.encode())
         os.chmod(p, m)
 
 
@@ -306,7 +312,7 @@ def prepare_volumes(store, pod, pdir, uid, gid):
                     os.chmod(p, it.get('mode', mode))
                 continue
             try:
-                data = _cm_or_secret(store, ns, kind, sname, optional)
+                data = _cm_or_secret(store, ns, kind, sname, optional, files=True)
             except ConfigError as e:
                 raise ConfigError('MountVolume.SetUp failed for volume "%s" : %s' % (name, e))
             if data is not None:

@@ -64,6 +64,25 @@ TEST(ManifestsTest, AnIndexedJobWithItsServiceAndScript) {
             "DisruptionTarget");
 }
 
+// Issue 14: the job's folder travels in the ConfigMap (binaryData, base64)
+// and is unpacked into an emptyDir the container runs in.
+TEST(ManifestsTest, TheJobsFolderTravelsInItsConfigMapAndIsUnpackedInAnEmptyDir) {
+  EXPECT_FALSE(BuildManifests(Input()).config_map.isMember("binaryData"));
+  ManifestInput in = Input();
+  in.folder_archive = std::string("\x1f\x8b\x08\x00", 4);
+  in.workdir = kFolderPath;
+  const Manifests m = BuildManifests(in);
+  EXPECT_EQ(m.config_map["binaryData"]["folder.tar.gz"].asString(), "H4sIAA==");
+  const Json::Value& pod = m.job["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["volumes"][1]["name"].asString(), "skyslurm-work");
+  EXPECT_TRUE(pod["volumes"][1]["emptyDir"].isObject());
+  const Json::Value& c = pod["containers"][0];
+  EXPECT_EQ(c["workingDir"].asString(), "/skyslurm/work");
+  EXPECT_EQ(c["volumeMounts"][1]["mountPath"].asString(), "/skyslurm/work");
+  EXPECT_NE(EntryPointScript().find("tar -xzf \"$dir/folder.tar.gz\" -C /skyslurm/work"),
+            std::string::npos);
+}
+
 // The pod's srun runs its command here, once, whatever sizing options come
 // first (the entry point runs in the fake kubelet's pods: integration tests).
 TEST(ManifestsTest, ThePodsSrunRunsTheCommandOnce) {

@@ -68,7 +68,13 @@ class JobFolderTest : public TestbedTest {
     WriteFile(proj_ + "/build/junk.o", std::string(50'000, 'j'));
   }
   void TearDown() override {
-    for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
+    for (const auto& [cluster, id] : cleanup_) {
+      if (cluster == "kappa") {
+        Typed({kSkyslurm, "cancel", "kappa:" + id});
+      } else {
+        RunOn(tb_, cluster, {"scancel", id});
+      }
+    }
     if (!home_.empty()) StopUserDaemon(home_);
     if (!name_.empty()) SshAsUser(tb_, "beta", "rm -rf ~/" + name_);
   }
@@ -250,6 +256,44 @@ TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles)
   EXPECT_EQ(n, 1u) << comments;
   EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
   EXPECT_EQ(ReadOnCluster(tb_, "beta", name_ + "/out.cksum"), local_sum);
+}
+
+// On Kubernetes the folder travels inside the job (its ConfigMap) and is
+// unpacked into each pod before the script starts.
+TEST_F(JobFolderTest, OnKappaTheProjectIsUnpackedInThePodAndRunsThere) {
+  WriteFile(proj_ + "/kjob.sh", std::string(kJob) + "cat out/model.txt\n");
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra=kappa", "--sky-image=ubuntu:22.04", "--parsable", "kjob.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
+  const std::string id = out.out.substr(0, out.out.find(';'));
+  cleanup_.emplace_back("kappa", id);
+  // The job writes its model, then shows it in its output.
+  CommandOutput logs = Typed({kSkyslurm, "logs", "-f", "kappa:" + id});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "words=4 cwd=/skyslurm/work submit=/skyslurm/work\n");
+  const auto copied = Events("kappa:" + id, "copied");
+  ASSERT_EQ(copied.size(), 1u);
+  EXPECT_THAT(copied[0], HasSubstr("~/" + name_ + " packed into the job for kappa: "));
+  CommandOutput shown = Typed({kSkyslurm, "status", "kappa:" + id});
+  EXPECT_THAT(shown.out, HasSubstr("COMPLETED")) << logs.out;
+}
+
+TEST_F(JobFolderTest, AFolderLargerThanAConfigMapHoldsIsRefusedForKappa) {
+  std::string noise(2 << 20, '\0');
+  std::uint32_t x = 2463534242u;
+  for (char& c : noise) {  // xorshift: nothing gzip can shrink
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    c = static_cast<char>(x);
+  }
+  WriteFile(proj_ + "/data/weights.bin", noise);
+  CommandOutput out = Typed({"sbatch", "--sky-infra=kappa", "--sky-image=ubuntu:22.04", "job.sh"});
+  EXPECT_NE(out.exit_code, 0);
+  EXPECT_EQ(out.out, "");
+  EXPECT_THAT(out.err, HasSubstr("more than a job on Kubernetes cluster kappa carries (900 KiB, in "
+                                 "its ConfigMap); nothing was submitted"));
 }
 
 }  // namespace

@@ -82,15 +82,32 @@ TEST(WorkdirPlanTest, HomeSharedOffKubernetesAndUnreachableCopyNothing) {
   EXPECT_EQ(p.dest, "/work/ana");
   EXPECT_THAT(p.reason, HasSubstr("--sky-workdir=none"));
 
-  in = ToBeta("/home/ana/proj");
-  in.target_kind = "kubernetes";
-  EXPECT_EQ(PlanWorkdir(in).mode, WorkdirMode::kUnsupported);
-  EXPECT_FALSE(PlanWorkdir(in).copy);
 
   in = ToBeta("/home/ana/proj");
   in.no_copy_route = "it is not reached over SSH";
   EXPECT_EQ(PlanWorkdir(in).mode, WorkdirMode::kUnsupported);
   EXPECT_THAT(PlanWorkdir(in).reason, HasSubstr("not reached over SSH"));
+}
+
+TEST(WorkdirPlanTest, OnKubernetesTheFolderIsPackedIntoTheJobAndUnpackedInEachPod) {
+  WorkdirInput in = ToBeta("/home/ana/proj");
+  in.target = "kappa";
+  in.target_kind = "kubernetes";
+  in.target_roots = {};
+  WorkdirPlan p = PlanWorkdir(in);
+  EXPECT_EQ(p.mode, WorkdirMode::kPacked);
+  EXPECT_TRUE(p.pack);
+  EXPECT_FALSE(p.copy);
+  EXPECT_EQ(p.dest, "/skyslurm/work");
+  EXPECT_EQ(p.reason,
+            "~/proj travels in the job's ConfigMap, is unpacked into /skyslurm/work in each pod "
+            "before the script starts, and runs there");
+  in.source = "/home/ana";
+  EXPECT_EQ(PlanWorkdir(in).mode, WorkdirMode::kWhole);
+  EXPECT_FALSE(PlanWorkdir(in).pack);
+  in.disabled = true;
+  EXPECT_EQ(PlanWorkdir(in).mode, WorkdirMode::kOff);
+  EXPECT_THAT(PlanWorkdir(in).reason, HasSubstr("its image's working directory"));
 }
 
 TEST(WorkdirPlanTest, TildeSpellsTheHome) {
