@@ -54,7 +54,8 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
     return FailedPreconditionError(cluster + " is not reached over SSH: no files can be copied");
   }
   return sync::RsyncRemote{entry->ssh->name, ws.config.paths.clusters_file,
-                           entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit};
+                           entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit,
+                           sync::SshControlDir()};
 }
 
 Status FolderFits(CommandRunner& runner, const Workspace& ws, const sync::WorkdirPlan& plan,

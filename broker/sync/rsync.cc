@@ -1,9 +1,12 @@
 #include "broker/sync/rsync.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "broker/config/settings.h"
 #include "broker/util/strings.h"
@@ -81,8 +84,33 @@ Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
 
 std::string SshCommand(const RsyncRemote& remote) {
   // rsync splits -e at blanks and honours quotes: the file's path is quoted.
-  return fmt::format("ssh -F {} -o BatchMode=yes -o LogLevel=ERROR -o StrictHostKeyChecking={}",
-                     ShellQuote(remote.clusters_file), remote.strict_host_key_checking);
+  std::string ssh =
+      fmt::format("ssh -F {} -o BatchMode=yes -o LogLevel=ERROR -o StrictHostKeyChecking={}",
+                  ShellQuote(remote.clusters_file), remote.strict_host_key_checking);
+  if (!remote.control_dir.empty()) {
+    // The master runs on in the background with its output on /dev/null,
+    // so the copy that started it ends when its own work does.
+    ssh += " -o ControlMaster=auto -o ControlPersist=60 -o " +
+           ShellQuote("ControlPath=" + remote.control_dir + "/%C");
+  }
+  return ssh;
+}
+
+std::string SshControlDir() {
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  const std::string dir = runtime != nullptr && *runtime == '/'
+                              ? std::string(runtime) + "/skyslurm-ssh"
+                              : fmt::format("/tmp/skyslurm-ssh-{}", ::getuid());
+  // A socket's path has room for 107 bytes; ssh adds its %C (40) and a
+  // temporary suffix (17).
+  if (dir.size() > 48) return "";
+  (void)::mkdir(dir.c_str(), 0700);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+      (st.st_mode & 077) != 0) {
+    return "";
+  }
+  return dir;
 }
 
 std::vector<std::string> IgnoreFilters() {

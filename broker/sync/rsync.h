@@ -24,7 +24,16 @@ struct RsyncRemote {
   std::string clusters_file;  // ~/.slurm/config
   std::string strict_host_key_checking = "yes";
   std::uint64_t bwlimit = 0;  // bytes per second (sync_bwlimit); 0 = any
+  // A private folder for OpenSSH's connection sharing ("" = none): the
+  // first copy to a cluster opens a connection that the next ones reuse for
+  // a minute (ControlMaster/ControlPersist), instead of a handshake each.
+  std::string control_dir;
 };
+
+// The user's private folder for shared SSH connections: $XDG_RUNTIME_DIR/
+// skyslurm-ssh, else /tmp/skyslurm-ssh-<uid>, made 0700; "" when it cannot
+// be made or is not the user's own and private (then each copy connects).
+std::string SshControlDir();
 
 // What rsync --stats says (bytes are the real sizes, whatever the locale).
 struct RsyncStats {

@@ -62,7 +62,7 @@ int RunSyncDown(const std::string& id, const std::string& dest_arg) {
   }
   const sync::RsyncRemote remote{entry->ssh->name, loaded->paths.clusters_file,
                                  entry->ssh->strict_host_key_checking,
-                                 loaded->settings.sync_bwlimit};
+                                 loaded->settings.sync_bwlimit, sync::SshControlDir()};
   LocalCommandRunner runner;
   auto got = sync::Pull(runner, remote, remote_dir, dest, {}, std::chrono::hours(2));
   if (!got.ok()) return fail(got.status().message());

@@ -634,6 +634,39 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
   EXPECT_EQ(queued, jobs);
 }
 
+// A submission that meets a daemon still exiting (it stopped answering, and
+// keeps the lock until its connections and watches are closed, seconds on
+// the testbed) starts a new one as soon as the lock is free: before, the
+// one it started left at once ("another skyslurmd holds the lock") and the
+// client waited 30 s, then placed the job once, untracked.
+TEST_F(DaemonTest, ASubmissionRightAfterTheDaemonWasStoppedStartsANewOne) {
+  ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // up, with its connections open
+  const int old_pid = DaemonPid();
+  ASSERT_GT(old_pid, 0);
+  ASSERT_EQ(::kill(old_pid, SIGTERM), 0);
+  // It stops answering (its socket gone) before it lets go of the lock.
+  const std::string socket = state_ + "/run/skyslurmd.sock";
+  for (int i = 0; i < 500 && fs::exists(socket); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(fs::exists(socket));
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "-t", "1", "-o", "/dev/null",
+                             "--parsable", "--wrap", "true"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.err, ::testing::Not(HasSubstr("not tracked")));
+  EXPECT_THAT(out.err, ::testing::Not(HasSubstr("did not start")));
+  const std::string line = Trim(out.out);
+  if (line.find(';') != std::string::npos) {
+    cleanup_.emplace_back(line.substr(line.find(';') + 1), line.substr(0, line.find(';')));
+  }
+  EXPECT_NE(DaemonPid(), old_pid);
+  EXPECT_GT(DaemonPid(), 0);
+  // Tracked: the new daemon knows the job.
+  if (!cleanup_.empty()) {
+    EXPECT_EQ(Sky({"status", cleanup_.back().first + ":" + cleanup_.back().second}).exit_code, 0);
+  }
+}
+
 TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
   // A daemon of skyuser1's, started as skyuser1 would start it.
   const std::string home = tmp_.File("skyuser1");

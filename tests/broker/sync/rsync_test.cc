@@ -32,6 +32,10 @@ TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettin
   RsyncRemote slow = kBeta;
   slow.bwlimit = 10 << 20;  // sync_bwlimit: 10M
   EXPECT_THAT(PushArgv(slow, "/p", "/q", false), Contains("--bwlimit=10240"));
+  RsyncRemote shared = kBeta;
+  shared.control_dir = "/run/user/1000/skyslurm-ssh";
+  EXPECT_THAT(SshCommand(shared), HasSubstr(" -o ControlMaster=auto -o ControlPersist=60 -o "
+                                            "ControlPath=/run/user/1000/skyslurm-ssh/%C"));
 }
 
 TEST(RsyncTest, APullTakesOnlyThePatternsAndKeepsNewerFilesHere) {
@@ -42,6 +46,32 @@ TEST(RsyncTest, APullTakesOnlyThePatternsAndKeepsNewerFilesHere) {
   EXPECT_EQ(argv[argv.size() - 2], "beta:/users/ana/proj/");
   EXPECT_EQ(argv.back(), "/home/ana/proj/");
   EXPECT_THAT(PullArgv(kBeta, "a", "b", {}, false), ::testing::Not(Contains("--exclude=*")));
+}
+
+// The shared connections' folder is the user's and private, or not used.
+TEST(RsyncTest, TheControlFolderIsPrivateOrNone) {
+  namespace fs = std::filesystem;
+  const std::string runtime = ::testing::TempDir() + "rsync-runtime-" + std::to_string(::getpid());
+  fs::remove_all(runtime);
+  fs::create_directories(runtime);
+  const char* before = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+  const std::string dir = SshControlDir();
+  if (runtime.size() + 13 <= 48) {
+    EXPECT_EQ(dir, runtime + "/skyslurm-ssh");
+    EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+    fs::permissions(dir, fs::perms::group_read | fs::perms::group_exec, fs::perm_options::add);
+    EXPECT_EQ(SshControlDir(), "");  // others may enter: not used
+  } else {
+    EXPECT_EQ(dir, "");  // too long a path for ssh's socket
+  }
+  if (before != nullptr) {
+    ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_RUNTIME_DIR");
+  }
+  fs::remove_all(runtime);
 }
 
 TEST(RsyncTest, StatisticsAreReadWithOrWithoutThousandsSeparators) {
