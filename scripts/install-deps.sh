@@ -25,6 +25,8 @@ packages=(
   slurmrestd
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
+  # a job's folder travels with rsync (both ends: here and the login nodes)
+  rsync
   # kappa, the Kubernetes cluster (scripts/testbed/kube): its certificates,
   # and the second client its conformance check runs (kubectl is the
   # machine's own, the cloud SDK's 1.32)
