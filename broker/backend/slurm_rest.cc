@@ -213,13 +213,19 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
       job[std::string(key)] = true;  // a flag (--hold, --requeue, --exclusive)
     }
   }
-  if (!job.isMember("current_working_directory")) job["current_working_directory"] = login.home;
+  // Where sbatch would have run: the job's copied folder when it has one
+  // (relative: under the home there), else the home.
+  const std::string submit_dir = spec.submit_dir.empty() ? login.home
+                                 : spec.submit_dir.starts_with("/")
+                                     ? spec.submit_dir
+                                     : login.home + "/" + spec.submit_dir;
+  if (!job.isMember("current_working_directory")) job["current_working_directory"] = submit_dir;
   // What sbatch adds to the environment it sends (sbatch.c: the submit
   // folder and host, the umask); then the values --export names bare.
   // As through sbatch: a shim on that side must not route the job's own
   // commands again.
   env.erase("SKYSLURM_ANY_CLUSTER");
-  env["SLURM_SUBMIT_DIR"] = login.home;
+  env["SLURM_SUBMIT_DIR"] = submit_dir;
   env["SLURM_SUBMIT_HOST"] = login.hostname;
   if (!login.umask.empty()) env["SLURM_UMASK"] = login.umask;
   for (const auto& [k, v] : spec.export_values) env[k] = v;

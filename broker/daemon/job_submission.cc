@@ -174,10 +174,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   if (kind == EventKind::kRestarted) FaultPoint("restart.sent");
   const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
   Status st = store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(store_.AddCopy({job.sky_id, key->cluster, key->job_id, chosen.partition,
-                                        fmt::format("{}", fmt::join(spec.job.args, "\n")),
-                                        spec.job.script, "PENDING", Now(), spec.workdir,
-                                        folder.copy ? folder.source : ""}));
+    SKY_RETURN_IF_ERROR(store_.AddCopy(
+        {job.sky_id, key->cluster, key->job_id, chosen.partition,
+         fmt::format("{}", fmt::join(spec.job.args, "\n")), spec.job.script, "PENDING", Now(),
+         folder.copy ? folder.dest : spec.workdir, folder.copy ? folder.source : ""}));
     job.cluster = key->cluster;
     job.native_id = key->job_id;
     job.state = "PENDING";

@@ -101,14 +101,17 @@ void ApplyJobFolder(const sync::WorkdirPlan& plan, const job::Request& request,
   }
   if (plan.dest.empty()) return;
   // In a pod the folder is the container's working directory; elsewhere
-  // sbatch runs in it too.
+  // sbatch runs in it too. A relative folder (under the home there) is
+  // where sbatch runs, so the job's working directory is its default, or
+  // its own relative --chdir taken against it.
   if (plan.mode != WorkdirMode::kPacked) spec->submit_dir = plan.dest;
+  const bool relative = !plan.dest.starts_with("/");
   if (request.chdir && request.chdir->starts_with("/")) {
     spec->workdir.clear();  // the job's own --chdir (spelled for the target) is in its options
   } else if (request.chdir) {
-    spec->workdir = plan.dest + "/" + *request.chdir;
+    spec->workdir = relative ? *request.chdir : plan.dest + "/" + *request.chdir;
   } else {
-    spec->workdir = plan.dest;
+    spec->workdir = relative ? "" : plan.dest;
   }
 }
 

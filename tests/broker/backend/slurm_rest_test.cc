@@ -78,6 +78,24 @@ TEST(SlurmRestTest, ExportValuesAndTheWorkdirTravel) {
   EXPECT_EQ(job["environment"]["SKYPILOT_TASK_ID"].asString(), "t1");
 }
 
+// A job whose folder was copied there is submitted from it, as sbatch run
+// in it would be: SLURM_SUBMIT_DIR and its working directory name it
+// (a relative folder is under the home there).
+TEST(SlurmRestTest, AJobsCopiedFolderIsItsSubmitFolder) {
+  SubmitSpec s = Spec();
+  s.submit_dir = "skyslurm-jobs/sky-1";
+  auto body = RestSubmitBody(s, Login());
+  ASSERT_TRUE(body.ok()) << body.status().message();
+  Json::Value job = Parsed(*body)["job"];
+  EXPECT_EQ(job["current_working_directory"].asString(), "/home/u/skyslurm-jobs/sky-1");
+  EXPECT_EQ(job["environment"]["SLURM_SUBMIT_DIR"].asString(), "/home/u/skyslurm-jobs/sky-1");
+  s.submit_dir = "/gpfs/scratch/u/proj";
+  s.workdir = "/gpfs/scratch/u/proj/run";
+  job = Parsed(*RestSubmitBody(s, Login()))["job"];
+  EXPECT_EQ(job["current_working_directory"].asString(), "/gpfs/scratch/u/proj/run");
+  EXPECT_EQ(job["environment"]["SLURM_SUBMIT_DIR"].asString(), "/gpfs/scratch/u/proj");
+}
+
 TEST(SlurmRestTest, WhatSlurmrestdCannotTakeGoesThroughSbatchAndSaysWhy) {
   struct Case {
     std::string why;
