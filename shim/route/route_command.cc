@@ -460,7 +460,9 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       place::PlanJobFolder(*ws, target, *request, sky_id, fs::current_path().string());
   place::ApplyJobFolder(folder, *request, &spec);
   std::string copied;
-  if (folder.copy || folder.pack) {
+  // --test-only submits nothing: nothing is sent for it either.
+  const bool send = !request->test_only;
+  if (send && (folder.copy || folder.pack)) {
     LocalCommandRunner runner;
     if (Status fits = place::FolderFits(runner, *ws, folder, target.name, std::chrono::minutes(10));
         !fits.ok()) {
@@ -473,7 +475,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       spec.folder_archive = std::move(*packed);
     }
   }
-  if (folder.copy) {
+  if (send && folder.copy) {
     LocalCommandRunner runner;
     auto remote = place::RemoteOf(*ws, target.name);
     if (!remote.ok()) return Fail(tool, "skyslurm: " + remote.status().message());
