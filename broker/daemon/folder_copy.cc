@@ -86,6 +86,19 @@ Result<std::string> JobManager::PackFolder(store::SkyJob& job, const sync::Workd
   return packed;
 }
 
+std::pair<std::string, std::string> JobManager::CopiedFolder(const store::SkyJob& job,
+                                                             const std::string& cluster) {
+  auto input = JobInputFromText(job.input_json);
+  if (!input.ok()) return {};
+  auto request = job::ParseRequest(input->ToRequestInput());
+  const place::ClusterHandle* target = ws_.Find(cluster);
+  if (!request.ok() || target == nullptr) return {};
+  const sync::WorkdirPlan folder =
+      place::PlanJobFolder(ws_, *target, *request, job.sky_id, input->cwd);
+  if (!folder.copy) return {};
+  return {folder.dest, folder.source};
+}
+
 std::string JobManager::Activity(const std::string& sky_id) {
   std::lock_guard lock(activity_mu_);
   auto it = activity_.find(sky_id);

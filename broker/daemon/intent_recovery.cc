@@ -102,8 +102,11 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
                                           found->partition, "", "", "CANCELLED", Now()}));
     } else if (found != nullptr && job->cluster.empty()) {
-      SKY_RETURN_IF_ERROR(store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id,
-                                          found->partition, "", "", found->state, Now()}));
+      // The folder it was copied to: the same decision as at submission.
+      const auto [workdir, source] = CopiedFolder(*job, found->key.cluster);
+      SKY_RETURN_IF_ERROR(
+          store_.AddCopy({job->sky_id, found->key.cluster, found->key.job_id, found->partition, "",
+                          "", found->state, Now(), workdir, source}));
       job->cluster = found->key.cluster;
       job->native_id = found->key.job_id;
       job->state = "PENDING";  // the next look records what it really is

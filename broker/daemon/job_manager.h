@@ -13,11 +13,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <semaphore>
 #include <optional>
+#include <semaphore>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "broker/backend/backend.h"
@@ -184,6 +185,10 @@ class JobManager {
   // A job that asked for it (--sky-sync-back) and ran in a copied folder:
   // the matching files fetched into the folder it came from, recorded.
   void FetchBack(store::SkyJob& job);
+  // The folder a submission of the job to `cluster` copies to, and from
+  // (("", "") when it copies none): for a copy adopted after a crash.
+  std::pair<std::string, std::string> CopiedFolder(const store::SkyJob& job,
+                                                   const std::string& cluster);
   // A Kubernetes job's folder, packed for its ConfigMap (no larger than a
   // ConfigMap holds: the error says what to do), recorded as copied.
   Result<std::string> PackFolder(store::SkyJob& job, const sync::WorkdirPlan& plan,

@@ -178,7 +178,12 @@ spec:
         command: ["bash", "-c"]
         args:
         - |
-          sleep 1
+          # Its peer may start later (a busy machine): as a real job would,
+          # wait until both names resolve.
+          for i in \$(seq 60); do
+            getent hosts $IDX-0.$IDX-svc >/dev/null && getent hosts $IDX-1.$IDX-svc >/dev/null && break
+            sleep 0.5
+          done
           echo "host=\$(hostname) index=\$JOB_COMPLETION_INDEX user=\$(id -un)"
           echo "peer0=\$(getent hosts $IDX-0.$IDX-svc | awk '{print \$1}')"
           echo "peer1=\$(getent hosts $IDX-1.$IDX-svc | awk '{print \$1}')"

@@ -258,6 +258,26 @@ TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles)
   EXPECT_EQ(ReadOnCluster(tb_, "beta", name_ + "/out.cksum"), local_sum);
 }
 
+// Killed after sbatch answered, before the answer was recorded: the
+// restarted daemon adopts the job from beta's queue, and the copy it records
+// still names the folder it was copied to (sync-down works). Before, an
+// adopted copy had none.
+TEST_F(JobFolderTest, ACopyAdoptedAfterACrashStillKnowsItsFolder) {
+  const std::string mark = tmp_.File("fired");
+  CommandOutput out =
+      Typed({"sbatch", "--sky-infra=beta", "--parsable", "job.sh"},
+            {{"SKYSLURM_FAULT_POINT", "submit.sent"}, {"SKYSLURM_FAULT_MARK", mark}});
+  ASSERT_TRUE(fs::exists(mark)) << "the daemon was not killed at submit.sent";
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
+  const std::string id = out.out.substr(0, out.out.find(';'));
+  cleanup_.emplace_back("beta", id);
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  CommandOutput down = Typed({kSkyslurm, "sync-down", "beta:" + id});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_THAT(ReadFile(proj_ + "/out/model.txt"), HasSubstr("cwd=/home/skyuser1/" + name_));
+}
+
 // On Kubernetes the folder travels inside the job (its ConfigMap) and is
 // unpacked into each pod before the script starts.
 TEST_F(JobFolderTest, OnKappaTheProjectIsUnpackedInThePodAndRunsThere) {
