@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "broker/util/command.h"
+
 namespace skyslurm::bench {
 
 using Clock = std::chrono::steady_clock;
@@ -29,6 +31,20 @@ inline double Quantile(std::vector<double> v, double q) {
   return v[std::min(rank, v.size() - 1)];
 }
 inline double Median(std::vector<double> v) { return Quantile(std::move(v), 0.5); }
+
+// One program run and how long it took; a run that could not start has its
+// reason as its stderr.
+struct Timed {
+  double ms = 0;
+  CommandOutput out;
+};
+inline Timed TimeRun(CommandRunner& runner, const Command& c) {
+  const auto t0 = Clock::now();
+  auto r = runner.Run(c);
+  Timed t{Ms(Clock::now() - t0), r.ok() ? *r : CommandOutput{}};
+  if (!r.ok()) t.out.err = r.status().message();
+  return t;
+}
 
 // What one process start costs on this machine (fork+exec of /bin/true,
 // waited for; the mean of `n`): printed beside every figure, since machines

@@ -31,16 +31,8 @@ using bench::Ms;
 
 LocalCommandRunner runner;
 
-struct Timed {
-  double ms = 0;
-  CommandOutput out;
-};
-
-Timed Time(Command c) {
-  const auto t0 = Clock::now();
-  auto r = runner.Run(c);
-  return {Ms(Clock::now() - t0), r.ok() ? *r : CommandOutput{}};
-}
+using bench::Timed;
+Timed Time(const Command& c) { return bench::TimeRun(runner, c); }
 
 void Line(const char* what, const std::vector<double>& v) {
   std::printf("  %-52s median %8.1f ms   p90 %8.1f ms\n", what, Median(v),

@@ -42,18 +42,8 @@ using bench::Quantile;
 
 LocalCommandRunner runner;
 
-struct Timed {
-  double ms = 0;
-  CommandOutput out;
-};
-
-Timed Time(Command c) {
-  const auto t0 = Clock::now();
-  auto r = runner.Run(c);
-  Timed t{Ms(Clock::now() - t0), r.ok() ? *r : CommandOutput{}};
-  if (!r.ok()) t.out.err = r.status().message();
-  return t;
-}
+using bench::Timed;
+Timed Time(const Command& c) { return bench::TimeRun(runner, c); }
 
 void Line(const char* what, const std::vector<double>& v) {
   std::printf("  %-44s median %8.2f ms   p90 %8.2f ms\n", what, Median(v), Quantile(v, 0.9));
