@@ -495,16 +495,11 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           auto& dst = s->accelerators[canonical];
           dst.insert(dst.end(), spellings.begin(), spellings.end());
         }
-      } else if (key == "sync_limit") {
+      } else if (key == "sync_limit" || key == "sync_bwlimit") {
         SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
         auto bytes = ParseByteSize(value);
-        if (!bytes.ok()) return Bad(file, v, "sync_limit: " + bytes.status().message());
-        s->sync_limit = *bytes;
-      } else if (key == "sync_bwlimit") {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        auto bytes = ParseByteSize(value);
-        if (!bytes.ok()) return Bad(file, v, "sync_bwlimit: " + bytes.status().message());
-        s->sync_bwlimit = *bytes;
+        if (!bytes.ok()) return Bad(file, v, key + ": " + bytes.status().message());
+        (key == "sync_limit" ? s->sync_limit : s->sync_bwlimit) = *bytes;
       } else if (key == "shared_fs") {
         if (!v.IsSequence()) return Bad(file, v, "'shared_fs' must be a list of clusters");
         // One group ([alpha, beta]) or several ([[alpha, beta], [gamma, delta]]).
