@@ -82,9 +82,9 @@ std::vector<std::string> JobManager::DeadClusters() {
   std::vector<std::string> dead;
   const std::time_t now = Now();
   for (const auto& [name, v] : views_) {
-    if (!v.answered_now && v.answered != 0 && now - v.answered >= policy_.cluster_dead_after) {
+    if (!v.answered_now && v.heard() != 0 && now - v.heard() >= policy_.cluster_dead_after) {
       dead.push_back(name);
-    } else if (!v.answered_now && v.answered == 0 && !v.error.empty() &&
+    } else if (!v.answered_now && v.heard() == 0 && !v.error.empty() &&
                now - started_ >= policy_.cluster_dead_after) {
       dead.push_back(name);  // silent since the daemon started
     }
@@ -339,7 +339,7 @@ void JobManager::Tick() {
     {
       std::lock_guard vlock(view_mu_);
       const ClusterView& v = views_[job.cluster];
-      seen.cluster_answered = v.answered;
+      seen.cluster_answered = v.heard();
       seen.answered_now = v.answered_now;
       seen.queue_read = v.read_at;
       for (const auto& [name, view] : views_) {

@@ -6,6 +6,7 @@
 // before anything new is done, so a job is never lost and never runs twice.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <functional>
@@ -144,11 +145,16 @@ class JobManager {
  private:
   struct ClusterView {
     std::time_t answered = 0;  // last successful read
-    std::time_t read_at = 0;   // when `jobs` was read
+    // Last answer to a command of ours (a submission): a controller that
+    // takes jobs is busy, not dead, however slow its queue reads are.
+    std::time_t contacted = 0;
+    std::time_t read_at = 0;  // when `jobs` was read
     bool answered_now = false;
     std::string error;
     std::vector<backend::JobInfo> jobs;
     std::string answer_error() const { return answered_now ? "" : error; }
+    // When it was last heard from, by a read or an answer; 0: never.
+    std::time_t heard() const { return std::max(answered, contacted); }
   };
 
   std::time_t Now() const;

@@ -169,6 +169,12 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     (void)refused(key.status().message());
     return key.status();
   }
+  {
+    // The cluster answered: however slow its queue reads are meanwhile (a
+    // burst of submissions keeps its controller busy), it is not silent.
+    std::lock_guard lock(view_mu_);
+    views_[key->cluster].contacted = Now();
+  }
   if (kind == EventKind::kSubmitted) FaultPoint("submit.sent");
   if (kind == EventKind::kMoved) FaultPoint("move.sent");
   if (kind == EventKind::kRestarted) FaultPoint("restart.sent");

@@ -216,6 +216,13 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     if (watcher.joinable()) watcher.join();
   }
   progress.Clear();
+  if (!answer.ok() && answer.status().code() == StatusCode::kUnavailable) {
+    // The request may have reached the daemon before it stopped answering.
+    const std::string sky_id = body["sky_id"].asString();
+    return Fail(tool, fmt::format("skyslurm: {}; `skyslurm status {}` tells whether skyslurmd "
+                                  "submitted the job",
+                                  answer.status().message(), sky_id));
+  }
   if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
   if (g_trace != nullptr) g_trace->AddDaemon((*answer)["trace"].asString());
   // The daemon writes what the command prints (submit_text.h).
@@ -333,6 +340,16 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
       trace::Span span("is skyslurmd up (GET /v1/health)");
       return client.EnsureRunning();
     }();
+    const char* handed = std::getenv("SKYSLURM_SKY_ID");
+    if (!up.ok() && handed != nullptr && LooksLikeSkyId(handed)) {
+      // The shim sent the job to skyslurmd before its answer was lost: it
+      // may have it. Placing it here too could make two jobs of one.
+      progress.Clear();
+      return Fail(tool, fmt::format("skyslurm: the job was handed to skyslurmd as {} and {}; it "
+                                    "is not submitted a second time here: `skyslurm status {}` "
+                                    "tells whether skyslurmd submitted it",
+                                    handed, up.message(), handed));
+    }
     if (up.ok()) {
       daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
                                  .env = env.vars(), .cwd = fs::current_path().string()};

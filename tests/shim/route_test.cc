@@ -10,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "broker/util/strings.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
@@ -181,6 +182,25 @@ TEST_F(RouteTest, WhenSkyslurmCannotDecideTheJobGoesHomeAsWritten) {
   cleanup_.emplace_back("alpha", id);
   EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "COMPLETED");
   EXPECT_EQ(ReadFileWhenReady(tmp_.File("home.out")), "args=--sky-x y\n");
+}
+
+// A job the shim handed to skyslurmd (its request sent, the answer lost)
+// is never placed a second time by the shim when the daemon then does not
+// answer: the daemon may have it. Regression: the shim placed it itself,
+// "once and not tracked", under a new sky id: two jobs of one.
+TEST_F(RouteTest, AJobHandedToADaemonThatStopsAnsweringIsNotPlacedAgain) {
+  const std::string sky_id = "sky-20261202-000000-abc123";
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "-J", "skyhanded", "-t", "1", "-o",
+                             "/dev/null", "--wrap", "true"},
+                            {{"SKYSLURM_SKY_ID", sky_id}, {"SKYSLURMD", "/bin/false"}});
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.out, "");
+  EXPECT_THAT(out.err, HasSubstr("sbatch: error: skyslurm: the job was handed to skyslurmd as " +
+                                 sky_id + " and skyslurmd (/bin/false) did not start"));
+  EXPECT_THAT(out.err, HasSubstr("`skyslurm status " + sky_id + "` tells"));
+  for (const char* c : {"alpha", "beta", "gamma"}) {
+    EXPECT_EQ(Trim(RunOn(tb_, c, {"squeue", "-h", "-n", "skyhanded", "-o", "%i"}).out), "") << c;
+  }
 }
 
 // The job's own --export is kept, merged with skyslurm's variables, and a

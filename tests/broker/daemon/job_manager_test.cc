@@ -98,6 +98,7 @@ class FakeCluster final : public backend::Backend {
   Result<std::vector<backend::JobInfo>> Queue(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": down");
+    if (slow_reads) return DeadlineExceededError(name_ + ": squeue: no answer within the timeout");
     std::vector<backend::JobInfo> out = jobs;
     for (auto& j : out) j.phase = backend::SlurmPhaseOf(j.state);
     return out;
@@ -156,7 +157,10 @@ class FakeCluster final : public backend::Backend {
       n += j.sky_id == sky_id && backend::IsLive(backend::SlurmPhaseOf(j.state)) ? 1 : 0;
     return n;
   }
-  bool down = false, refuse = false, refuse_estimate = false, lose_answers = false;
+  // slow_reads: a controller busy with a burst; its queue reads time out,
+  // its submissions are answered.
+  bool down = false, refuse = false, refuse_estimate = false, lose_answers = false,
+       slow_reads = false;
   std::time_t start_in = 0;
   int submissions = 0, estimates = 0, estimates_with_submissions = 0;
 
@@ -451,6 +455,36 @@ TEST_F(JobManagerTest, AClusterSilentSinceTheDaemonStartedIsDeadOnlyAfterTheDela
   now_ += 21;
   manager_->Tick();
   EXPECT_EQ(Get("sky-20260101-000000-000005").cluster, "alpha");
+}
+
+// A controller busy with a burst of submissions answers them while its
+// queue reads time out: busy, not dead, its pending jobs stay. Regression:
+// DaemonTest.AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce under
+// CI's load (cluster_dead_after 5 s) found jobs submitted in the daemon's
+// first seconds queued twice: their cluster's first reads timed out, it
+// counted as silent since the daemon started, and they were placed again.
+TEST_F(JobManagerTest, AClusterThatAnswersSubmissionsIsNotDeadWhileItsQueueReadsTimeOut) {
+  Cluster("alpha").start_in = 3600;  // beta starts them
+  Cluster("beta").slow_reads = true;
+  const std::string first = "sky-20260101-000000-000021";
+  ASSERT_TRUE(manager_->Submit({first, Input(), false}).ok());
+  ASSERT_EQ(Get(first).cluster, "beta");
+  for (int i = 0; i < 6; ++i) {  // 30 s of reads timing out, a submission each 5 s
+    now_ += 5;
+    manager_->Tick();
+    const std::string id = "sky-20260101-000000-00010" + std::to_string(i);
+    auto placed = manager_->Submit({id, Input(), false});
+    ASSERT_TRUE(placed.ok()) << placed.status().message();
+    EXPECT_EQ(placed->job.cluster, "beta") << "beta was taken for dead at " << (i + 1) * 5 << " s";
+  }
+  EXPECT_EQ(Get(first).cluster, "beta");
+  EXPECT_FALSE(HasEvent(first, "cluster-lost"));
+  EXPECT_EQ(Cluster("beta").LiveWithTag(first) + Cluster("alpha").LiveWithTag(first), 1);
+  // Silent for cluster_dead_after (20 s): dead, its pending jobs placed again.
+  now_ += 21;
+  manager_->Tick();
+  EXPECT_TRUE(HasEvent(first, "cluster-lost"));
+  EXPECT_EQ(Get(first).cluster, "alpha");
 }
 
 // Regression (issue 12): Debian's compiled cpp-httplib listens with a

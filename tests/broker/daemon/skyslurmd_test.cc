@@ -62,6 +62,7 @@ class DaemonTest : public TestbedTest {
   }
   void TearDown() override {
     if (tb_.dir.empty()) return;
+    if (HasFailure()) PrintDaemonLog();
     for (const auto& id : sky_ids_) Sky({"cancel", id});
     for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
     for (const auto& [cluster, name] : cleanup_names_) RunOn(tb_, cluster, {"scancel", "-n", name});
@@ -182,6 +183,28 @@ class DaemonTest : public TestbedTest {
   }
 
   int DaemonPid() { return UserDaemonPid(home_); }
+  // What the daemon did besides the routine (a submission, a state seen, an
+  // end), and what it printed besides its log: a failure in CI is read from
+  // here, its folder being gone with the test.
+  void PrintDaemonLog() {
+    std::istringstream log(ReadFile(state_ + "/skyslurmd.log"));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(log, line);) {
+      if (line.find(" submitted ") == std::string::npos &&
+          line.find(" state ") == std::string::npos && line.find(" ended ") == std::string::npos)
+        lines.push_back(line);
+    }
+    std::string text;  // the first 40 and the last 40
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (i < 40 || i + 40 >= lines.size()) {
+        text += lines[i] + "\n";
+      } else if (i == 40) {
+        text += "[...]\n";
+      }
+    }
+    std::printf("skyslurmd's log less the routine (%zu lines):\n%s", lines.size(), text.c_str());
+    std::printf("skyslurmd's stderr:\n%s", ReadFile(state_ + "/skyslurmd.stderr").c_str());
+  }
   static bool Alive(int pid) { return ProcessAlive(pid); }
   // Up to 60 s, as WaitFor: a move after beta frees up takes 8-10 s here
   // (APendingJobMovesWhenAnotherClusterFreesUp prints it), so the 10 s this
