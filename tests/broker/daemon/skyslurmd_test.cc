@@ -613,6 +613,9 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
   const int jobs = scale != nullptr && std::atoi(scale) > 0 ? std::atoi(scale) : 1000;
   const int shells = 16;
   for (const char* c : kClusters) cleanup_names_.push_back({c, "skyload"});
+  // The product's cluster_dead_after (20 s), not the failover tests' 5 s:
+  // a load test, not a failover one, on a machine the burst keeps busy.
+  extra_env_.emplace_back("SKYSLURM_CLUSTER_DEAD_AFTER", "20");
   ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // the daemon up, as after a first submission
   std::atomic<int> next{0};
   std::mutex mu;
