@@ -15,6 +15,10 @@ std::string_view KindName(Verdict::Kind kind) {
     case Verdict::Kind::kUnreachable: return "unreachable";
     case Verdict::Kind::kExcluded: return "excluded";
     case Verdict::Kind::kNoEstimate: return "no estimate";
+    case Verdict::Kind::kHeldBack:
+      return "held back";
+    case Verdict::Kind::kOverBudget:
+      return "over budget";
   }
   return "";
 }
@@ -29,8 +33,92 @@ std::string FormatWait(std::time_t start, std::time_t now) {
   return fmt::format("in {} d {} h", m / 1440, (m % 1440) / 60);
 }
 
+std::string FormatCost(double amount, std::string_view currency) {
+  return fmt::format("{}{:.2f}", currency, amount);
+}
+
+namespace {
+
+// "15 min", "45 s": a length of time as FormatWait says it.
+std::string Duration(std::chrono::seconds d) {
+  if (d.count() <= 0) return "0 s";
+  return FormatWait(static_cast<std::time_t>(d.count()), 0).substr(3);
+}
+
+// The site's policy for elastic clusters: candidates it rules out get their
+// verdict here and leave `runnable`.
+void ApplyElasticPolicy(const std::vector<Candidate>& candidates, const Policy& policy,
+                        std::time_t now, std::vector<std::size_t>& runnable, Decision& d) {
+  std::vector<std::size_t> kept;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    Verdict& v = d.verdicts[i];
+    if (!c.elastic) {
+      kept.push_back(i);
+      continue;
+    }
+    const Budget* over = nullptr;
+    for (const Budget& b : policy.budgets) {
+      if (c.cost && *c.cost > b.limit - b.spent + 0.005) {
+        over = &b;
+        break;
+      }
+    }
+    if (over != nullptr) {
+      v.kind = Verdict::Kind::kOverBudget;
+      v.reason = fmt::format("would cost {} for its time limit: over {} ({}, {} spent)",
+                             FormatCost(*c.cost, policy.currency), over->name,
+                             FormatCost(over->limit, policy.currency),
+                             FormatCost(over->spent, policy.currency));
+    } else if (policy.spot == SpotUse::kRequire && !c.spot) {
+      v.kind = Verdict::Kind::kExcluded;
+      v.reason = "spot: require (an on-demand partition of an elastic cluster is not used)";
+    } else {
+      kept.push_back(i);
+    }
+  }
+  runnable = kept;
+  kept.clear();
+  if (policy.spot == SpotUse::kAvoid) {
+    const bool other = std::any_of(runnable.begin(), runnable.end(),
+                                   [&](std::size_t i) { return !candidates[i].spot; });
+    for (std::size_t i : runnable) {
+      if (other && candidates[i].spot) {
+        d.verdicts[i].kind = Verdict::Kind::kHeldBack;
+        d.verdicts[i].reason = "spot: avoid (used only when no other partition can run the job)";
+      } else {
+        kept.push_back(i);
+      }
+    }
+    runnable = kept;
+    kept.clear();
+  }
+  // The earliest start of a cluster that costs nothing to start.
+  const Candidate* fixed = nullptr;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    if (!c.elastic && (fixed == nullptr || *c.start < *fixed->start)) fixed = &c;
+  }
+  const bool hold = fixed != nullptr && *fixed->start <= now + policy.overflow_after.count();
+  for (std::size_t i : runnable) {
+    if (hold && candidates[i].elastic) {
+      d.verdicts[i].kind = Verdict::Kind::kHeldBack;
+      d.verdicts[i].reason = fmt::format(
+          "an elastic cluster is used only when no other starts the job within "
+          "overflow.after ({}); {} starts it {}",
+          Duration(policy.overflow_after), fixed->cluster, FormatWait(*fixed->start, now));
+    } else {
+      kept.push_back(i);
+    }
+  }
+  runnable = kept;
+}
+
+}  // namespace
+
 Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, std::time_t now) {
   Decision d;
+  d.currency = policy.currency;
   d.verdicts.resize(candidates.size());
   std::vector<std::size_t> runnable;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -39,6 +127,7 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     v.cluster = c.cluster;
     v.partition = c.partition;
     v.start = c.start;
+    v.cost = c.cost;
     if (!c.excluded.empty()) {
       v.kind = Verdict::Kind::kExcluded;
       v.reason = c.excluded;
@@ -55,8 +144,16 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
       runnable.push_back(i);
     }
   }
+  ApplyElasticPolicy(candidates, policy, now, runnable, d);
   if (runnable.empty()) {
     d.summary = "no cluster can run the job";
+    for (const Verdict& v : d.verdicts) {
+      if (v.kind != Verdict::Kind::kOverBudget) continue;
+      // Refused for its cost: the figures say by how much.
+      d.summary = fmt::format("no cluster can run the job within its budget: {}{} {}", v.cluster,
+                              v.partition.empty() ? "" : "/" + v.partition, v.reason);
+      break;
+    }
     return d;
   }
   std::time_t earliest = *candidates[runnable.front()].start;
@@ -72,6 +169,8 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     if (x.preference != y.preference) return x.preference > y.preference;
     if (x.home != y.home) return x.home;
     if (x.overflow != y.overflow) return !x.overflow;
+    if (x.elastic != y.elastic) return !x.elastic;
+    if (x.cost.value_or(0) != y.cost.value_or(0)) return x.cost.value_or(0) < y.cost.value_or(0);
     if (x.partition_rank != y.partition_rank) return x.partition_rank < y.partition_rank;
     if (*x.start != *y.start) return *x.start < *y.start;
     return std::tie(x.cluster, x.partition) < std::tie(y.cluster, y.partition);
@@ -89,10 +188,20 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     }
     why = fmt::format("{} candidates start within {} s of each other ({}); ", tied.size(),
                       policy.tie_tolerance.count(), FormatWait(*w.start, now));
-    bool home_decided = false, kind_decided = false;
+    bool home_decided = false, kind_decided = false, elastic_decided = false, cost_decided = false;
     for (std::size_t i : tied) {
-      if (i != winner && candidates[i].home != w.home) home_decided = true;
-      if (i != winner && candidates[i].overflow != w.overflow) kind_decided = true;
+      if (i == winner) continue;
+      const Candidate& c = candidates[i];
+      if (c.preference != w.preference) continue;
+      if (c.home != w.home) {
+        home_decided = true;
+      } else if (c.overflow != w.overflow) {
+        kind_decided = true;
+      } else if (c.elastic != w.elastic) {
+        elastic_decided = true;
+      } else if (c.cost.value_or(0) != w.cost.value_or(0)) {
+        cost_decided = true;
+      }
     }
     if (pref_decided) {
       why += fmt::format("preference {} wins", w.preference);
@@ -100,6 +209,10 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
       why += "the home cluster wins the tie";
     } else if (kind_decided) {
       why += "a Slurm cluster wins the tie over Kubernetes";
+    } else if (elastic_decided) {
+      why += "a cluster that costs nothing to start wins the tie over an elastic one";
+    } else if (cost_decided) {
+      why += fmt::format("the cheaper wins ({})", FormatCost(w.cost.value_or(0), policy.currency));
     } else if (w.partition_rank == 0) {
       why += fmt::format("{}'s first choice of partition wins", w.cluster);
     } else {

@@ -3,14 +3,23 @@
 // candidate out. The earliest estimated start wins; estimates within the tie
 // tolerance (default 60 s) count as equal, and then the configured
 // preference (higher wins), then the home cluster, then a Slurm cluster over
-// an overflow one (Kubernetes), then the cluster's own first choice of
+// an overflow one (Kubernetes), then a cluster that costs nothing over an
+// elastic one, then the cheaper, then the cluster's own first choice of
 // partition, then the earlier start.
+//
+// Elastic clusters (nodes booted on demand and billed, issue 15) are held to
+// the site's policy first: a candidate over a budget is out, with the
+// figures; spot partitions are allowed, avoided (used only when nothing else
+// can run the job) or required (on-demand elastic partitions out); and an
+// elastic cluster is held back while another starts the job within
+// `overflow_after`.
 #pragma once
 
 #include <chrono>
 #include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace skyslurm::place {
@@ -31,20 +40,53 @@ struct Candidate {
   std::string unreachable;
   std::vector<std::string> infeasible;
   std::string no_estimate;
-  std::optional<std::time_t> start;  // the estimate
+  std::optional<std::time_t> start;  // the estimate (on an elastic cluster: its boot included)
   std::string start_basis;
+  // An elastic cluster: nodes powered up for the job and billed.
+  bool elastic = false;
+  // A spot partition: cheaper, its nodes taken back by the provider at will.
+  bool spot = false;
+  // What the job is expected to cost there for its time limit, boot and
+  // idle tail included (cloud/cost.h); nullopt: nothing known (free).
+  std::optional<double> cost;
 };
+
+// A budget the job's expected cost is held to: `limit` for the period,
+// `spent` of it so far, `name` as a message says it ("your daily budget").
+struct Budget {
+  std::string name;
+  double limit = 0;
+  double spent = 0;
+};
+
+enum class SpotUse { kAllow, kAvoid, kRequire };
 
 struct Policy {
   std::chrono::seconds tie_tolerance{60};
+  // An elastic cluster only when no other cluster starts the job within this.
+  std::chrono::seconds overflow_after{0};
+  SpotUse spot = SpotUse::kAllow;
+  std::vector<Budget> budgets;
+  std::string currency = "$";
 };
 
 struct Verdict {
-  enum class Kind { kChosen, kTied, kLater, kInfeasible, kUnreachable, kExcluded, kNoEstimate };
+  enum class Kind {
+    kChosen,
+    kTied,
+    kLater,
+    kInfeasible,
+    kUnreachable,
+    kExcluded,
+    kNoEstimate,
+    kHeldBack,    // elastic, waiting for overflow_after or an on-demand alternative
+    kOverBudget,  // elastic, its expected cost over a budget
+  };
   std::string cluster;
   std::string partition;
   Kind kind = Kind::kLater;
   std::optional<std::time_t> start;
+  std::optional<double> cost;
   std::string reason;
 };
 std::string_view KindName(Verdict::Kind kind);
@@ -53,11 +95,15 @@ struct Decision {
   std::optional<std::size_t> chosen;  // index into candidates/verdicts
   std::vector<Verdict> verdicts;      // one per candidate, same order
   std::string summary;                // one line: the choice and why, or why none
+  std::string currency = "$";         // the policy's, for the verdicts' costs
 };
 
 Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, std::time_t now);
 
 // "now", "in 45 s", "in 12 min", "in 3 h 5 min" relative to `now`.
 std::string FormatWait(std::time_t start, std::time_t now);
+
+// "$12.40", "$0.35": an amount in `currency`, to the cent.
+std::string FormatCost(double amount, std::string_view currency);
 
 }  // namespace skyslurm::place

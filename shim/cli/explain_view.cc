@@ -116,9 +116,16 @@ std::string RenderPlacement(const place::Plan& plan) {
     if (v.start && !c.start_basis.empty() && c.start_basis != "sbatch --test-only") {
       out += fmt::format("  {:<24} {:<14} {:<34} estimate: {}\n", "", "", "", c.start_basis);
     }
+    if (v.cost) {
+      out += fmt::format(
+          "  {:<24} {:<14} {:<34} cost: {} for its time limit, boot and idle "
+          "tail included\n",
+          "", "", "", place::FormatCost(*v.cost, plan.decision.currency));
+    }
   }
-  out += fmt::format("  => {}\n",
-                     plan.decision.chosen ? plan.decision.summary : "no cluster can run the job");
+  // Place() says why none when none (a budget's figures among it).
+  out += fmt::format("  => {}\n", plan.decision.summary.empty() ? "no cluster can run the job"
+                                                                : plan.decision.summary);
   return out;
 }
 
@@ -212,7 +219,8 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
         const auto kind = plan.decision.verdicts[i].kind;
         runnable = runnable || (kind != place::Verdict::Kind::kInfeasible &&
                                 kind != place::Verdict::Kind::kUnreachable &&
-                                kind != place::Verdict::Kind::kExcluded);
+                                kind != place::Verdict::Kind::kExcluded &&
+                                kind != place::Verdict::Kind::kOverBudget);
       }
       if (!runnable) refused.push_back(name);
     }

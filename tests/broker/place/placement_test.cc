@@ -131,5 +131,103 @@ TEST(PlacementTest, FormatWait) {
   EXPECT_EQ(FormatWait(kNow + 3 * 86400, kNow), "in 3 d 0 h");
 }
 
+// Elastic clusters (issue 15): nodes booted on demand and billed.
+Candidate Cloud(std::string partition, std::time_t start, double cost, bool spot = false) {
+  Candidate c = At("delta", std::move(partition), start);
+  c.elastic = true;
+  c.cost = cost;
+  c.spot = spot;
+  return c;
+}
+
+TEST(PlacementTest, AnElasticClusterWaitsWhileAnotherStartsTheJobWithinOverflowAfter) {
+  Policy policy;
+  policy.overflow_after = std::chrono::minutes(15);
+  // alpha frees up in 10 min: the job waits for alpha, and says why.
+  auto d =
+      Place({At("alpha", "gpu", kNow + 600, true), Cloud("cloud", kNow + 30, 12.4)}, policy, kNow);
+  ASSERT_TRUE(d.chosen);
+  EXPECT_EQ(d.verdicts[*d.chosen].cluster, "alpha");
+  EXPECT_EQ(d.verdicts[1].kind, Kind::kHeldBack);
+  EXPECT_EQ(d.verdicts[1].reason,
+            "an elastic cluster is used only when no other starts the job within "
+            "overflow.after (15 min); alpha starts it in 10 min");
+  EXPECT_EQ(KindName(Kind::kHeldBack), "held back");
+  // With overflow.after 5 min it goes to the cloud, which boots sooner.
+  policy.overflow_after = std::chrono::minutes(5);
+  auto burst =
+      Place({At("alpha", "gpu", kNow + 600, true), Cloud("cloud", kNow + 30, 12.4)}, policy, kNow);
+  EXPECT_EQ(burst.verdicts[*burst.chosen].cluster, "delta");
+  EXPECT_EQ(burst.verdicts[*burst.chosen].cost, 12.4);
+  EXPECT_EQ(burst.summary, "delta/cloud: the earliest start (in 30 s)");
+  // Nothing else can run it: the cloud, whatever overflow.after says.
+  auto alone = Place({Cloud("cloud", kNow + 30, 12.4)}, policy, kNow);
+  EXPECT_EQ(alone.verdicts[*alone.chosen].cluster, "delta");
+}
+
+TEST(PlacementTest, InATieACostlessClusterThenTheCheaperWins) {
+  auto free_first =
+      Place({Cloud("cloud", kNow + 20, 12.4), At("gamma", "batch", kNow + 40)}, {}, kNow);
+  EXPECT_EQ(free_first.verdicts[*free_first.chosen].cluster, "gamma");
+  EXPECT_THAT(free_first.summary, HasSubstr("a cluster that costs nothing to start wins the tie"));
+  auto cheaper =
+      Place({Cloud("cloud", kNow + 20, 12.4), Cloud("spot", kNow + 40, 3.1, true)}, {}, kNow);
+  EXPECT_EQ(cheaper.verdicts[*cheaper.chosen].partition, "spot");
+  EXPECT_THAT(cheaper.summary, HasSubstr("the cheaper wins ($3.10)"));
+}
+
+TEST(PlacementTest, ABudgetTooSmallRefusesTheElasticClusterWithTheFigures) {
+  Policy policy;
+  policy.budgets = {{"your daily budget", 50, 45.5}};
+  auto d = Place({Cloud("cloud", kNow + 30, 12.4)}, policy, kNow);
+  EXPECT_FALSE(d.chosen);
+  EXPECT_EQ(d.verdicts[0].kind, Kind::kOverBudget);
+  EXPECT_EQ(d.verdicts[0].reason,
+            "would cost $12.40 for its time limit: over your daily budget ($50.00, $45.50 spent)");
+  EXPECT_EQ(d.summary,
+            "no cluster can run the job within its budget: delta/cloud would cost $12.40 for its "
+            "time limit: over your daily budget ($50.00, $45.50 spent)");
+  // A cluster that costs nothing still takes it; a cheaper partition fits.
+  auto fits =
+      Place({Cloud("cloud", kNow + 30, 12.4), Cloud("spot", kNow + 30, 4.0, true)}, policy, kNow);
+  EXPECT_EQ(fits.verdicts[*fits.chosen].partition, "spot");
+  auto home =
+      Place({Cloud("cloud", kNow + 30, 12.4), At("alpha", "gpu", kNow + 7200, true)}, policy, kNow);
+  EXPECT_EQ(home.verdicts[*home.chosen].cluster, "alpha");
+  // Every budget holds: the site's too.
+  policy.budgets.push_back({"the site's monthly budget", 1000, 998});
+  auto site = Place({Cloud("spot", kNow + 30, 4.0, true)}, policy, kNow);
+  EXPECT_FALSE(site.chosen);
+  EXPECT_THAT(site.verdicts[0].reason, HasSubstr("over the site's monthly budget ($1000.00"));
+}
+
+TEST(PlacementTest, SpotIsAllowedAvoidedOrRequired) {
+  const std::vector<Candidate> both = {Cloud("cloud", kNow + 30, 12.4),
+                                       Cloud("spot", kNow + 30, 3.1, true)};
+  Policy policy;
+  EXPECT_EQ(Place(both, policy, kNow).verdicts[1].kind, Kind::kChosen);  // allow: cheaper
+  policy.spot = SpotUse::kAvoid;
+  auto avoid = Place(both, policy, kNow);
+  EXPECT_EQ(avoid.verdicts[*avoid.chosen].partition, "cloud");
+  EXPECT_EQ(avoid.verdicts[1].kind, Kind::kHeldBack);
+  EXPECT_THAT(avoid.verdicts[1].reason, HasSubstr("spot: avoid"));
+  // Avoided, not refused: when only spot can run it, spot it is.
+  auto only_spot = Place({both[1]}, policy, kNow);
+  EXPECT_EQ(only_spot.verdicts[*only_spot.chosen].partition, "spot");
+  policy.spot = SpotUse::kRequire;
+  auto require = Place(both, policy, kNow);
+  EXPECT_EQ(require.verdicts[*require.chosen].partition, "spot");
+  EXPECT_EQ(require.verdicts[0].kind, Kind::kExcluded);
+  EXPECT_THAT(require.verdicts[0].reason, HasSubstr("spot: require"));
+  // An on-premises cluster is never held to the spot policy.
+  auto home = Place({At("alpha", "gpu", kNow + 10, true), both[0]}, policy, kNow);
+  EXPECT_EQ(home.verdicts[*home.chosen].cluster, "alpha");
+}
+
+TEST(PlacementTest, FormatCostIsToTheCent) {
+  EXPECT_EQ(FormatCost(12.4, "$"), "$12.40");
+  EXPECT_EQ(FormatCost(0.349, "€"), "€0.35");
+}
+
 }  // namespace
 }  // namespace skyslurm::place
