@@ -4,7 +4,8 @@
 #   2. builds skyslurm, plain (build/, RelWithDebInfo), with ASan+UBSan
 #      (build-asan/, Debug, its unit tests) and the clang libFuzzer targets
 #      (build-fuzz/),
-#   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd),
+#   3. brings the testbed up if it is not (scripts/testbed/up --with-dbd;
+#      the cloud delta with a 6 s boot and a 10 s SuspendTime),
 #   4. runs the unit tests in both trees, the integration tests against the
 #      testbed through ctest, and each fuzzer for a bounded time
 #      (SKYSLURM_FUZZ_SECONDS, default 20); meanwhile, at the lowest CPU
@@ -32,8 +33,12 @@ step "build (RelWithDebInfo, ASan+UBSan Debug, libFuzzer)"
 scripts/build.sh --asan --fuzz
 
 step "testbed"
-# After the build, so that the testbed lists this build's SPANK plugin.
-$SUDO scripts/testbed/up --with-dbd
+# After the build, so that the testbed lists this build's SPANK plugin. The
+# cloud's nodes boot in 6 s and power down after 10 s idle (the demo's 20
+# and 60 scaled down): the elastic proofs take seconds, not minutes.
+$SUDO env SKYSLURM_TESTBED_CLOUD_BOOT="${SKYSLURM_TESTBED_CLOUD_BOOT:-6}" \
+  SKYSLURM_TESTBED_CLOUD_SUSPEND="${SKYSLURM_TESTBED_CLOUD_SUSPEND:-10}" \
+  scripts/testbed/up --with-dbd
 
 # The packages, beside the tests, at nice 19.
 mkdir -p build-pkg

@@ -13,14 +13,14 @@ set -euo pipefail
 
 TB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TB=${SKYSLURM_TESTBED_DIR:-/tmp/skyslurm-testbed}
-TB_CLUSTERS=(alpha beta gamma)
+TB_CLUSTERS=(alpha beta gamma delta)
 TB_HOME_CLUSTER=alpha
 TB_USERS=(skyuser1 skyuser2)
 TB_LMOD_INIT=/usr/share/lmod/lmod/init/bash
 
 # Ports. Each cluster owns a block of 100: slurmctld at +17, its login sshd at
 # +10, slurmd of node i at +20+i. Shared services sit at 79xx.
-declare -A TB_PORT_BASE=([alpha]=7000 [beta]=7100 [gamma]=7200)
+declare -A TB_PORT_BASE=([alpha]=7000 [beta]=7100 [gamma]=7200 [delta]=7400)
 TB_MARIADB_PORT=7906
 TB_SLURMDBD_PORT=7907
 
@@ -29,13 +29,26 @@ tb_login_port() { echo $((TB_PORT_BASE[$1] + 10)); }
 tb_slurmd_port() { echo $((TB_PORT_BASE[$1] + 20 + $2)); }  # cluster, node index
 
 # Nodes per cluster, in order; node i (1-based) is <cluster>-n<i>.
-declare -A TB_NODE_COUNT=([alpha]=3 [beta]=2 [gamma]=3)
+declare -A TB_NODE_COUNT=([alpha]=3 [beta]=2 [gamma]=3 [delta]=4)
 tb_nodes() {
   local c=$1 i
   for ((i = 1; i <= TB_NODE_COUNT[$c]; i++)); do echo "$c-n$i"; done
 }
 
 tb_conf() { echo "$TB/clusters/$1/etc/slurm.conf"; }
+
+# delta is the testbed's cloud: an elastic cluster whose nodes are
+# State=CLOUD, powered up by Slurm's ResumeProgram (the testbed's provider,
+# scripts/testbed/cloud-provider) when a job needs them, after a boot of
+# SKYSLURM_TESTBED_CLOUD_BOOT seconds (default 20), and powered down after
+# SuspendTime (SKYSLURM_TESTBED_CLOUD_SUSPEND, default 60). No slurmd of it
+# runs until then. The provider's ledger is $TB/cloud/ledger.csv.
+TB_CLOUD_CLUSTER=delta
+tb_is_elastic() { [ "$1" = "$TB_CLOUD_CLUSTER" ]; }
+# The partition of a node of delta: cloud (on-demand) or spot.
+tb_cloud_partition() {
+  case "$1" in delta-n1 | delta-n2) echo cloud ;; *) echo spot ;; esac
+}
 tb_is_cluster() {
   local c
   for c in "${TB_CLUSTERS[@]}"; do [ "$c" = "$1" ] && return 0; done
@@ -192,12 +205,15 @@ tb_ctld_up() {
   SLURM_CONF=$(tb_conf "$1") timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP'
 }
 
-# All nodes of the cluster registered and usable (idle, mixed or allocated).
+# All nodes of the cluster registered and usable (idle, mixed or allocated);
+# on the elastic cluster also powered down (idle~), powering up (#, or %
+# while powering down) and failing a reclaimed node's job (down*).
 tb_nodes_up() {
-  local c=$1 bad
+  local c=$1 bad ok='^(idle|mix|alloc|comp)$'
   [ -f "$(tb_conf "$c")" ] && tb_running "slurmctld-$c" || return 1
+  if tb_is_elastic "$c"; then ok='^(idle|mix|alloc|comp|down)[~#%!*]?$'; fi
   bad=$(SLURM_CONF=$(tb_conf "$c") timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null |
-    awk '$2 !~ /^(idle|mix|alloc|comp)$/ {print}') || return 1
+    awk -v ok="$ok" '$2 !~ ok {print}') || return 1
   [ -z "$bad" ] || return 1
   [ "$(SLURM_CONF=$(tb_conf "$c") timeout 5 sinfo -h -N -o '%N' | sort -u | wc -l)" -eq "${TB_NODE_COUNT[$c]}" ]
 }
@@ -305,8 +321,9 @@ tb_netns_is_cut() {
 # other clusters' scratch trees). Every other path (the testbed's
 # configuration, the plugin, /usr, /tmp) stays where it is. alpha keeps this
 # machine's own view; $TB/fs/<cluster> shows a peer's files from here.
-declare -A TB_SCRATCH_ROOT=([alpha]=/scratch [beta]=/lustre/scratch [gamma]=/gpfs/scratch)
-declare -A TB_SCRATCH_TOP=([alpha]=/scratch [beta]=/lustre [gamma]=/gpfs)
+declare -A TB_SCRATCH_ROOT=([alpha]=/scratch [beta]=/lustre/scratch [gamma]=/gpfs/scratch
+  [delta]=/cloudfs/scratch)
+declare -A TB_SCRATCH_TOP=([alpha]=/scratch [beta]=/lustre [gamma]=/gpfs [delta]=/cloudfs)
 TB_MNTNS_DIR=/run/skytb-mnt
 tb_has_own_fs() { [ "$1" != "$TB_HOME_CLUSTER" ]; }
 tb_mntns() { echo "$TB_MNTNS_DIR/$1"; }
@@ -414,7 +431,7 @@ tb_fs_purge() {
   [ -f "$list" ] || return 0
   tac "$list" | while read -r d; do
     case "$d" in
-      /scratch | /scratch/* | /lustre | /lustre/* | /gpfs | /gpfs/*)
+      /scratch | /scratch/* | /lustre | /lustre/* | /gpfs | /gpfs/* | /cloudfs | /cloudfs/*)
         rm -rf --one-file-system -- "$d" || tb_log "warning: could not remove all of $d"
         ;;
     esac
@@ -452,5 +469,17 @@ tb_start_slurmd() {
   tb_enter "$c"
   tb_start "slurmd-$n" SLURM_CONF="$conf" -- "${TB_ENTER[@]}" /usr/sbin/slurmd -D -N "$n" -f "$conf"
 }
+
+# The cloud's boot and SuspendTime in seconds: given to up in the
+# environment, else as an earlier up recorded them (until down --purge),
+# else 20 and 60.
+tb_cloud_setting() { # VARIABLE FILE DEFAULT
+  local v=${!1:-}
+  [ -n "$v" ] || v=$(cat "$TB/cloud/$2" 2>/dev/null || true)
+  echo "${v:-$3}"
+}
+tb_cloud_boot() { tb_cloud_setting SKYSLURM_TESTBED_CLOUD_BOOT boot 20; }
+tb_cloud_suspend() { tb_cloud_setting SKYSLURM_TESTBED_CLOUD_SUSPEND suspend 60; }
+tb_cloud_ledger() { echo "$TB/cloud/ledger.csv"; }
 
 tb_dbd_enabled() { [ -f "$TB/dbd/enabled" ]; }

@@ -16,7 +16,10 @@
 
 namespace skyslurm::testing {
 
+// The clusters whose nodes are always up; delta, the cloud, boots its nodes
+// when a job needs them (docs/testbed.md).
 inline constexpr const char* kClusters[] = {"alpha", "beta", "gamma"};
+inline constexpr const char* kCloudCluster = "delta";
 
 struct Testbed {
   std::string dir;                         // $SKYSLURM_TESTBED_DIR

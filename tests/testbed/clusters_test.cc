@@ -187,7 +187,7 @@ TEST_F(ClustersTest, SlurmMultiClusterSubmitThroughSharedSlurmdbd) {
   EXPECT_THAT(out.out, MatchesRegex("Submitted batch job [0-9]+ on cluster (alpha|beta|gamma)\n"));
   CommandOutput clusters = RunOn(
       tb_, "alpha", {"sacctmgr", "-n", "-P", "show", "cluster", "format=cluster,controlport"});
-  EXPECT_EQ(clusters.out, "alpha|7017\nbeta|7117\ngamma|7217\n");
+  EXPECT_EQ(clusters.out, "alpha|7017\nbeta|7117\ndelta|7417\ngamma|7217\n");
 }
 
 }  // namespace

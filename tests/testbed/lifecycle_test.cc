@@ -116,7 +116,7 @@ TEST_F(LifecycleTest, DaemonsRunInTheTestbedFolderNotTheCallers) {
 }
 
 TEST_F(LifecycleTest, ScriptsRejectUnknownNames) {
-  CommandOutput out = Script("stop-cluster", {"delta"});
+  CommandOutput out = Script("stop-cluster", {"epsilon"});
   EXPECT_NE(out.exit_code, 0);
   EXPECT_THAT(out.err, HasSubstr("usage: stop-cluster"));
   EXPECT_NE(Script("up", {"--bogus"}).exit_code, 0);

@@ -180,8 +180,10 @@ TEST_F(LoginTest, SlurmConfigHasEveryClusterAsSpecified) {
       hosts[current][key] = value;
     }
   }
-  ASSERT_EQ(hosts.size(), 3u);
-  for (const char* cluster : kClusters) {
+  ASSERT_EQ(hosts.size(), 4u);
+  std::vector<std::string> clusters(std::begin(kClusters), std::end(kClusters));
+  clusters.push_back(kCloudCluster);
+  for (const std::string& cluster : clusters) {
     auto& h = hosts[cluster];
     EXPECT_EQ(h["HostName"], tb_.LoginHost(cluster));
     EXPECT_EQ(h["Port"], tb_.env.at("SKYSLURM_LOGIN_PORT_" + Upper(cluster)));
@@ -191,7 +193,7 @@ TEST_F(LoginTest, SlurmConfigHasEveryClusterAsSpecified) {
     EXPECT_EQ(h["StrictHostKeyChecking"], "yes");
   }
   EXPECT_THAT(ReadFile(tb_.Path("known_hosts")),
-              MatchesRegex("(\\[[0-9.]+\\]:[0-9]+ ssh-ed25519 [A-Za-z0-9+/=]+\n){3}"));
+              MatchesRegex("(\\[[0-9.]+\\]:[0-9]+ ssh-ed25519 [A-Za-z0-9+/=]+\n){4}"));
 }
 
 TEST_F(LoginTest, KeysAreNotInterchangeableBetweenUsers) {

@@ -26,7 +26,7 @@ class PlannerTestbedTest : public TestbedTest {
     TestbedTest::SetUp();
     if (HasFatalFailure()) return;
     targets_ = LoginTargets(tb_);
-    ASSERT_EQ(targets_.size(), 3u);
+    ASSERT_EQ(targets_.size(), 4u);  // delta, the cloud, too
   }
 
   void TearDown() override {
