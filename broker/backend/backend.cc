@@ -29,13 +29,16 @@ CheckAnswer Backend::Check(std::chrono::milliseconds timeout) {
     answer.detail = probe.status().message();
     return answer;
   }
-  std::size_t usable = 0;
+  std::size_t usable = 0, bootable = 0;
   for (const auto& n : probe->description.nodes) {
     if (n.usable()) ++usable;
+    if (n.bootable()) ++bootable;
   }
   answer.detail = fmt::format("{} partitions, {}/{} nodes usable",
                               probe->description.partitions.size(), usable,
                               probe->description.nodes.size());
+  // An elastic cluster's powered-down nodes are capacity, not a fault.
+  if (bootable > 0) answer.detail += fmt::format(", {} boot on demand", bootable);
   return answer;
 }
 

@@ -44,6 +44,24 @@ bool Node::usable() const {
   return true;
 }
 
+bool Node::bootable() const {
+  bool power_saved = false;
+  for (std::string_view flag : {"+POWERED_DOWN", "+POWERING_UP", "+POWERING_DOWN", "+POWER_DOWN"}) {
+    power_saved = power_saved || state.find(flag) != std::string::npos;
+  }
+  if (!power_saved) return false;
+  // Its own state (before the flags) and the flags that keep it out whether
+  // powered or not.
+  const std::string_view base = std::string_view(state).substr(0, state.find('+'));
+  if (base == "down" || base == "future" || base == "unknown") return false;
+  for (std::string_view bad : {"DRAIN", "FAIL", "MAINT", "+REBOOT"}) {
+    if (state.find(bad) != std::string::npos) return false;
+  }
+  return true;
+}
+
+bool Node::cloud() const { return state.find("+CLOUD") != std::string::npos; }
+
 const Partition* Description::FindPartition(std::string_view n) const {
   for (const auto& p : partitions) {
     if (p.name == n) return &p;

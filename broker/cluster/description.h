@@ -38,6 +38,11 @@ struct Node {
   std::int64_t alloc_memory_mb = 0;
   // Whether the node can take jobs now (not down, drained, powered off...).
   bool usable() const;
+  // A node of an elastic cluster powered down (or powering up or down) by
+  // Slurm's power saving, and otherwise sound: capacity once it has booted.
+  bool bootable() const;
+  // Slurm's CLOUD flag: a node that exists only while powered up.
+  bool cloud() const;
 };
 
 struct Partition {

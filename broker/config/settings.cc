@@ -149,6 +149,42 @@ Status SetFailover(const FailoverKey& k, std::string_view value, FailoverSetting
   return OkStatus();
 }
 
+// A duration value ("300", "300s", "5m", "1h") in seconds, at least `least`.
+Result<int> Seconds(std::string_view file, const YAML::Node& node, const std::string& key,
+                    int least) {
+  SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, node, key));
+  FailoverSettings scratch;
+  const FailoverKey as_duration{key, &FailoverSettings::idle_exit, true};
+  if (Status st = SetFailover(as_duration, s, &scratch); !st.ok() || scratch.idle_exit < least) {
+    return Bad(file, node,
+               fmt::format("{} must be a duration{} (300, 300s, 5m, 1h), not '{}'", key,
+                           least > 0 ? " above 0" : "", s));
+  }
+  return scratch.idle_exit;
+}
+
+// A price: a number of at least 0 ("2.5", "0").
+Result<double> Price(std::string_view file, const YAML::Node& node, const std::string& key) {
+  SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, node, key));
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && v >= 0 && v < 1e9) return v;
+  } catch (const std::exception&) {
+  }
+  return Bad(
+      file, node,
+      fmt::format("{} must be a price per GPU-hour (a number, 0 or more), not '{}'", key, s));
+}
+
+Result<SpotUse> ParseSpot(std::string_view file, const YAML::Node& node) {
+  SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, node, "spot"));
+  if (s == "allow") return SpotUse::kAllow;
+  if (s == "avoid") return SpotUse::kAvoid;
+  if (s == "require") return SpotUse::kRequire;
+  return Bad(file, node, fmt::format("spot must be allow, avoid or require, not '{}'", s));
+}
+
 // Policy: a user may narrow what the site allows, never widen it.
 void Restrict(std::vector<std::string>* allowed, const std::vector<std::string>& more) {
   if (allowed->empty()) {
@@ -239,17 +275,31 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "default_image") {
       SKY_ASSIGN_OR_RETURN(c->default_image, Scalar(file, v, key));
     } else if (key == "image_pull_timeout") {
-      SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, v, key));
-      // A duration as the failover keys take it ("300", "300s", "5m").
-      FailoverSettings scratch;
-      const FailoverKey pull{"image_pull_timeout", &FailoverSettings::poll_interval, true};
-      if (Status st = SetFailover(pull, s, &scratch); !st.ok() || scratch.poll_interval <= 0) {
-        return Bad(file, v,
-                   fmt::format("image_pull_timeout must be a duration (300, 300s, 5m), "
-                               "not '{}'",
-                               s));
+      SKY_ASSIGN_OR_RETURN(c->image_pull_timeout, Seconds(file, v, key, 1));
+    } else if (key == "boot_time") {
+      SKY_ASSIGN_OR_RETURN(c->boot_time, Seconds(file, v, key, 1));
+    } else if (key == "suspend_time") {
+      SKY_ASSIGN_OR_RETURN(c->suspend_time, Seconds(file, v, key, 0));
+    } else if (key == "ledger") {
+      SKY_ASSIGN_OR_RETURN(c->ledger, Scalar(file, v, key));
+    } else if (key == "spot") {
+      SKY_ASSIGN_OR_RETURN(c->spot, List(file, v, key));
+    } else if (key == "cost") {
+      // One price for the cluster, or one per partition (default: the rest).
+      if (v.IsMap()) {
+        for (const auto& p : v) {
+          SKY_ASSIGN_OR_RETURN(std::string partition, Scalar(file, p.first, key));
+          SKY_ASSIGN_OR_RETURN(double price, Price(file, p.second, "cost." + partition));
+          if (partition == "default") {
+            c->cost_default = price;
+          } else {
+            c->cost[partition] = price;
+          }
+        }
+      } else {
+        SKY_ASSIGN_OR_RETURN(double price, Price(file, v, key));
+        c->cost_default = price;
       }
-      c->image_pull_timeout = scratch.poll_interval;
     } else if (key == "gpu_labels") {
       if (!v.IsSequence()) return Bad(file, v, "gpu_labels must be a list of node label keys");
       for (const auto& item : v) {
@@ -312,6 +362,14 @@ const std::vector<SettingKey>& SettingKeys() {
       {"paths", "", "",
        "rewrite_script: true rewrites the script's own paths under a named root for the "
        "cluster the job goes to (default: listed as caveats)"},
+      {"overflow", "", "",
+       "after: use an elastic cluster only when no other starts the job within this (default "
+       "15m; a user may only lengthen the site's)"},
+      {"spot", "", "",
+       "allow (default), avoid (spot partitions only when nothing else can run the job) or "
+       "require (no on-demand partition of an elastic cluster); a user may choose only while "
+       "the site allows"},
+      {"currency", "", "", "how prices are shown (default $)"},
       {"accelerators", "", "", "extra spellings of canonical accelerator names"},
       {"clusters", "", "", "per-cluster settings (see the next table)"},
   };
@@ -348,8 +406,25 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
        "kubernetes: node label keys carrying the GPU type, before the usual ones"},
       {"image_pull_timeout", "", "",
        "kubernetes: a pod unable to pull its image this long fails the job (default 300s)"},
+      {"boot_time", "", "",
+       "elastic: how long a powered-down node takes to boot, when the ledger has no boot to "
+       "measure (e.g. 3m)"},
+      {"ledger", "", "",
+       "elastic: the provider's ledger of node power-ups (node,requested,ready,down[,partition])"},
+      {"suspend_time", "", "",
+       "elastic: how long an idle node stays up, and billed, after its last job (its "
+       "SuspendTime; default 10m)"},
+      {"spot", "", "", "elastic: the partitions whose nodes are spot: [spot]"},
+      {"cost", "", "",
+       "the price of a GPU-hour here: a number, or per partition {cloud: 4.0, spot: 1.2, "
+       "default: ...}; none: free"},
   };
   return keys;
+}
+
+std::optional<double> ClusterSettings::PriceIn(const std::string& partition) const {
+  if (auto it = cost.find(partition); it != cost.end()) return it->second;
+  return cost_default;
 }
 
 ClusterSettings Settings::For(const std::string& cluster) const {
@@ -528,6 +603,30 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           SKY_ASSIGN_OR_RETURN(s->rewrite_script_paths,
                                Boolean(file, p.second, "paths.rewrite_script"));
         }
+      } else if (key == "overflow") {
+        if (!v.IsMap()) return Bad(file, v, "'overflow' must be a mapping (after: 15m)");
+        for (const auto& o : v) {
+          const std::string sub = o.first.Scalar();
+          if (sub != "after") {
+            return Bad(file, o.first, fmt::format("unknown key overflow.{} (known: after)", sub));
+          }
+          SKY_ASSIGN_OR_RETURN(int after, Seconds(file, o.second, "overflow.after", 0));
+          // A user may wait longer before bursting than the site says, never
+          // less; where the site says nothing, the user chooses.
+          if (!user_level) {
+            s->elastic.overflow_after = after;
+            s->elastic.overflow_after_by_site = true;
+          } else {
+            s->elastic.overflow_after = s->elastic.overflow_after_by_site
+                                            ? std::max(s->elastic.overflow_after, after)
+                                            : after;
+          }
+        }
+      } else if (key == "spot") {
+        SKY_ASSIGN_OR_RETURN(SpotUse spot, ParseSpot(file, v));
+        if (!user_level || s->elastic.spot == SpotUse::kAllow) s->elastic.spot = spot;
+      } else if (key == "currency") {
+        SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
       } else if (key == "clusters") {
         if (v.IsNull()) continue;
         if (!v.IsMap()) return Bad(file, v, "'clusters' must map cluster names to settings");

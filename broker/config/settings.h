@@ -64,6 +64,39 @@ struct ClusterSettings {
   // Kubernetes: a pod that cannot pull its image this long fails the job
   // (seconds), as a real cluster would leave it in ImagePullBackOff forever.
   int image_pull_timeout = 300;
+
+  // An elastic cluster (nodes powered up by Slurm's power saving and
+  // billed, docs/cloud.md): how long a node takes to boot when its ledger
+  // has no boot to measure (seconds; 0 = not said), the provider's ledger
+  // of power-ups (cloud/ledger.h; "" = none), how long an idle node stays
+  // up (and billed) after its last job (its SuspendTime), and which of its
+  // partitions are spot (cheaper, taken back at the provider's will). A
+  // cluster whose nodes Slurm powers down is elastic whether or not these
+  // are said.
+  int boot_time = 0;
+  std::string ledger;
+  int suspend_time = 600;
+  std::vector<std::string> spot;
+  // The price of a GPU-hour here (a node without GPUs counts as one):
+  // `cost_default` for every partition but those in `cost`; nullopt: the
+  // cluster costs nothing to use (on-premises, unless the site charges an
+  // internal rate).
+  std::optional<double> cost_default;
+  std::map<std::string, double> cost;
+  // The price of a GPU-hour in `partition`, nullopt when none is set.
+  std::optional<double> PriceIn(const std::string& partition) const;
+  // Whether the settings make this cluster elastic (boot_time or ledger).
+  bool SaysElastic() const { return boot_time > 0 || !ledger.empty(); }
+};
+
+// How jobs use elastic clusters (top-level `overflow`, `spot`).
+enum class SpotUse { kAllow, kAvoid, kRequire };
+struct ElasticPolicy {
+  // An elastic cluster only when no other starts the job within this (s).
+  int overflow_after = 900;
+  bool overflow_after_by_site = false;  // a user's may then only be longer
+  SpotUse spot = SpotUse::kAllow;
+  std::string currency = "$";
 };
 
 enum class OnBrokerError { kHome, kFail };
@@ -101,6 +134,10 @@ struct Settings {
   // Groups of clusters that mount one filesystem at the same paths: a job
   // moving inside a group is not copied (shared_fs: [alpha, beta]).
   std::vector<std::vector<std::string>> shared_fs;
+  // Elastic clusters: the site's policy, which a user's file may only
+  // tighten (a longer overflow.after than the site's; spot only while the
+  // site allows it).
+  ElasticPolicy elastic;
 
   // The cluster's settings (defaults when it has none).
   ClusterSettings For(const std::string& cluster) const;

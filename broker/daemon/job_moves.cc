@@ -40,12 +40,21 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   options.estimate_timeout = options_.estimate_timeout;
   options.only = request->sky.clusters;
   if (request->sky.infra) return;  // pinned: it stays
+  options.policy = ws_.policy;
   place::Plan plan = place::MakePlan(*request, handles, ws_.catalog, ws_.home(), options);
   std::optional<std::time_t> here;
   const place::Candidate* best = nullptr;
-  for (const auto& c : plan.candidates) {
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const place::Candidate& c = plan.candidates[i];
     if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty())
       continue;
+    // The policy's word on an elastic cluster (overflow.after, spot, a
+    // budget) holds for a move as for a placement.
+    const auto kind = plan.decision.verdicts[i].kind;
+    if (kind == place::Verdict::Kind::kHeldBack || kind == place::Verdict::Kind::kOverBudget ||
+        kind == place::Verdict::Kind::kExcluded) {
+      continue;
+    }
     if (c.cluster == job.cluster) {
       // This cluster's estimate counts the job itself among the work ahead:
       // at least now, at most what it says.

@@ -43,6 +43,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
   options.estimate_with_submission = true;
+  options.policy = ws_.policy;
   place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
   // A plan whose estimate goes with the submission is audited once it is known.
   if (kind == EventKind::kSubmitted && !plan.deferred) {

@@ -96,7 +96,9 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
   // Wholly idle nodes of the job's shape in the partition.
   std::int64_t fitting = 0;
   for (const auto& n : d.nodes) {
-    if (n.state != "idle" || !n.usable()) continue;
+    // Idle in its own state; a powered-up node of an elastic cluster says
+    // so with a flag ("idle+CLOUD").
+    if (n.state.substr(0, n.state.find('+')) != "idle" || !n.usable()) continue;
     if (std::find(n.partitions.begin(), n.partitions.end(), partition) == n.partitions.end()) {
       continue;
     }

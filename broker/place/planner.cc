@@ -189,18 +189,37 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   if (answer.counts_work_ahead) {
     cand.start = answer.start;
     cand.start_basis = answer.basis;
-    return;
+  } else {
+    const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
+    cand.start = adjusted.start;
+    cand.start_basis =
+        adjusted.moved && !certain
+            ? fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)", answer.basis,
+                          adjusted.pending_ahead, adjusted.pending_gpus)
+            : answer.basis;
   }
-  const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
-  cand.start = adjusted.start;
-  if (certain) {
-    cand.start_basis = answer.basis;
-    return;
+  // An elastic cluster's scheduler counts a powered-down node as free: its
+  // boot comes first, unless nodes that are up start the job now.
+  const ElasticFacts& facts = plan.elastic[candidate];
+  if (facts.elastic && !certain) {
+    plan.booting[candidate] = true;
+    const std::time_t booted = plan.now + facts.boot_seconds;
+    if (*cand.start < booted) cand.start = booted;
+    cand.start_basis +=
+        fmt::format(", a node's boot first ({} s; {})", facts.boot_seconds, facts.boot_basis);
   }
-  cand.start_basis = adjusted.moved
-                         ? fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)",
-                                       answer.basis, adjusted.pending_ahead, adjusted.pending_gpus)
-                         : answer.basis;
+}
+
+// The candidate's expected cost for the job's time limit (its partition's
+// price; none when it has none).
+void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
+                    const job::Request& request) {
+  Candidate& cand = plan.candidates[candidate];
+  const cluster::Description& d = plan.clusters[cluster].inventory->description;
+  const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
+  cand.cost =
+      ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, JobGpus(request) / nodes,
+                      JobMinutes(request, d, cand.partition), plan.booting[candidate]);
 }
 
 }  // namespace
@@ -214,6 +233,8 @@ void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& 
   if (answer.ok()) {
     ApplyEstimate(plan, chosen, plan.deferred->cluster, *answer, false, request, catalog);
     cand.start_basis += ", with the submission";
+    // Priced before the estimate said whether nodes boot: again.
+    if (cand.cost) PriceCandidate(plan, chosen, plan.deferred->cluster, request);
     plan.decision = Place(plan.candidates, policy, plan.now);
     return;
   }
@@ -276,6 +297,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     std::size_t cluster;
   };
   std::vector<EstimateTask> tasks;
+  std::vector<EstimateTask> priced;  // every candidate that can run it
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterHandle& c = clusters[i];
     ClusterResult& r = plan.clusters[i];
@@ -298,9 +320,22 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     if (!runnable) {
       plan.candidates.push_back(base);
       plan.jobs.emplace_back();
+      plan.elastic.emplace_back();
+      plan.booting.push_back(false);
       continue;
     }
     const translate::TranslatedJob& job = *r.translation->job;
+    // The provider's ledger, where the cluster names one: its boots measured.
+    std::optional<std::vector<cloud::PowerUp>> ledger;
+    std::string ledger_error;
+    if (!c.settings.ledger.empty()) {
+      auto read = ReadLedger(c.settings.ledger);
+      if (read.ok()) {
+        ledger = std::move(*read);
+      } else {
+        ledger_error = read.status().message();
+      }
+    }
     // The user's own partitions (Slurm picks among them): one candidate.
     // Otherwise each partition that can run the job.
     std::vector<std::string> partitions;
@@ -330,12 +365,22 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
         const cluster::Partition* d = r.inventory->description.DefaultPartition();
         cand.partition = d != nullptr ? d->name : "";
       }
+      ElasticFacts facts = ElasticFactsOf(c.settings, r.inventory->description, cand.partition,
+                                          ledger ? &*ledger : nullptr);
+      if (facts.elastic && !ledger_error.empty()) {
+        facts.boot_basis += fmt::format("; the ledger was not read: {}", ledger_error);
+      }
+      cand.elastic = facts.elastic;
+      cand.spot = facts.spot;
       if (variant && !options.estimate) cand.no_estimate = "not estimated";
       if (variant && options.estimate && c.backend == nullptr) {
         cand.no_estimate = "offline description: no scheduler to ask";
       }
       plan.candidates.push_back(cand);
       plan.jobs.push_back(std::move(variant));
+      plan.elastic.push_back(std::move(facts));
+      plan.booting.push_back(false);
+      if (plan.jobs.back()) priced.push_back({plan.candidates.size() - 1, i});
       if (plan.jobs.back() && options.estimate && c.backend != nullptr) {
         tasks.push_back({plan.candidates.size() - 1, i});
       }
@@ -402,6 +447,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     ApplyEstimate(plan, t.candidate, t.cluster, **answer, certain[t.candidate].has_value(), request,
                   catalog);
   }
+  for (const auto& t : priced) PriceCandidate(plan, t.candidate, t.cluster, request);
   plan.decision = Place(plan.candidates, options.policy, plan.now);
   plan.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return plan;

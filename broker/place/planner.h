@@ -20,6 +20,7 @@
 #include "broker/cluster/inventory.h"
 #include "broker/config/settings.h"
 #include "broker/job/request.h"
+#include "broker/place/elastic.h"
 #include "broker/place/placement.h"
 #include "broker/translate/translator.h"
 
@@ -77,6 +78,10 @@ struct Plan {
   std::vector<Candidate> candidates;
   // The job as each candidate would get it (empty for candidates that are out).
   std::vector<std::optional<translate::TranslatedJob>> jobs;
+  // Per candidate: what is known of it as an elastic cluster (its boot,
+  // spot, price), and whether its estimate counts a boot.
+  std::vector<ElasticFacts> elastic;
+  std::vector<bool> booting;
   Decision decision;
   std::chrono::milliseconds took{0};
   // The chosen candidate's estimate, left to the submission

@@ -28,7 +28,8 @@ std::int64_t GpuCapacity(const cluster::Description& d, const std::string& parti
   if (p == nullptr) return 0;
   std::int64_t total = 0;
   for (const cluster::Node* n : d.NodesOf(*p)) {
-    if (!n->usable()) continue;
+    // A powered-down node of an elastic cluster runs jobs once booted.
+    if (!n->usable() && !n->bootable()) continue;
     for (const auto& g : n->gres) {
       if (g.name == "gpu" && (type.empty() || g.type == type)) total += g.count;
     }

@@ -44,7 +44,8 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
 // The partitions whose nodes overlap `partition`'s (itself included).
 std::set<std::string> OverlappingPartitions(const cluster::Description& d,
                                             const std::string& partition);
-// GPUs of `type` ("" = all) on usable nodes of `partition`.
+// GPUs of `type` ("" = all) on the nodes of `partition` that run jobs now or
+// once booted (an elastic cluster's powered-down nodes).
 std::int64_t GpuCapacity(const cluster::Description& d, const std::string& partition,
                          const std::string& type);
 

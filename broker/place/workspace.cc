@@ -22,6 +22,20 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   ws.env = std::move(env);
   ws.config = std::move(config);
   SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
+  const config::ElasticPolicy& elastic = ws.config.settings.elastic;
+  ws.policy.overflow_after = std::chrono::seconds(elastic.overflow_after);
+  ws.policy.currency = elastic.currency;
+  switch (elastic.spot) {
+    case config::SpotUse::kAllow:
+      ws.policy.spot = SpotUse::kAllow;
+      break;
+    case config::SpotUse::kAvoid:
+      ws.policy.spot = SpotUse::kAvoid;
+      break;
+    case config::SpotUse::kRequire:
+      ws.policy.spot = SpotUse::kRequire;
+      break;
+  }
 
   if (!description_files.empty()) {
     // Offline: the clusters are exactly the files given.

@@ -27,6 +27,8 @@ struct Workspace {
   // (caching_backend.h), owned by their handles (backend_owner).
   std::vector<ClusterHandle> handles;
   std::vector<backend::CachingBackend*> caching;  // per handle: its backend, null when offline
+  // The settings' placement policy (elastic clusters: overflow.after, spot).
+  Policy policy;
   std::string home() const { return registry.home(); }
   // The handle of `cluster`, or null.
   ClusterHandle* Find(const std::string& cluster);

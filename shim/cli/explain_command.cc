@@ -93,6 +93,7 @@ int RunExplain(const std::vector<std::string>& raw) {
 
   place::PlanOptions options;
   options.estimate = estimate && descriptions.empty();
+  options.policy = ws->policy;
   options.only = request->sky.clusters;
   if (request->sky.infra) options.pinned = *request->sky.infra;
   place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);

@@ -378,6 +378,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   }
   place::PlanOptions options;
   options.only = request->sky.clusters;
+  options.policy = ws->policy;
   if (request->sky.infra) options.pinned = *request->sky.infra;
   if (request->sky.infra && ws->registry.Find(*request->sky.infra) == nullptr) {
     return Fail(tool, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request->sky.infra));

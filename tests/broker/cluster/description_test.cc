@@ -59,6 +59,35 @@ TEST(SinfoJsonTest, RealOutputOfTheTestbed) {
   EXPECT_THAT(n.partitions, ElementsAre("h100-cluster", "debug"));
 }
 
+// The testbed's cloud (delta) while delta-n1 boots for a job: its other
+// nodes powered down, two of them after an earlier power-up
+// (NOT_RESPONDING). Powered-down and booting nodes are capacity after a
+// boot, never usable now; a down one is neither.
+TEST(SinfoJsonTest, AnElasticClustersNodesAreBootableNotUsable) {
+  auto nodes = ParseSinfoJson(Read("delta.sinfo.json"), nullptr);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  ASSERT_EQ(nodes->size(), 4u);
+  for (const Node& n : *nodes) {
+    EXPECT_TRUE(n.cloud()) << n.name;
+    EXPECT_FALSE(n.usable()) << n.name << " " << n.state;
+    EXPECT_TRUE(n.bootable()) << n.name << " " << n.state;
+  }
+  EXPECT_EQ((*nodes)[0].state, "mixed+CLOUD+NOT_RESPONDING+POWERING_UP");
+  EXPECT_EQ((*nodes)[1].state, "idle+CLOUD+POWERED_DOWN");
+
+  Node up{.name = "delta-n1", .state = "idle+CLOUD"};
+  EXPECT_TRUE(up.usable());
+  EXPECT_FALSE(up.bootable());
+  Node reclaimed{.name = "delta-n3", .state = "down+CLOUD+POWERED_DOWN"};
+  EXPECT_FALSE(reclaimed.usable());
+  EXPECT_FALSE(reclaimed.bootable());
+  Node drained{.name = "delta-n4", .state = "idle+CLOUD+DRAIN+POWERED_DOWN"};
+  EXPECT_FALSE(drained.bootable());
+  Node on_premises{.name = "alpha-n1", .state = "idle"};
+  EXPECT_FALSE(on_premises.bootable());
+  EXPECT_FALSE(on_premises.cloud());
+}
+
 TEST(SinfoJsonTest, StrictAboutWhatItReads) {
   EXPECT_THAT(ParseSinfoJson("not json", nullptr).status().message(), HasSubstr("not JSON"));
   EXPECT_THAT(ParseSinfoJson("{}", nullptr).status().message(), HasSubstr("no 'nodes' list"));

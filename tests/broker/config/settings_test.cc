@@ -156,6 +156,63 @@ TEST(SettingsTest, SyncLimitAndSharedFilesystems) {
               HasSubstr("site.yaml:1: 'shared_fs' must be a list"));
 }
 
+// Issue 15: an elastic cluster's keys, and the policy for elastic clusters,
+// which a user's file may only tighten.
+TEST(SettingsTest, ElasticClustersAndTheirPolicy) {
+  Settings s;
+  EXPECT_EQ(s.elastic.overflow_after, 900);  // 15 min by default
+  EXPECT_EQ(s.elastic.spot, SpotUse::kAllow);
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {after: 10m}\nspot: avoid\ncurrency: \"€\"\n"
+                                "clusters:\n  delta:\n    boot_time: 3m\n    ledger: /var/l.csv\n"
+                                "    suspend_time: 5m\n    spot: [spot]\n"
+                                "    cost: {cloud: 4, spot: 1.5, default: 3}\n"
+                                "  onprem:\n    cost: 0.25\n",
+                                "site.yaml", false, &s)
+                  .ok());
+  EXPECT_EQ(s.elastic.overflow_after, 600);
+  EXPECT_EQ(s.elastic.spot, SpotUse::kAvoid);
+  EXPECT_EQ(s.elastic.currency, "€");
+  const ClusterSettings d = s.For("delta");
+  EXPECT_EQ(d.boot_time, 180);
+  EXPECT_EQ(d.ledger, "/var/l.csv");
+  EXPECT_EQ(d.suspend_time, 300);
+  EXPECT_THAT(d.spot, ElementsAre("spot"));
+  EXPECT_TRUE(d.SaysElastic());
+  EXPECT_EQ(d.PriceIn("cloud"), 4.0);
+  EXPECT_EQ(d.PriceIn("spot"), 1.5);
+  EXPECT_EQ(d.PriceIn("other"), 3.0);
+  EXPECT_EQ(s.For("onprem").PriceIn("any"), 0.25);
+  EXPECT_FALSE(s.For("onprem").SaysElastic());
+  EXPECT_FALSE(s.For("alpha").PriceIn("gpu").has_value());  // free
+  EXPECT_EQ(s.For("alpha").suspend_time, 600);
+
+  // The user waits longer, never less; chooses spot only while the site allows.
+  ASSERT_TRUE(
+      MergeSettingsYaml("overflow: {after: 5m}\nspot: require\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.elastic.overflow_after, 600);
+  EXPECT_EQ(s.elastic.spot, SpotUse::kAvoid);
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {after: 1h}\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.elastic.overflow_after, 3600);
+  Settings allowing;  // the site says nothing: the user chooses
+  ASSERT_TRUE(
+      MergeSettingsYaml("spot: require\noverflow: {after: 2m}\n", "user.yaml", true, &allowing)
+          .ok());
+  EXPECT_EQ(allowing.elastic.spot, SpotUse::kRequire);
+  EXPECT_EQ(allowing.elastic.overflow_after, 120);
+
+  EXPECT_EQ(MergeSettingsYaml("overflow: {afer: 5m}\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: unknown key overflow.afer (known: after)");
+  EXPECT_EQ(MergeSettingsYaml("spot: sometimes\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: spot must be allow, avoid or require, not 'sometimes'");
+  EXPECT_EQ(MergeSettingsYaml("clusters:\n  d:\n    boot_time: 0\n", "s.yaml", false, &s).message(),
+            "s.yaml:3: boot_time must be a duration above 0 (300, 300s, 5m, 1h), not '0'");
+  EXPECT_EQ(
+      MergeSettingsYaml("clusters:\n  d:\n    cost: {spot: -1}\n", "s.yaml", false, &s).message(),
+      "s.yaml:3: cost.spot must be a price per GPU-hour (a number, 0 or more), not '-1'");
+  EXPECT_EQ(MergeSettingsYaml("clusters:\n  d:\n    cost: cheap\n", "s.yaml", false, &s).message(),
+            "s.yaml:3: cost must be a price per GPU-hour (a number, 0 or more), not 'cheap'");
+}
+
 TEST(SettingsTest, ByteSizes) {
   EXPECT_EQ(*ParseByteSize("1073741824"), 1073741824u);
   EXPECT_EQ(*ParseByteSize("64k"), 64u << 10);

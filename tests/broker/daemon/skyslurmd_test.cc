@@ -78,7 +78,11 @@ class DaemonTest : public TestbedTest {
         {"SKYSLURM_MIGRATE_AFTER", "3"},
         {"SKYSLURM_MIGRATE_GAIN", "60"},
         {"SKYSLURM_CLUSTER_DEAD_AFTER", "5"},
-        {"SKYSLURM_IDLE_EXIT", "300"}};
+        {"SKYSLURM_IDLE_EXIT", "300"},
+        // The failover these tests prove is among clusters that cost
+        // nothing: delta, the cloud, would take a job that waits longer
+        // than overflow.after (its own proofs: RouteTest's elastic tests).
+        {"SKYSLURM_CLUSTERS_DENIED", kCloudCluster}};
     env.insert(env.end(), extra_env_.begin(), extra_env_.end());
     return env;
   }

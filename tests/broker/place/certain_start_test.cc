@@ -58,6 +58,18 @@ TEST(CertainStartTest, EnoughIdleNodesOfItsShapeAndNothingPendingIsNow) {
   EXPECT_EQ(*why, "2 idle node(s) of its shape and nothing pending there, 4 s ago: not asked");
 }
 
+// Issue 15: an elastic cluster's powered-up idle node says so with a flag;
+// a powered-down one must boot first, so never "now" for certain.
+TEST(CertainStartTest, APoweredUpCloudNodeIsIdleAPoweredDownOneIsNot) {
+  const job::Request job = Parse("#!/bin/bash\n#SBATCH --gres=gpu:a100:8 -t 30\ntrue\n");
+  cluster::Inventory up = Gamma(3);
+  for (auto& n : up.description.nodes) n.state = "idle+CLOUD";
+  EXPECT_TRUE(StartsNowForCertain(job, up, "batch", kCatalog, 1004).has_value());
+  cluster::Inventory down = Gamma(3);
+  for (auto& n : down.description.nodes) n.state = "idle+CLOUD+POWERED_DOWN";
+  EXPECT_FALSE(StartsNowForCertain(job, down, "batch", kCatalog, 1004).has_value());
+}
+
 TEST(CertainStartTest, EveryDoubtIsLeftToTheScheduler) {
   const std::string ok = "#!/bin/bash\n#SBATCH --gres=gpu:a100:8 -t 30\ntrue\n";
   ASSERT_TRUE(StartsNowForCertain(Parse(ok), Gamma(1), "batch", kCatalog, 1000));

@@ -57,13 +57,20 @@ std::string Escaped(const std::string& address) {
 TEST_F(ClusterCommandsTest, CheckSaysEveryClusterAnswers) {
   CommandOutput out = Skyslurm({"check"});
   EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
-  EXPECT_THAT(out.out, MatchesRegex(
-                           "CLUSTER +STATUS +ACCESS +DETAIL\n"
-                           "alpha +ok +local +slurm-wlm 22\\.05\\.8; 2 partitions, 3/3 nodes usable\n"
-                           "beta +ok +ssh skyuser1@" + Escaped(tb_.LoginHost("beta")) +
-                           ":[0-9]+ +slurm-wlm 22\\.05\\.8; 2 partitions, 2/2 nodes usable\n"
-                           "gamma +ok +ssh skyuser1@" + Escaped(tb_.LoginHost("gamma")) +
-                           ":[0-9]+ +slurm-wlm 22\\.05\\.8; 1 partitions, 3/3 nodes usable\n"));
+  EXPECT_THAT(
+      out.out,
+      MatchesRegex("CLUSTER +STATUS +ACCESS +DETAIL\n"
+                   "alpha +ok +local +slurm-wlm 22\\.05\\.8; 2 partitions, 3/3 nodes usable\n"
+                   "beta +ok +ssh skyuser1@" +
+                   Escaped(tb_.LoginHost("beta")) +
+                   ":[0-9]+ +slurm-wlm 22\\.05\\.8; 2 partitions, 2/2 nodes usable\n"
+                   "gamma +ok +ssh skyuser1@" +
+                   Escaped(tb_.LoginHost("gamma")) +
+                   ":[0-9]+ +slurm-wlm 22\\.05\\.8; 1 partitions, 3/3 nodes usable\n"
+                   // The cloud: its nodes powered down (or some up, for a job).
+                   "delta +ok +ssh skyuser1@127\\.0\\.0\\.1:[0-9]+ +slurm-wlm "
+                   "22\\.05\\.8; 2 partitions, [0-4]/4 nodes usable(, [1-4] boot on "
+                   "demand)?\n"));
 }
 
 TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
@@ -72,7 +79,7 @@ TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
   std::string config = ReadFile(tb_.Path("slurm-config"));
   const std::string beta_port = tb_.env.at("SKYSLURM_LOGIN_PORT_BETA");
   config.replace(config.find("Port " + beta_port), 5 + beta_port.size(), "Port 1");
-  config += "\nHost delta\n    HostName delta.invalid\n    User skyuser1\n";
+  config += "\nHost epsilon\n    HostName epsilon.invalid\n    User skyuser1\n";
   std::ofstream(tmp_.File("clusters")) << config;
   CommandOutput out = Skyslurm({"check"}, tmp_.File("clusters"));
   EXPECT_EQ(out.exit_code, 1);
@@ -80,23 +87,27 @@ TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
   EXPECT_THAT(out.out, MatchesRegex("(.|\n)*beta +unreachable +ssh [^ ]+ +beta: the login node "
                                     "\\[" + Escaped(tb_.LoginHost("beta")) +
                                     "\\]:1 refused the connection(.|\n)*"));
-  EXPECT_THAT(out.out, HasSubstr("delta: cannot resolve the login node's name 'delta.invalid'"));
+  EXPECT_THAT(out.out,
+              HasSubstr("epsilon: cannot resolve the login node's name 'epsilon.invalid'"));
   EXPECT_THAT(out.out, HasSubstr("gamma      ok"));
 }
 
 TEST_F(ClusterCommandsTest, GpusTableAndJson) {
   CommandOutput table = Skyslurm({"gpus"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING\n"
-                                      "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
-                                      "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
-                                      "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
-                                      "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+\n"));
+  EXPECT_THAT(table.out,
+              MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING\n"
+                           "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
+                           "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
+                           "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
+                           "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+\n"
+                           "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
+                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+\n"));
   CommandOutput json = Skyslurm({"gpus", "--json"});
   Json::Value root;
   std::istringstream in(json.out);
   ASSERT_TRUE(Json::parseFromStream(Json::CharReaderBuilder(), in, &root, nullptr)) << json.out;
-  ASSERT_EQ(root["gpus"].size(), 4u);
+  ASSERT_EQ(root["gpus"].size(), 6u);
   EXPECT_EQ(root["gpus"][3]["cluster"].asString(), "gamma");
   EXPECT_EQ(root["gpus"][3]["canonical"].asString(), "A100");
   EXPECT_EQ(root["gpus"][3]["total"].asInt(), 24);
@@ -113,9 +124,10 @@ TEST_F(ClusterCommandsTest, ExplainShowsThePlacementAndLogsIt) {
   EXPECT_THAT(out.out, MatchesRegex("(.|\n)*  alpha +cannot run it +- +alpha has no A100 GPUs(.|\n)*"));
   EXPECT_THAT(out.out, HasSubstr("  => gamma/batch: the earliest start"));
   const std::string log = ReadFile(tmp_.File("state/skyslurm/decisions.log"));
-  EXPECT_THAT(log, MatchesRegex("[0-9T:-]+Z user=[^ ]+ sky_id=explain job=job.sh chosen=gamma/batch "
-                                "candidates=alpha:cannot run it,beta:cannot run it,gamma/batch:chosen@"
-                                "[0-9T:-]+Z took_ms=[0-9]+\n"));
+  EXPECT_THAT(log,
+              MatchesRegex("[0-9T:-]+Z user=[^ ]+ sky_id=explain job=job.sh chosen=gamma/batch "
+                           "candidates=alpha:cannot run it,beta:cannot run it,gamma/batch:chosen@"
+                           "[0-9T:-]+Z,delta:cannot run it took_ms=[0-9]+\n"));
 }
 
 TEST_F(ClusterCommandsTest, ExplainRestrictedBySkyAnyClusterList) {
@@ -152,7 +164,7 @@ TEST_F(ClusterCommandsTest, ExplainsSummaryAgreesWithThePlacement) {
   CommandOutput out = Skyslurm({"explain", "job.sh"});
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_THAT(out.out, HasSubstr("  => no cluster can run the job"));
-  EXPECT_THAT(out.out, HasSubstr("Can run it: none. Cannot: alpha, beta, gamma."));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: none. Cannot: alpha, beta, gamma, delta."));
   EXPECT_THAT(out.out, HasSubstr("alpha has no node somenode"));
 }
 
@@ -169,7 +181,7 @@ TEST_F(ClusterCommandsTest, APluginOptionGoesWhereSbatchRecognisesIt) {
   EXPECT_THAT(out.out, HasSubstr("job.sh:2: sbatch on beta does not recognise --container-image"));
   EXPECT_THAT(out.out, HasSubstr("gamma: can run it"));
   EXPECT_THAT(out.out, HasSubstr("  => gamma/batch"));
-  EXPECT_THAT(out.out, HasSubstr("Can run it: gamma. Cannot: alpha, beta."));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: gamma. Cannot: alpha, beta, delta."));
 }
 
 }  // namespace

@@ -1,0 +1,90 @@
+#include "broker/place/elastic.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "broker/cloud/cost.h"
+
+namespace skyslurm::place {
+namespace {
+
+// The most GPUs a node of `partition` has.
+std::int64_t GpusPerNode(const cluster::Description& d, const std::string& partition) {
+  const cluster::Partition* p = d.FindPartition(partition);
+  if (p == nullptr) return 0;
+  std::int64_t most = 0;
+  for (const cluster::Node* n : d.NodesOf(*p)) {
+    std::int64_t here = 0;
+    for (const auto& g : n->gres) {
+      if (g.name == "gpu") here += g.count;
+    }
+    most = std::max(most, here);
+  }
+  return most;
+}
+
+}  // namespace
+
+ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
+                            const cluster::Description& description, const std::string& partition,
+                            const std::vector<cloud::PowerUp>* ledger) {
+  ElasticFacts f;
+  f.price = settings.PriceIn(partition);
+  f.spot = std::find(settings.spot.begin(), settings.spot.end(), partition) != settings.spot.end();
+  f.elastic = settings.SaysElastic();
+  if (const cluster::Partition* p = description.FindPartition(partition); p && !f.elastic) {
+    for (const cluster::Node* n : description.NodesOf(*p)) {
+      f.elastic = f.elastic || n->cloud() || n->bootable();
+    }
+  }
+  if (!f.elastic) return f;
+  f.idle_tail_seconds = settings.suspend_time;
+  if (ledger != nullptr) {
+    if (auto measured = cloud::MeasuredBootSeconds(*ledger, partition)) {
+      f.boot_seconds = *measured;
+      f.boot_basis = "measured: the median of the ledger's latest boots";
+      return f;
+    }
+  }
+  if (settings.boot_time > 0) {
+    f.boot_seconds = settings.boot_time;
+    f.boot_basis = "boot_time";
+  } else {
+    f.boot_seconds = kAssumedBootSeconds;
+    f.boot_basis = "assumed: no ledger and no boot_time for this cluster";
+  }
+  return f;
+}
+
+Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFoundError(fmt::format("{}: cannot read the ledger", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return cloud::ParseLedger(text.str(), path);
+}
+
+std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
+                                      const cluster::Description& description,
+                                      const std::string& partition, std::int64_t nodes,
+                                      std::int64_t job_gpus_per_node, std::int64_t minutes,
+                                      bool booting) {
+  if (!facts.price) return std::nullopt;
+  cloud::ExpectedUse use;
+  use.nodes = static_cast<int>(std::max<std::int64_t>(nodes, 1));
+  use.run = std::chrono::minutes(minutes);
+  if (facts.elastic) {
+    // The provider bills whole nodes, from power-up to power-down.
+    use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
+    if (booting) use.boot = std::chrono::seconds(facts.boot_seconds);
+    use.idle_tail = std::chrono::seconds(facts.idle_tail_seconds);
+  } else {
+    use.gpus_per_node = static_cast<int>(job_gpus_per_node);
+  }
+  return cloud::ExpectedCost(use, *facts.price);
+}
+
+}  // namespace skyslurm::place

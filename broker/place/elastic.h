@@ -1,0 +1,55 @@
+// What placement needs to know of an elastic cluster's partition (nodes that
+// Slurm's power saving boots on demand, billed by a provider): whether it is
+// one, how long a node takes to boot and how that is known, whether it is
+// spot, and what a job is expected to cost there. Pure: the settings, the
+// cluster's description and its ledger in, facts out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "broker/cloud/ledger.h"
+#include "broker/cluster/description.h"
+#include "broker/config/settings.h"
+#include "broker/util/status.h"
+
+namespace skyslurm::place {
+
+// A boot's length when neither the ledger nor the settings say (a cloud VM
+// with Slurm's image: minutes).
+inline constexpr int kAssumedBootSeconds = 300;
+
+struct ElasticFacts {
+  bool elastic = false;
+  bool spot = false;
+  int boot_seconds = 0;         // elastic: a node's boot
+  std::string boot_basis;       // "median of 3 boots in the ledger", "boot_time", ...
+  std::optional<double> price;  // per GPU-hour; nullopt: free
+  int idle_tail_seconds = 0;    // elastic: billed after the job (suspend_time)
+};
+
+// The facts of `partition`: elastic when the settings say so (boot_time,
+// ledger) or any of its nodes is a CLOUD or power-saved node. The boot is
+// measured from `ledger` (null or empty: none), else the settings'
+// boot_time, else kAssumedBootSeconds.
+ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
+                            const cluster::Description& description, const std::string& partition,
+                            const std::vector<cloud::PowerUp>* ledger);
+
+// The ledger named by the settings, read and parsed (an error names the
+// file and line).
+Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path);
+
+// What a job of `nodes` nodes wanting `job_gpus_per_node` GPUs each is
+// expected to cost in `partition` for `minutes` of run time, nullopt when
+// the partition has no price. On an elastic cluster whole nodes are billed
+// from the boot (when `booting`) to the end of the idle tail (the
+// cluster's suspend_time); elsewhere only the job's GPUs for its run.
+std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
+                                      const cluster::Description& description,
+                                      const std::string& partition, std::int64_t nodes,
+                                      std::int64_t job_gpus_per_node, std::int64_t minutes,
+                                      bool booting);
+
+}  // namespace skyslurm::place

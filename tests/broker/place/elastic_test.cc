@@ -1,0 +1,103 @@
+// What placement knows of an elastic cluster's partition (issue 15): whether
+// it is one, its boot and how that is known, spot, price, and a job's
+// expected cost there.
+#include "broker/place/elastic.h"
+
+#include <gtest/gtest.h>
+
+namespace skyslurm::place {
+namespace {
+
+// A cloud like the testbed's delta: partitions cloud (n1-n2) and spot
+// (n3-n4), 8 H100s per node, in the given states.
+cluster::Description Delta(const std::string& state) {
+  cluster::Description d;
+  d.name = "delta";
+  for (const std::string part : {"cloud", "spot"}) {
+    cluster::Partition p;
+    p.name = part;
+    p.is_default = part == "cloud";
+    for (int i = 1; i <= 2; ++i) {
+      cluster::Node n;
+      n.name = "delta-n" + std::to_string(part == "cloud" ? i : i + 2);
+      n.gres = {{"gpu", "h100", 8}};
+      n.partitions = {part};
+      n.state = state;
+      p.nodes.push_back(n.name);
+      d.nodes.push_back(n);
+    }
+    d.partitions.push_back(p);
+  }
+  d.BuildIndex();
+  return d;
+}
+
+TEST(ElasticTest, ACloudClusterIsElasticFromItsNodesAlone) {
+  config::ClusterSettings none;
+  ElasticFacts f = ElasticFactsOf(none, Delta("idle+CLOUD+POWERED_DOWN"), "cloud", nullptr);
+  EXPECT_TRUE(f.elastic);
+  EXPECT_FALSE(f.spot);
+  EXPECT_EQ(f.boot_seconds, kAssumedBootSeconds);
+  EXPECT_EQ(f.boot_basis, "assumed: no ledger and no boot_time for this cluster");
+  EXPECT_FALSE(f.price.has_value());
+  EXPECT_EQ(f.idle_tail_seconds, 600);  // suspend_time's default
+  // Powered up (CLOUD still) is elastic too; an on-premises node is not.
+  EXPECT_TRUE(ElasticFactsOf(none, Delta("idle+CLOUD"), "cloud", nullptr).elastic);
+  EXPECT_FALSE(ElasticFactsOf(none, Delta("idle"), "cloud", nullptr).elastic);
+  EXPECT_EQ(ElasticFactsOf(none, Delta("idle"), "cloud", nullptr).idle_tail_seconds, 0);
+}
+
+TEST(ElasticTest, TheBootIsMeasuredFromTheLedgerElseTheSettingsSayIt) {
+  config::ClusterSettings s;
+  s.boot_time = 180;
+  s.spot = {"spot"};
+  s.cost = {{"spot", 1.5}};
+  s.cost_default = 4.0;
+  const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
+  ElasticFacts f = ElasticFactsOf(s, d, "spot", nullptr);
+  EXPECT_EQ(f.boot_seconds, 180);
+  EXPECT_EQ(f.boot_basis, "boot_time");
+  EXPECT_TRUE(f.spot);
+  EXPECT_EQ(f.price, 1.5);
+  EXPECT_EQ(ElasticFactsOf(s, d, "cloud", nullptr).price, 4.0);
+
+  // Boots of 20, 25 and 40 s in the ledger (and one still booting): 25.
+  const std::vector<cloud::PowerUp> ledger = {{"delta-n3", "spot", 1000, 1020, 1100},
+                                              {"delta-n4", "spot", 1000, 1025, 1100},
+                                              {"delta-n3", "spot", 2000, 2040, 0},
+                                              {"delta-n4", "spot", 3000, 0, 0}};
+  f = ElasticFactsOf(s, d, "spot", &ledger);
+  EXPECT_EQ(f.boot_seconds, 25);
+  EXPECT_EQ(f.boot_basis, "measured: the median of the ledger's latest boots");
+  // An on-premises cluster's settings may name no boot: it is not elastic.
+  config::ClusterSettings onprem;
+  onprem.cost_default = 0.5;
+  f = ElasticFactsOf(onprem, Delta("idle"), "cloud", &ledger);
+  EXPECT_FALSE(f.elastic);
+  EXPECT_EQ(f.boot_seconds, 0);
+}
+
+TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
+  config::ClusterSettings s;
+  s.boot_time = 120;
+  s.suspend_time = 600;
+  s.cost_default = 4.0;
+  const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
+  const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
+  // 2 nodes, 4 of their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, true), 2 * 42.0 / 60 * 8 * 4);
+  // Its nodes up already: no boot billed for it.
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, false), 2 * 40.0 / 60 * 8 * 4);
+  // An on-premises cluster's internal rate: the job's GPUs for its run.
+  config::ClusterSettings onprem;
+  onprem.cost_default = 0.5;
+  const cluster::Description up = Delta("idle");
+  const ElasticFacts o = ElasticFactsOf(onprem, up, "cloud", nullptr);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, false), 2 * 0.5 * 4 * 0.5);
+  // No price, no cost.
+  EXPECT_FALSE(ExpectedJobCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 8, 30, true)
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace skyslurm::place
