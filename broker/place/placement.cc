@@ -168,8 +168,9 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     const Candidate& y = candidates[b];
     if (x.preference != y.preference) return x.preference > y.preference;
     if (x.home != y.home) return x.home;
-    if (x.overflow != y.overflow) return !x.overflow;
+    // What costs nothing first: an elastic cluster bills, Kubernetes does not.
     if (x.elastic != y.elastic) return !x.elastic;
+    if (x.overflow != y.overflow) return !x.overflow;
     if (x.cost.value_or(0) != y.cost.value_or(0)) return x.cost.value_or(0) < y.cost.value_or(0);
     if (x.partition_rank != y.partition_rank) return x.partition_rank < y.partition_rank;
     if (*x.start != *y.start) return *x.start < *y.start;
@@ -195,10 +196,10 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
       if (c.preference != w.preference) continue;
       if (c.home != w.home) {
         home_decided = true;
-      } else if (c.overflow != w.overflow) {
-        kind_decided = true;
       } else if (c.elastic != w.elastic) {
         elastic_decided = true;
+      } else if (c.overflow != w.overflow) {
+        kind_decided = true;
       } else if (c.cost.value_or(0) != w.cost.value_or(0)) {
         cost_decided = true;
       }
@@ -207,10 +208,10 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
       why += fmt::format("preference {} wins", w.preference);
     } else if (home_decided) {
       why += "the home cluster wins the tie";
-    } else if (kind_decided) {
-      why += "a Slurm cluster wins the tie over Kubernetes";
     } else if (elastic_decided) {
       why += "a cluster that costs nothing to start wins the tie over an elastic one";
+    } else if (kind_decided) {
+      why += "a Slurm cluster wins the tie over Kubernetes";
     } else if (cost_decided) {
       why += fmt::format("the cheaper wins ({})", FormatCost(w.cost.value_or(0), policy.currency));
     } else if (w.partition_rank == 0) {

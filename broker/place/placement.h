@@ -2,9 +2,9 @@
 // partition) with what is known of it in, the choice and one verdict per
 // candidate out. The earliest estimated start wins; estimates within the tie
 // tolerance (default 60 s) count as equal, and then the configured
-// preference (higher wins), then the home cluster, then a Slurm cluster over
-// an overflow one (Kubernetes), then a cluster that costs nothing over an
-// elastic one, then the cheaper, then the cluster's own first choice of
+// preference (higher wins), then the home cluster, then a cluster that
+// costs nothing over an elastic one, then a Slurm cluster over an overflow
+// one (Kubernetes), then the cheaper, then the cluster's own first choice of
 // partition, then the earlier start.
 //
 // Elastic clusters (nodes booted on demand and billed, issue 15) are held to

@@ -170,6 +170,12 @@ TEST(PlacementTest, InATieACostlessClusterThenTheCheaperWins) {
       Place({Cloud("cloud", kNow + 20, 12.4), At("gamma", "batch", kNow + 40)}, {}, kNow);
   EXPECT_EQ(free_first.verdicts[*free_first.chosen].cluster, "gamma");
   EXPECT_THAT(free_first.summary, HasSubstr("a cluster that costs nothing to start wins the tie"));
+  // Kubernetes costs nothing either: it wins the tie over the cloud.
+  Candidate kappa = At("kappa", "", kNow + 50);
+  kappa.overflow = true;
+  auto kube = Place({Cloud("cloud", kNow + 20, 12.4), kappa}, {}, kNow);
+  EXPECT_EQ(kube.verdicts[*kube.chosen].cluster, "kappa");
+  EXPECT_THAT(kube.summary, HasSubstr("a cluster that costs nothing to start wins the tie"));
   auto cheaper =
       Place({Cloud("cloud", kNow + 20, 12.4), Cloud("spot", kNow + 40, 3.1, true)}, {}, kNow);
   EXPECT_EQ(cheaper.verdicts[*cheaper.chosen].partition, "spot");
