@@ -15,6 +15,7 @@ std::vector<GpuRow> GpuTable(const Inventory& inv, const catalog::AcceleratorCat
         if (g.name != "gpu") continue;
         GpuRow& row = by_type[g.type];
         row.total += g.count;
+        if (node->bootable()) row.bootable += g.count;
         if (!node->usable()) continue;
         std::int64_t used = 0;
         for (const Gres& u : node->gres_used) {

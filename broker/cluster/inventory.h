@@ -27,6 +27,7 @@ struct GpuRow {
   std::string canonical;  // the catalog's name ("" when unknown)
   std::int64_t total = 0;
   std::int64_t free = 0;             // on usable nodes, not held by running jobs
+  std::int64_t bootable = 0;         // on powered-down nodes: usable once booted
   std::int64_t pending_demand = 0;   // GPUs that pending jobs in the partition ask for
 };
 

@@ -4,8 +4,10 @@
 #include <json/json.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "broker/cluster/inventory.h"
+#include "broker/place/elastic.h"
 #include "broker/place/planner.h"
 #include "shim/cli/cluster_views.h"
 
@@ -19,18 +21,31 @@ int RunGpus(bool json) {
   }
   const auto results = place::ProbeAll(ws->handles, std::chrono::seconds(15));
   std::vector<cluster::GpuRow> rows;
+  std::vector<place::ElasticFacts> facts;  // per row
   std::vector<std::pair<std::string, std::string>> unreachable;
-  for (const auto& r : results) {
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
     if (r.inventory) {
-      for (auto& row : cluster::GpuTable(*r.inventory, ws->catalog)) rows.push_back(std::move(row));
+      const config::ClusterSettings& settings = ws->handles[i].settings;
+      std::optional<std::vector<cloud::PowerUp>> ledger;
+      if (!settings.ledger.empty()) {
+        if (auto read = place::ReadLedger(settings.ledger); read.ok()) ledger = std::move(*read);
+      }
+      for (auto& row : cluster::GpuTable(*r.inventory, ws->catalog)) {
+        facts.push_back(place::ElasticFactsOf(settings, r.inventory->description, row.partition,
+                                              ledger ? &*ledger : nullptr));
+        rows.push_back(std::move(row));
+      }
     } else if (!r.unreachable.empty()) {
       unreachable.emplace_back(r.name, r.unreachable);
     }
   }
+  const std::string& currency = ws->policy.currency;
   if (json) {
     Json::Value root(Json::objectValue);
     root["gpus"] = Json::Value(Json::arrayValue);
-    for (const auto& row : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const cluster::GpuRow& row = rows[i];
       Json::Value v;
       v["cluster"] = row.cluster;
       v["partition"] = row.partition;
@@ -39,6 +54,13 @@ int RunGpus(bool json) {
       v["total"] = Json::Int64(row.total);
       v["free"] = Json::Int64(row.free);
       v["pending_demand"] = Json::Int64(row.pending_demand);
+      v["elastic"] = facts[i].elastic;
+      if (facts[i].elastic) {
+        v["can_boot"] = Json::Int64(row.bootable);
+        v["boot_seconds"] = facts[i].boot_seconds;
+        v["boot_basis"] = facts[i].boot_basis;
+      }
+      if (facts[i].price) v["price_per_gpu_hour"] = *facts[i].price;
       root["gpus"].append(v);
     }
     root["unreachable"] = Json::Value(Json::arrayValue);
@@ -63,6 +85,24 @@ int RunGpus(bool json) {
     }
     for (const auto& [name, why] : unreachable) {
       std::printf("%-10s unreachable: %s\n", name.c_str(), why.c_str());
+    }
+    // Elastic capacity: what is up, what can boot, how long a boot takes
+    // and what a GPU-hour costs there.
+    bool any = false;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!facts[i].elastic) continue;
+      if (!any) {
+        std::printf("\n%-10s %-14s %6s %9s %8s %-16s %s\n", "ELASTIC", "PARTITION", "UP",
+                    "CAN BOOT", "BOOT", "PRICE", "BOOT FROM");
+        any = true;
+      }
+      const cluster::GpuRow& row = rows[i];
+      const std::string price =
+          facts[i].price ? place::FormatCost(*facts[i].price, currency) + "/GPU-h" : "-";
+      std::printf("%-10s %-14s %6lld %9lld %6d s %-16s %s\n", row.cluster.c_str(),
+                  row.partition.c_str(), static_cast<long long>(row.total - row.bootable),
+                  static_cast<long long>(row.bootable), facts[i].boot_seconds, price.c_str(),
+                  facts[i].boot_basis.c_str());
     }
   }
   return unreachable.empty() ? 0 : 1;

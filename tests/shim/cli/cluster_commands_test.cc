@@ -102,7 +102,13 @@ TEST_F(ClusterCommandsTest, GpusTableAndJson) {
                            "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
                            "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+\n"
                            "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
-                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+\n"));
+                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
+                           // The cloud's capacity: up, can boot, its boot.
+                           "\nELASTIC +PARTITION +UP +CAN BOOT +BOOT +PRICE +BOOT FROM\n"
+                           "delta +cloud +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
+                           "boot_time for this cluster\n"
+                           "delta +spot +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
+                           "boot_time for this cluster\n"));
   CommandOutput json = Skyslurm({"gpus", "--json"});
   Json::Value root;
   std::istringstream in(json.out);
@@ -111,6 +117,12 @@ TEST_F(ClusterCommandsTest, GpusTableAndJson) {
   EXPECT_EQ(root["gpus"][3]["cluster"].asString(), "gamma");
   EXPECT_EQ(root["gpus"][3]["canonical"].asString(), "A100");
   EXPECT_EQ(root["gpus"][3]["total"].asInt(), 24);
+  EXPECT_FALSE(root["gpus"][3]["elastic"].asBool());
+  EXPECT_EQ(root["gpus"][4]["cluster"].asString(), "delta");
+  EXPECT_TRUE(root["gpus"][4]["elastic"].asBool());
+  EXPECT_EQ(root["gpus"][4]["total"].asInt(), 16);
+  EXPECT_LE(root["gpus"][4]["can_boot"].asInt() + root["gpus"][4]["free"].asInt(), 16);
+  EXPECT_EQ(root["gpus"][4]["boot_seconds"].asInt(), 300);
   EXPECT_TRUE(root["unreachable"].empty());
 }
 
