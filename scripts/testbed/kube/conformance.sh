@@ -179,17 +179,22 @@ spec:
         args:
         - |
           # Its peer may start later (a busy machine): as a real job would,
-          # wait until both names resolve.
+          # wait until both names resolve, and read them then. A pod that has
+          # ended leaves the headless Service (as in Kubernetes), so each
+          # stays a moment after for its peer to read its name.
           for i in \$(seq 60); do
-            getent hosts $IDX-0.$IDX-svc >/dev/null && getent hosts $IDX-1.$IDX-svc >/dev/null && break
+            peer0=\$(getent hosts $IDX-0.$IDX-svc | awk '{print \$1}')
+            peer1=\$(getent hosts $IDX-1.$IDX-svc | awk '{print \$1}')
+            [ -n "\$peer0" ] && [ -n "\$peer1" ] && break
             sleep 0.5
           done
           echo "host=\$(hostname) index=\$JOB_COMPLETION_INDEX user=\$(id -un)"
-          echo "peer0=\$(getent hosts $IDX-0.$IDX-svc | awk '{print \$1}')"
-          echo "peer1=\$(getent hosts $IDX-1.$IDX-svc | awk '{print \$1}')"
+          echo "peer0=\$peer0"
+          echo "peer1=\$peer1"
           ls $TB/home >/dev/null 2>&1 && echo home=visible || echo home=hidden
           command -v srun >/dev/null && echo srun=visible || echo srun=hidden
           echo "slurm_conf=\${SLURM_CONF:-unset}"
+          sleep 2
         resources:
           limits: {nvidia.com/gpu: 1}
 EOF
