@@ -1,14 +1,15 @@
 // The `skyslurm` command: the user's view over every cluster. Usage errors
 // and bad input exit 2.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "broker/config/settings.h"
 #include "broker/place/planner.h"
-#include "shim/cli/cluster_views.h"
 #include "shim/cli/check_command.h"
+#include "shim/cli/cluster_views.h"
+#include "shim/cli/cost_command.h"
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
@@ -75,6 +76,14 @@ int Main(int argc, char** argv) {
   status->add_option("id", status_id, "sky-... or cluster:jobid")->required();
   status->add_flag("--json", status_json, "Print JSON");
 
+  CLI::App* cost =
+      app.add_subcommand("cost", "What elastic clusters billed, per cluster, and your share of it");
+  std::string cost_since = "month";
+  bool cost_json = false;
+  cost->add_option("--since", cost_since,
+                   "month (default), today, 7d, 24h, or a UTC date/time (2026-12-01)");
+  cost->add_flag("--json", cost_json, "Print JSON");
+
   CLI::App* sync_down = app.add_subcommand(
       "sync-down", "Fetch a job's folder from the cluster it ran on (rsync; nothing here deleted)");
   std::string sync_id, sync_dest;
@@ -104,6 +113,7 @@ int Main(int argc, char** argv) {
   if (cancel->parsed()) return skyslurm::cli::RunCancel(cancel_ids);
   if (logs->parsed()) return skyslurm::cli::RunLogs(logs_id, logs_follow);
   if (status->parsed()) return skyslurm::cli::RunStatus(status_id, status_json);
+  if (cost->parsed()) return skyslurm::cli::RunCost(cost_since, cost_json);
   if (sync_down->parsed()) return skyslurm::cli::RunSyncDown(sync_id, sync_dest);
   std::fputs(app.help().c_str(), stdout);
   return 0;

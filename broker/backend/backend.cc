@@ -52,5 +52,10 @@ std::optional<std::string> SkyIdInComment(std::string_view comment) {
   return std::string(rest.substr(0, end));
 }
 
+Result<std::vector<cloud::NodeUse>> Backend::NodeUses(std::time_t /*since*/,
+                                                      std::chrono::milliseconds /*timeout*/) {
+  return UnimplementedError(
+      fmt::format("{} ({}) keeps no accounting skyslurm reads", name(), kind()));
+}
 
 }  // namespace skyslurm::backend

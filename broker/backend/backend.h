@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "broker/backend/job_phase.h"
+#include "broker/cloud/node_time.h"
 #include "broker/cluster/inventory.h"
 #include "broker/job/request.h"
 #include "broker/job/sky_id.h"
@@ -179,6 +180,12 @@ class Backend : public JobTranslator {
   // The job's standard output file as it is now.
   virtual Result<std::string> Output(const std::string& job_id,
                                      std::chrono::milliseconds timeout) = 0;
+
+  // Every user's jobs that held nodes from `since` on, with their nodes and
+  // times, as the cluster's accounting has them: what an elastic cluster's
+  // bill is attributed by (cloud/bill.h). This default: unimplemented.
+  virtual Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,
+                                                       std::chrono::milliseconds timeout);
 };
 
 // The tag a routed job carries in its comment.

@@ -76,6 +76,10 @@ class CachingBackend final : public Backend {
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override {
     return inner_.Output(job_id, timeout);
   }
+  Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,
+                                               std::chrono::milliseconds timeout) override {
+    return inner_.NodeUses(since, timeout);
+  }
 
   void Invalidate();
   // Probes now (unless a probe is on its way) and keeps the answer: the

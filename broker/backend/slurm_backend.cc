@@ -1,9 +1,8 @@
 #include "broker/backend/slurm_backend.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "broker/backend/slurm_accounting.h"
 #include "broker/backend/slurm_state.h"
 #include "broker/job/argv_parser.h"
 #include "broker/job/option_table.h"
@@ -452,6 +452,16 @@ Result<std::string> SlurmBackend::Output(const std::string& job_id,
   SKY_ASSIGN_OR_RETURN(CommandOutput cat,
                        RunChecked({.argv = {"cat", "--", path}}, deadline.left()));
   return cat.out;
+}
+
+Result<std::vector<cloud::NodeUse>> SlurmBackend::NodeUses(std::time_t since,
+                                                           std::chrono::milliseconds timeout) {
+  Command sacct{.argv = {"sacct"}};
+  for (auto& a : SacctNodeUseArgs(since)) sacct.argv.push_back(a);
+  SKY_ASSIGN_OR_RETURN(CommandOutput out, RunChecked(sacct, timeout));
+  auto uses = ParseSacctNodeUses(out.out);
+  if (!uses.ok()) return InternalError(fmt::format("{}: {}", name_, uses.status().message()));
+  return uses;
 }
 
 }  // namespace skyslurm::backend

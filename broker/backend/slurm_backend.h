@@ -42,6 +42,9 @@ class SlurmBackend : public Backend {
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
+  // sacct: every user's jobs with nodes since then (slurm_accounting.h).
+  Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,
+                                               std::chrono::milliseconds timeout) override;
 
   // Slurm's version on that cluster ("slurm-wlm 22.05.8"), then the probe.
   CheckAnswer Check(std::chrono::milliseconds timeout) override;

@@ -18,6 +18,7 @@ struct NodeUse {
   std::vector<std::string> nodes;
   std::time_t start = 0;
   std::time_t end = 0;  // 0: still running
+  std::string user;     // who ran it ("" when unknown)
 };
 
 // Billed node-seconds per job id. Every second of every power-up in
@@ -27,9 +28,10 @@ struct NodeUse {
 //   SuspendTime leaves, and a gap between two jobs); before the node's
 //   first job (its boot), to the ones that started first after.
 // A power-up no job used is charged to "" (the site's, nobody's).
-// The sum over all ids is the ledger's billed time.
+// Only seconds from `since` on are counted (a day's or a month's bill); the
+// sum over all ids is the ledger's billed time from then.
 std::map<std::string, double> AttributeNodeSeconds(const std::vector<PowerUp>& ledger,
                                                    const std::vector<NodeUse>& uses,
-                                                   std::time_t now);
+                                                   std::time_t now, std::time_t since = 0);
 
 }  // namespace skyslurm::cloud

@@ -177,6 +177,50 @@ Result<double> Price(std::string_view file, const YAML::Node& node, const std::s
       fmt::format("{} must be a price per GPU-hour (a number, 0 or more), not '{}'", key, s));
 }
 
+// budget: {user: {day: 50, month: 400}, site: {day: 500, month: 8000}}. A
+// user's file may only lower a limit (or set one where the site has none).
+Status MergeBudget(std::string_view file, const YAML::Node& node, bool user_level,
+                   ElasticPolicy* policy) {
+  if (!node.IsMap()) {
+    return Bad(file, node, "'budget' must be a mapping (user: {day: 50, month: 400}, site: ...)");
+  }
+  for (const auto& who : node) {
+    const std::string whose = who.first.Scalar();
+    if (whose != "user" && whose != "site") {
+      return Bad(file, who.first, fmt::format("unknown key budget.{} (known: user, site)", whose));
+    }
+    if (!who.second.IsMap()) {
+      return Bad(file, who.second,
+                 fmt::format("budget.{} must be a mapping (day: 50, month: 400)", whose));
+    }
+    ElasticPolicy::Limits& limits = whose == "user" ? policy->user_budget : policy->site_budget;
+    for (const auto& period : who.second) {
+      const std::string when = period.first.Scalar();
+      if (when != "day" && when != "month") {
+        return Bad(file, period.first,
+                   fmt::format("unknown key budget.{}.{} (known: day, month)", whose, when));
+      }
+      const std::string key = fmt::format("budget.{}.{}", whose, when);
+      SKY_ASSIGN_OR_RETURN(std::string text, Scalar(file, period.second, key));
+      double amount = -1;
+      try {
+        std::size_t used = 0;
+        amount = std::stod(text, &used);
+        if (used != text.size()) amount = -1;
+      } catch (const std::exception&) {
+      }
+      if (!(amount >= 0 && amount < 1e12)) {
+        return Bad(
+            file, period.second,
+            fmt::format("{} must be an amount in the currency (0 or more), not '{}'", key, text));
+      }
+      std::optional<double>& limit = when == "day" ? limits.day : limits.month;
+      limit = user_level && limit ? std::min(*limit, amount) : amount;
+    }
+  }
+  return OkStatus();
+}
+
 Result<SpotUse> ParseSpot(std::string_view file, const YAML::Node& node) {
   SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, node, "spot"));
   if (s == "allow") return SpotUse::kAllow;
@@ -198,7 +242,7 @@ void Restrict(std::vector<std::string>* allowed, const std::vector<std::string>&
 }
 
 Status MergeCluster(std::string_view file, const std::string& name, const YAML::Node& node,
-                    ClusterSettings* c) {
+                    bool user_level, ClusterSettings* c) {
   c->name = name;
   if (node.IsNull()) return OkStatus();
   if (!node.IsMap()) return Bad(file, node, fmt::format("clusters.{} must be a mapping", name));
@@ -285,6 +329,15 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "spot") {
       SKY_ASSIGN_OR_RETURN(c->spot, List(file, v, key));
     } else if (key == "cost") {
+      // Budgets are counted in the site's prices: a user may name a price
+      // only where the site names none (an estimate of their own).
+      if (user_level && c->cost_by_site) {
+        return Bad(file, kv.first,
+                   fmt::format("clusters.{}.cost is set by the site (a user's file cannot change "
+                               "a price)",
+                               name));
+      }
+      if (!user_level) c->cost_by_site = true;
       // One price for the cluster, or one per partition (default: the rest).
       if (v.IsMap()) {
         for (const auto& p : v) {
@@ -370,6 +423,10 @@ const std::vector<SettingKey>& SettingKeys() {
        "require (no on-demand partition of an elastic cluster); a user may choose only while "
        "the site allows"},
       {"currency", "", "", "how prices are shown (default $)"},
+      {"budget", "", "",
+       "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "
+       "each user, site: {...} for all together; a job that would exceed one is refused (a "
+       "user may only lower a limit)"},
       {"accelerators", "", "", "extra spellings of canonical accelerator names"},
       {"clusters", "", "", "per-cluster settings (see the next table)"},
   };
@@ -417,7 +474,7 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"spot", "", "", "elastic: the partitions whose nodes are spot: [spot]"},
       {"cost", "", "",
        "the price of a GPU-hour here: a number, or per partition {cloud: 4.0, spot: 1.2, "
-       "default: ...}; none: free"},
+       "default: ...}; none: free (a user may not change a price the site set)"},
   };
   return keys;
 }
@@ -627,13 +684,15 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         if (!user_level || s->elastic.spot == SpotUse::kAllow) s->elastic.spot = spot;
       } else if (key == "currency") {
         SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
+      } else if (key == "budget") {
+        SKY_RETURN_IF_ERROR(MergeBudget(file, v, user_level, &s->elastic));
       } else if (key == "clusters") {
         if (v.IsNull()) continue;
         if (!v.IsMap()) return Bad(file, v, "'clusters' must map cluster names to settings");
         for (const auto& c : v) {
           const std::string name = c.first.Scalar();
           ClusterSettings& cs = s->clusters[name];
-          SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, &cs));
+          SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, user_level, &cs));
         }
       } else {
         return UnknownKey(file, kv.first, key, SettingKeys(), "");

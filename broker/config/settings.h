@@ -83,6 +83,9 @@ struct ClusterSettings {
   // internal rate).
   std::optional<double> cost_default;
   std::map<std::string, double> cost;
+  // Whether the site file set `cost` (a user's file may then not change it:
+  // a price is what budgets are counted in).
+  bool cost_by_site = false;
   // The price of a GPU-hour in `partition`, nullopt when none is set.
   std::optional<double> PriceIn(const std::string& partition) const;
   // Whether the settings make this cluster elastic (boot_time or ledger).
@@ -97,6 +100,14 @@ struct ElasticPolicy {
   bool overflow_after_by_site = false;  // a user's may then only be longer
   SpotUse spot = SpotUse::kAllow;
   std::string currency = "$";
+  // What elastic clusters may bill per calendar day and month (UTC), in the
+  // currency: each user's, and the site's all users together. nullopt: no
+  // limit. A user's file may only lower them.
+  struct Limits {
+    std::optional<double> day, month;
+    bool any() const { return day.has_value() || month.has_value(); }
+  };
+  Limits user_budget, site_budget;
 };
 
 enum class OnBrokerError { kHome, kFail };

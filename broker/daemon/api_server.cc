@@ -194,6 +194,23 @@ ApiServer::ApiServer(JobManager& manager)
       cv["source"] = c.source;
       v["copies"].append(cv);
     }
+    // On an elastic cluster: what it has cost so far.
+    const JobManager::JobCost cost = manager_.CostOf(*job);
+    if (cost.billed) {
+      Json::Value cj(Json::objectValue);
+      cj["amount"] = cost.amount;
+      cj["currency"] = cost.currency;
+      cj["error"] = cost.error;
+      cj["copies"] = Json::Value(Json::arrayValue);
+      for (const auto& [copy, amount] : cost.copies) {
+        Json::Value one(Json::objectValue);
+        one["cluster"] = copy.cluster;
+        one["native_id"] = copy.native_id;
+        one["amount"] = amount;
+        cj["copies"].append(one);
+      }
+      v["cost"] = cj;
+    }
     Reply(res, 200, v);
   });
   s.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {

@@ -131,6 +131,19 @@ class JobManager {
   std::vector<store::Event> History(const std::string& sky_id);
   std::vector<store::Copy> CopiesOf(const std::string& sky_id);
 
+  // What a job has cost so far on elastic clusters: each copy's share of
+  // the node time its cluster billed (place/spending.h), from the cluster's
+  // ledger and accounting. `billed` is false when none of its copies went
+  // to a billed cluster; `error` says why a bill could not be read.
+  struct JobCost {
+    bool billed = false;
+    double amount = 0;
+    std::string currency;
+    std::vector<std::pair<store::Copy, double>> copies;  // on billed clusters
+    std::string error;
+  };
+  JobCost CostOf(const store::SkyJob& job);
+
   struct ClusterState {
     std::string name;
     std::time_t answered = 0;  // last answer (0: none yet)
@@ -164,6 +177,9 @@ class JobManager {
                 const std::string& cluster = "", const std::string& native_id = "");
   // Places the job (clusters in `avoid` left out) and submits it; records
   // the new copy. `kind`: kSubmitted, kMoved, kRestarted or kReplaced.
+  // Whether the job's last copy ran on a spot partition whose node was
+  // taken back (or failed): its restart then prefers on-demand.
+  bool ReclaimedFromSpot(const store::SkyJob& job);
   Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                         const std::vector<std::string>& avoid, bool first_attempt);
   // The job leaves its current copy (recorded as `copy_state`) for `state`,

@@ -11,6 +11,7 @@
 #include "broker/place/audit.h"
 #include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
+#include "broker/place/spending.h"
 #include "broker/place/submission.h"
 #include "broker/util/trace.h"
 
@@ -25,6 +26,20 @@ thread_local std::string JobManager::last_answer_workdir_;
 thread_local std::vector<std::string> JobManager::last_answer_notes_;
 thread_local bool JobManager::last_answer_home_ = false;
 thread_local std::string JobManager::last_answer_folder_;
+
+bool JobManager::ReclaimedFromSpot(const store::SkyJob& job) {
+  auto copies = store_.Copies(job.sky_id);
+  if (!copies.ok() || copies->empty()) return false;
+  const store::Copy& last = copies->back();
+  const std::vector<std::string> spot = ws_.config.settings.For(last.cluster).spot;
+  if (std::find(spot.begin(), spot.end(), last.partition) == spot.end()) return false;
+  // The failure policy's reason names the state that ended the copy
+  // (failover_policy.cc): the node was lost, not the job's own failure.
+  for (std::string_view lost : {"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"}) {
+    if (job.reason.starts_with(lost)) return true;
+  }
+  return false;
+}
 
 Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                                   const std::vector<std::string>& avoid, bool first_attempt) {
@@ -43,7 +58,13 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
   options.estimate_with_submission = true;
-  options.policy = ws_.policy;
+  options.policy = place::PlacementPolicy(ws_, options.probe_timeout);
+  if (kind == EventKind::kRestarted && ReclaimedFromSpot(job) &&
+      options.policy.spot == place::SpotUse::kAllow) {
+    // A provider that took one spot node back may take the next: on-demand
+    // first, spot only when nothing else can run the job.
+    options.policy.spot = place::SpotUse::kAvoid;
+  }
   place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
   // A plan whose estimate goes with the submission is audited once it is known.
   if (kind == EventKind::kSubmitted && !plan.deferred) {

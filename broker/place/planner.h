@@ -44,6 +44,7 @@ struct ClusterHandle {
   // there), and whether a script's own paths are rewritten for it.
   translate::PathRoots roots;
   bool rewrite_script_paths = false;
+  std::string login;        // the user's login name there
   std::string excluded;     // policy said no
   std::string unavailable;  // no way to reach it
 };

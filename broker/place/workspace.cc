@@ -72,6 +72,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     const std::string login =
         entry.ssh && !entry.ssh->user.empty() ? entry.ssh->user : ws.config.paths.user;
     h.roots = translate::ExpandRoots(h.settings.paths, login);
+    h.login = login;
     h.rewrite_script_paths = ws.config.settings.rewrite_script_paths;
     if (!ws.config.settings.Allowed(entry.name)) {
       h.excluded = "excluded by clusters_allowed/clusters_denied";

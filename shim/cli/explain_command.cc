@@ -11,6 +11,7 @@
 
 #include "broker/job/request.h"
 #include "broker/place/planner.h"
+#include "broker/place/spending.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
 #include "shim/cli/cluster_views.h"
@@ -93,7 +94,9 @@ int RunExplain(const std::vector<std::string>& raw) {
 
   place::PlanOptions options;
   options.estimate = estimate && descriptions.empty();
-  options.policy = ws->policy;
+  // Offline (descriptions) there is no bill to read: budgets are not weighed.
+  options.policy =
+      descriptions.empty() ? place::PlacementPolicy(*ws, options.probe_timeout) : ws->policy;
   options.only = request->sky.clusters;
   if (request->sky.infra) options.pinned = *request->sky.infra;
   place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "broker/daemon/job_input.h"
+#include "broker/place/placement.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
 
@@ -155,6 +156,22 @@ int RunStatus(const std::string& id, bool json) {
   if (!j["reason"].asString().empty()) std::printf("  reason: %s\n", j["reason"].asCString());
   std::printf("  managed: %s  restarts: %d  moves: %d\n", j["managed"].asBool() ? "yes" : "no",
               j["restarts"].asInt(), j["moves"].asInt());
+  if (const Json::Value& cost = (*answer)["cost"]; cost.isObject()) {
+    // Its share of the node time elastic clusters billed (boot and idle
+    // tail included), copy by copy.
+    const std::string currency = cost["currency"].asString();
+    std::string parts;
+    for (const auto& c : cost["copies"]) {
+      parts += fmt::format("{}{}:{} {}", parts.empty() ? "" : ", ", c["cluster"].asString(),
+                           c["native_id"].asString(),
+                           place::FormatCost(c["amount"].asDouble(), currency));
+    }
+    std::printf("  cost so far: %s (%s)%s\n",
+                place::FormatCost(cost["amount"].asDouble(), currency).c_str(), parts.c_str(),
+                cost["error"].asString().empty()
+                    ? ""
+                    : ("; not counted: " + cost["error"].asString()).c_str());
+  }
   std::printf("history:\n");
   for (const auto& e : (*answer)["events"]) {
     const std::string where =

@@ -24,6 +24,7 @@
 #include "broker/place/audit.h"
 #include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
+#include "broker/place/spending.h"
 #include "broker/place/submission.h"
 #include "broker/store/job_store.h"
 #include "broker/sync/rsync.h"
@@ -378,7 +379,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   }
   place::PlanOptions options;
   options.only = request->sky.clusters;
-  options.policy = ws->policy;
+  options.policy = place::PlacementPolicy(*ws, options.probe_timeout);
   if (request->sky.infra) options.pinned = *request->sky.infra;
   if (request->sky.infra && ws->registry.Find(*request->sky.infra) == nullptr) {
     return Fail(tool, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request->sky.infra));

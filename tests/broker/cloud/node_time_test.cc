@@ -62,5 +62,27 @@ TEST(NodeTimeTest, AJobOnTheSameNodeInAnotherPowerUpIsChargedInEach) {
   EXPECT_DOUBLE_EQ(charged["y"], 100);
 }
 
+// Regression: sacct's Start and End of a job shorter than a second are the
+// same second; its node's power-up was charged to nobody.
+TEST(NodeTimeTest, AJobThatEndedTheSecondItStartedPaysForItsNode) {
+  const std::vector<PowerUp> ledger = {{"n3", "spot", 100, 107, 124}};
+  const std::vector<NodeUse> uses = {{"15", {"n3"}, 113, 113}, {"9", {"n3"}, 90, 100}};
+  auto charged = AttributeNodeSeconds(ledger, uses, 1000);
+  EXPECT_DOUBLE_EQ(charged["15"], 24);
+  EXPECT_EQ(charged.size(), 1u);
+}
+
+// A day's bill: only the seconds from its start count, each to the job that
+// caused it (a job running across midnight pays its part of each day).
+TEST(NodeTimeTest, OnlyTheSecondsSinceAPeriodsStartAreCounted) {
+  const std::vector<PowerUp> ledger = {{"n1", "cloud", 0, 10, 100}, {"n2", "cloud", 20, 30, 40}};
+  const std::vector<NodeUse> uses = {{"a", {"n1"}, 10, 60}, {"b", {"n1"}, 70, 80}};
+  auto charged = AttributeNodeSeconds(ledger, uses, 1000, 50);
+  EXPECT_DOUBLE_EQ(charged["a"], 10 + 10);  // 50-60 running, 60-70 the gap after it
+  EXPECT_DOUBLE_EQ(charged["b"], 10 + 20);  // its run and the tail
+  EXPECT_EQ(charged.count(""), 0u);         // n2 was down before 50
+  EXPECT_DOUBLE_EQ(Total(AttributeNodeSeconds(ledger, uses, 1000, 25)), 75 + 15);
+}
+
 }  // namespace
 }  // namespace skyslurm::cloud

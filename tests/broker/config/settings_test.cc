@@ -213,6 +213,42 @@ TEST(SettingsTest, ElasticClustersAndTheirPolicy) {
             "s.yaml:3: cost must be a price per GPU-hour (a number, 0 or more), not 'cheap'");
 }
 
+TEST(SettingsTest, BudgetsAndPricesAreTheSitesAUserMayOnlyLowerABudget) {
+  Settings s;
+  EXPECT_FALSE(s.elastic.user_budget.any());
+  ASSERT_TRUE(MergeSettingsYaml("budget:\n  user: {day: 50, month: 400}\n  site: {month: 8000}\n"
+                                "clusters:\n  delta:\n    cost: {cloud: 4, spot: 1.5}\n",
+                                "site.yaml", false, &s)
+                  .ok());
+  EXPECT_EQ(s.elastic.user_budget.day, 50.0);
+  EXPECT_EQ(s.elastic.user_budget.month, 400.0);
+  EXPECT_FALSE(s.elastic.site_budget.day.has_value());
+  EXPECT_EQ(s.elastic.site_budget.month, 8000.0);
+  // Lower, yes; higher, no; a limit the site left open, yes.
+  ASSERT_TRUE(MergeSettingsYaml("budget: {user: {day: 20, month: 900}, site: {day: 100}}\n",
+                                "user.yaml", true, &s)
+                  .ok());
+  EXPECT_EQ(s.elastic.user_budget.day, 20.0);
+  EXPECT_EQ(s.elastic.user_budget.month, 400.0);
+  EXPECT_EQ(s.elastic.site_budget.day, 100.0);
+  // A price the site set is not the user's to change; one it did not set is.
+  EXPECT_EQ(
+      MergeSettingsYaml("clusters:\n  delta:\n    cost: 0\n", "user.yaml", true, &s).message(),
+      "user.yaml:3: clusters.delta.cost is set by the site (a user's file cannot change a price)");
+  EXPECT_EQ(s.For("delta").PriceIn("cloud"), 4.0);
+  ASSERT_TRUE(MergeSettingsYaml("clusters:\n  other:\n    cost: 2\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.For("other").PriceIn("x"), 2.0);
+
+  EXPECT_EQ(MergeSettingsYaml("budget: {team: {day: 1}}\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: unknown key budget.team (known: user, site)");
+  EXPECT_EQ(MergeSettingsYaml("budget: {user: {week: 1}}\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: unknown key budget.user.week (known: day, month)");
+  EXPECT_EQ(MergeSettingsYaml("budget: {user: {day: lots}}\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: budget.user.day must be an amount in the currency (0 or more), not 'lots'");
+  EXPECT_EQ(MergeSettingsYaml("budget: 5\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: 'budget' must be a mapping (user: {day: 50, month: 400}, site: ...)");
+}
+
 TEST(SettingsTest, ByteSizes) {
   EXPECT_EQ(*ParseByteSize("1073741824"), 1073741824u);
   EXPECT_EQ(*ParseByteSize("64k"), 64u << 10);
