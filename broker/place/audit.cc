@@ -49,11 +49,15 @@ void AppendAudit(const std::string& state_dir, const std::string& line) {
 
 std::string NoClusterMessage(const Plan& plan) {
   std::string why;
+  bool budget = false;
   for (const auto& v : plan.decision.verdicts) {
     why += fmt::format("\n  {}{}: {}: {}", v.cluster, v.partition.empty() ? "" : "/" + v.partition,
                        KindName(v.kind), v.reason);
+    budget = budget || v.kind == Verdict::Kind::kOverBudget;
   }
-  return "no cluster can run this job (skyslurm explain shows why):" + why;
+  // A budget refused it: the lines below give the budget, the spend and the cost.
+  return fmt::format("no cluster can run this job{} (skyslurm explain shows why):{}",
+                     budget ? " within your budget" : "", why);
 }
 
 }  // namespace skyslurm::place

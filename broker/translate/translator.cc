@@ -698,6 +698,14 @@ class Translator {
          Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; })) {
       for (auto& w : WordsFor(group)) job_.args.push_back(std::move(w));
     }
+    // A job whose script is not sent (--wrap: sbatch writes its own; salloc
+    // and srun have none) has no #SBATCH line to carry what translation
+    // added: the command line does.
+    if (r_.wrap.has_value() || r_.script.empty()) {
+      for (const auto& [name, value] : added_) {
+        job_.args.push_back(fmt::format("--{}={}", name, value));
+      }
+    }
 
     // The script: module words first (byte offsets, from the end), then
     // directive lines, then the header.

@@ -10,87 +10,14 @@
 #include <regex>
 #include <thread>
 
-#include "broker/cloud/ledger.h"
 #include "broker/util/strings.h"
-#include "tests/support/testbed.h"
+#include "tests/shim/route_fixture.h"
 
 namespace skyslurm::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-
-const std::string kShimBin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
-
-class RouteTest : public TestbedTest {
- protected:
-  void SetUp() override {
-    TestbedTest::SetUp();
-    if (HasFatalFailure()) return;
-    home_ = tmp_.File("home");
-    // A fresh copy of the ready user's home (its own decision log, cache and
-    // skyslurmd, which the routed sbatch starts).
-    CopyReadyHome(tb_, home_);
-  }
-  void TearDown() override {
-    for (const auto& [cluster, id] : cleanup_) {
-      if (cluster == "kappa") {  // a Kubernetes job: its Job (and pods) deleted
-        Exec({.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
-                       "--cache-dir=" + tmp_.File("kubectl-cache"), "delete", "job",
-                       "skyslurm-" + id, "--wait=false", "--ignore-not-found"}});
-      } else {
-        RunOn(tb_, cluster, {"scancel", id});
-      }
-    }
-    if (!home_.empty()) StopUserDaemon(home_);
-  }
-
-  CommandOutput Typed(std::vector<std::string> argv,
-                      std::vector<std::pair<std::string, std::string>> env = {},
-                      bool shim_first = true) {
-    Command c;
-    c.argv = {"/bin/sh", "-c", "exec \"$@\"", "sh"};
-    c.argv.insert(c.argv.end(), argv.begin(), argv.end());
-    const std::string path = std::getenv("PATH");
-    c.env_set = {{"HOME", home_},
-                 {"SLURM_CONF", tb_.SlurmConf("alpha")},
-                 {"PATH", shim_first ? kShimBin + ":" + path : path}};
-    c.env_set.insert(c.env_set.end(), env.begin(), env.end());
-    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
-                   "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
-    c.cwd = tmp_.path();
-    c.timeout = std::chrono::seconds(120);
-    return Exec(c);
-  }
-
-  std::string Script(const std::string& name, const std::string& text) {
-    std::ofstream(tmp_.File(name)) << text;
-    return name;
-  }
-
-  void FillAlpha() {
-    for (const std::string& id : FillAlphaH100s(tb_)) cleanup_.emplace_back("alpha", id);
-  }
-
-  // "Submitted batch job N on cluster C" -> (C, N), cancelled at the end.
-  std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
-    auto routed = RoutedTo(out);
-    if (!routed.first.empty()) cleanup_.push_back(routed);
-    return routed;
-  }
-
-  // The job's output: in `dir` here for alpha's jobs; a peer's jobs run in
-  // the user's home there, read as the user reads it (ssh).
-  std::string Output(const std::string& cluster, const std::string& id, const std::string& dir) {
-    EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
-    if (cluster == "alpha") return ReadFileWhenReady(dir + "/slurm-" + id + ".out");
-    return ReadOnCluster(tb_, cluster, "slurm-" + id + ".out");
-  }
-
-  TempDir tmp_;
-  std::string home_;
-  std::vector<std::pair<std::string, std::string>> cleanup_;
-};
 
 const char kH100Job[] =
     "#!/bin/bash\n"
@@ -331,81 +258,6 @@ TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
   EXPECT_EQ(m[1], m[2]);  // one task id on every node, the routed job's sky id
   EXPECT_THAT(RunOn(tb_, "beta", {"scontrol", "show", "job", id}).out,
               HasSubstr("Comment=skyslurm:" + m[1].str()));
-}
-
-// Issue 15: alpha's H100s are busy for ten more minutes, and only delta, the
-// cloud, has 8 H100s per node besides. Under overflow.after's default (15
-// min) the job waits for alpha and explain says why; when the user says 5
-// min it goes to delta (in a tie of its partitions' boots, spot, the
-// cheaper), whose provider boots exactly the one node it needs, runs it
-// after the boot, and powers the node down after SuspendTime.
-TEST_F(RouteTest, AlphaFreeInTenMinutesTheJobWaitsForItUnlessOverflowAfterIsShorter) {
-  for (int i = 0; i < 2; ++i) {
-    const std::string id =
-        Submit(tb_, "alpha",
-               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
-    ASSERT_FALSE(id.empty());
-    cleanup_.emplace_back("alpha", id);
-    for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  const std::string job =
-      Script("big.sh",
-             "#!/bin/bash\n#SBATCH -N1\n#SBATCH --gres=gpu:h100:8\n#SBATCH -t 5\n"
-             "echo \"$SLURM_CLUSTER_NAME $SLURM_JOB_PARTITION $SLURMD_NODENAME\"\n");
-  const std::string skyslurm = std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm";
-  CommandOutput waits = Typed({skyslurm, "explain", job});
-  EXPECT_EQ(waits.exit_code, 0) << waits.err;
-  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*  delta/cloud +held back +in [0-9]+ s .* an elastic "
-                                      "cluster is used only when no other starts the job within "
-                                      "overflow.after \\(15 min\\); alpha starts it in (9|10) "
-                                      "min\n(.|\n)*"));
-  EXPECT_THAT(waits.out, HasSubstr("a node's boot first"));
-  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*cost: \\$[0-9]+\\.[0-9]{2} for its time limit, boot "
-                                      "and idle tail included\n(.|\n)*"));
-  EXPECT_THAT(waits.out, HasSubstr("  => alpha/gpu: "));
-
-  // The user waits 5 minutes at most: the cloud it is.
-  const std::string settings = home_ + "/.config/skyslurm/skyslurm.yaml";
-  WriteFile(settings, ReadFile(settings) + "overflow: { after: 5m }\n");
-  const std::string ledger = tb_.Path("cloud/ledger.csv");
-  auto read_ledger = [&] {
-    auto rows = cloud::ParseLedger(ReadFile(ledger), ledger);
-    EXPECT_TRUE(rows.ok()) << rows.status().message();
-    return rows.ok() ? *rows : std::vector<cloud::PowerUp>{};
-  };
-  const std::size_t rows_before = read_ledger().size();
-  const std::time_t submitted = std::time(nullptr);
-  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", job});
-  ASSERT_EQ(out.exit_code, 0) << out.err;
-  auto [cluster, id] = Submitted(out);
-  ASSERT_EQ(cluster, "delta") << out.out << out.err;
-  const int boot = std::stoi(ReadFile(tb_.Path("cloud/boot")));
-  const int suspend = std::stoi(ReadFile(tb_.Path("cloud/suspend")));
-  EXPECT_EQ(WaitForJobEnd(tb_, "delta", id, std::chrono::seconds(boot + 90)), "COMPLETED");
-  // Either partition: their boots measured from this testbed's ledger may
-  // differ; in a tie spot, the cheaper, wins (CI's fresh ledger).
-  const std::string ran = ReadOnCluster(tb_, "delta", "slurm-" + id + ".out");
-  std::smatch where;
-  ASSERT_TRUE(std::regex_match(ran, where, std::regex("delta (cloud|spot) (delta-n[1-4])\n")))
-      << ran;
-  // The provider was asked for one node, which booted before the job ran.
-  std::vector<cloud::PowerUp> rows = read_ledger();
-  ASSERT_EQ(rows.size(), rows_before + 1) << ReadFile(ledger);
-  const cloud::PowerUp node = rows.back();
-  EXPECT_EQ(node.node, where[2].str());
-  EXPECT_EQ(node.partition, where[1].str());
-  EXPECT_GE(node.requested, submitted - 1);
-  EXPECT_GE(node.ready - node.requested, boot);
-  // Powered down after SuspendTime idle (Slurm looks every few seconds).
-  for (int i = 0; i < (suspend + 60) * 2 && rows.back().down == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    rows = read_ledger();
-  }
-  EXPECT_NE(rows.back().down, 0) << "not powered down: " << ReadFile(ledger);
-  EXPECT_THAT(RunOn(tb_, "delta", {"sinfo", "-h", "-N", "-n", node.node, "-o", "%t"}).out,
-              MatchesRegex("idle[~%]\n"));
 }
 
 // Issue 13: alpha's and beta's H100s full (gamma has none): the demo's

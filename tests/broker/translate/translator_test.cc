@@ -155,6 +155,11 @@ TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
             "cpu (chosen: the default partition gpu cannot run it (no node has the features cpu))");
   EXPECT_THAT(t.job->script, HasSubstr("#!/bin/sh\n# skyslurm: translated for cluster alpha\n"));
   EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --partition=cpu\n"));
+  // Regression: a --wrap job has no script for the #SBATCH line; the
+  // partition goes on its command line (it ran in the default partition).
+  auto wrap = To("alpha", Parse({"-C", "cpu", "--wrap", "true"}, ""));
+  ASSERT_TRUE(wrap.ok()) << testing::PrintToString(wrap.reasons);
+  EXPECT_THAT(wrap.job->args, ElementsAre("-C", "cpu", "--wrap", "true", "--partition=cpu"));
   // A default that fits is left alone: nothing added.
   auto b = To("beta", Parse({"-t", "20", "job.sh"}, "#!/bin/sh\ntrue\n"));
   ASSERT_TRUE(b.ok());

@@ -1,0 +1,226 @@
+// Issue 15's proofs on the testbed's cloud, delta (its nodes booted on
+// demand by Slurm's power saving and the testbed's provider, every power-up
+// in its ledger): when a job goes there, what it costs, the budget that
+// refuses it, and a managed job restarted after its spot node is taken back.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <json/json.h>
+
+#include <regex>
+#include <thread>
+
+#include "broker/cloud/ledger.h"
+#include "broker/place/placement.h"
+#include "broker/util/strings.h"
+#include "tests/shim/route_fixture.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+Json::Value ParseJson(const std::string& text) {
+  Json::Value v;
+  Json::CharReaderBuilder b;
+  std::string errors;
+  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
+  EXPECT_TRUE(reader->parse(text.data(), text.data() + text.size(), &v, &errors)) << errors << text;
+  return v;
+}
+
+class CloudOverflowTest : public RouteTest {
+ protected:
+  const std::string skyslurm = std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm";
+  std::string settings() const { return home_ + "/.config/skyslurm/skyslurm.yaml"; }
+  int Boot() { return std::stoi(ReadFile(tb_.Path("cloud/boot"))); }
+};
+
+// Issue 15: alpha's H100s are busy for ten more minutes, and only delta, the
+// cloud, has 8 H100s per node besides. Under overflow.after's default (15
+// min) the job waits for alpha and explain says why; when the user says 5
+// min it goes to delta (in a tie of its partitions' boots, spot, the
+// cheaper), whose provider boots exactly the one node it needs, runs it
+// after the boot, and powers the node down after SuspendTime; its cost, in
+// skyslurm status and skyslurm cost, is what the ledger billed.
+TEST_F(CloudOverflowTest, AlphaFreeInTenMinutesTheJobWaitsForItUnlessOverflowAfterIsShorter) {
+  for (int i = 0; i < 2; ++i) {
+    const std::string id =
+        Submit(tb_, "alpha",
+               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
+    ASSERT_FALSE(id.empty());
+    cleanup_.emplace_back("alpha", id);
+    for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  const std::string job =
+      Script("big.sh",
+             "#!/bin/bash\n#SBATCH -N1\n#SBATCH --gres=gpu:h100:8\n#SBATCH -t 5\n"
+             "echo \"$SLURM_CLUSTER_NAME $SLURM_JOB_PARTITION $SLURMD_NODENAME\"\n");
+  CommandOutput waits = Typed({skyslurm, "explain", job});
+  EXPECT_EQ(waits.exit_code, 0) << waits.err;
+  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*  delta/cloud +held back +in [0-9]+ s .* an elastic "
+                                      "cluster is used only when no other starts the job within "
+                                      "overflow.after \\(15 min\\); alpha starts it in (9|10) "
+                                      "min\n(.|\n)*"));
+  EXPECT_THAT(waits.out, HasSubstr("a node's boot first"));
+  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*cost: \\$[0-9]+\\.[0-9]{2} for its time limit, boot "
+                                      "and idle tail included\n(.|\n)*"));
+  EXPECT_THAT(waits.out, HasSubstr("  => alpha/gpu: "));
+
+  // The user waits 5 minutes at most: the cloud it is.
+  const std::string settings = home_ + "/.config/skyslurm/skyslurm.yaml";
+  WriteFile(settings, ReadFile(settings) + "overflow: { after: 5m }\n");
+  const std::string ledger = tb_.Path("cloud/ledger.csv");
+  auto read_ledger = [&] {
+    auto rows = cloud::ParseLedger(ReadFile(ledger), ledger);
+    EXPECT_TRUE(rows.ok()) << rows.status().message();
+    return rows.ok() ? *rows : std::vector<cloud::PowerUp>{};
+  };
+  const std::size_t rows_before = read_ledger().size();
+  const std::time_t submitted = std::time(nullptr);
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", job});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "delta") << out.out << out.err;
+  const int boot = std::stoi(ReadFile(tb_.Path("cloud/boot")));
+  const int suspend = std::stoi(ReadFile(tb_.Path("cloud/suspend")));
+  EXPECT_EQ(WaitForJobEnd(tb_, "delta", id, std::chrono::seconds(boot + 90)), "COMPLETED");
+  // Either partition: their boots measured from this testbed's ledger may
+  // differ; in a tie spot, the cheaper, wins (CI's fresh ledger).
+  const std::string ran = ReadOnCluster(tb_, "delta", "slurm-" + id + ".out");
+  std::smatch where;
+  ASSERT_TRUE(std::regex_match(ran, where, std::regex("delta (cloud|spot) (delta-n[1-4])\n")))
+      << ran;
+  // The provider was asked for one node, which booted before the job ran.
+  std::vector<cloud::PowerUp> rows = read_ledger();
+  ASSERT_EQ(rows.size(), rows_before + 1) << ReadFile(ledger);
+  const cloud::PowerUp node = rows.back();
+  EXPECT_EQ(node.node, where[2].str());
+  EXPECT_EQ(node.partition, where[1].str());
+  EXPECT_GE(node.requested, submitted - 1);
+  EXPECT_GE(node.ready - node.requested, boot);
+  // Powered down after SuspendTime idle (Slurm looks every few seconds).
+  for (int i = 0; i < (suspend + 60) * 2 && rows.back().down == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    rows = read_ledger();
+  }
+  EXPECT_NE(rows.back().down, 0) << "not powered down: " << ReadFile(ledger);
+  EXPECT_THAT(RunOn(tb_, "delta", {"sinfo", "-h", "-N", "-n", node.node, "-o", "%t"}).out,
+              MatchesRegex("idle[~%]\n"));
+
+  // Its cost is what the ledger billed: the node's power-up, boot and idle
+  // tail included, all this job's, 8 H100s at the partition's price.
+  const cloud::PowerUp billed = rows.back();
+  const double expected = static_cast<double>(billed.down - billed.requested) * 8 *
+                          (where[1] == "spot" ? 1.5 : 4.0) / 3600;
+  CommandOutput status = Typed({skyslurm, "status", "--json", "delta:" + id});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const Json::Value job_cost = ParseJson(status.out)["cost"];
+  EXPECT_NEAR(job_cost["amount"].asDouble(), expected, 1e-9) << status.out;
+  EXPECT_EQ(job_cost["error"].asString(), "");
+  status = Typed({skyslurm, "status", "delta:" + id});
+  EXPECT_THAT(status.out, HasSubstr(fmt::format("  cost so far: {0} (delta:{1} {0})\n",
+                                                place::FormatCost(expected, "$"), id)));
+  // skyslurm cost counts it, in delta's bill and the user's share.
+  const std::string since = fmt::format("{}s", std::time(nullptr) - submitted + 5);
+  CommandOutput cost = Typed({skyslurm, "cost", "--since", since, "--json"});
+  ASSERT_EQ(cost.exit_code, 0) << cost.err;
+  const Json::Value bill = ParseJson(cost.out)["clusters"][0];
+  EXPECT_EQ(bill["cluster"].asString(), "delta");
+  EXPECT_NEAR(bill["jobs"][id].asDouble(), expected, 1e-9) << cost.out;
+  EXPECT_NEAR(bill["users"]["skyuser1"].asDouble(), bill["yours"].asDouble(), 1e-9);
+  EXPECT_GE(bill["yours"].asDouble(), expected - 1e-9);
+  cost = Typed({skyslurm, "cost", "--since", since});
+  EXPECT_THAT(cost.out, MatchesRegex("Billed by elastic clusters since .* UTC:\n"
+                                     "CLUSTER +NODE-HOURS +GPU-HOURS +COST +YOURS +UNUSED\n"
+                                     "delta +[0-9.]+ +[0-9.]+ +\\$[0-9.]+ +\\$[0-9.]+ +\\$[0-9.]+\n"
+                                     "total +\\$[0-9.]+ +\\$[0-9.]+\n"));
+}
+
+// A budget below the job's cost: refused with the budget, what was spent
+// of it and what the job would cost; nothing submitted, nothing booted.
+TEST_F(CloudOverflowTest, AJobOverBudgetIsRefusedWithTheFiguresAndNothingIsSubmitted) {
+  WriteFile(settings(), ReadFile(settings()) + "budget: { user: { day: 5 } }\n");
+  CommandOutput spent = Typed({skyslurm, "cost", "--since", "today", "--json"});
+  ASSERT_EQ(spent.exit_code, 0) << spent.out << spent.err;
+  const double before = ParseJson(spent.out)["yours"].asDouble();
+  const std::string ledger = ReadFile(tb_.Path("cloud/ledger.csv"));
+  const std::string queue_before = RunOn(tb_, "delta", {"squeue", "-h", "-a", "-o", "%i"}).out;
+
+  // 8 H100s for an hour at spot's $1.50: $12 and more.
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster=delta", "-N1", "--gres=gpu:h100:8", "-t",
+                             "60", "-J", "overbudget", "--wrap", "sleep 1"});
+  EXPECT_EQ(out.exit_code, 1) << out.out;
+  EXPECT_EQ(out.out, "");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      out.err, m,
+      std::regex("no cluster can run this job within your budget (.|\n)*\n  delta/spot: over "
+                 "budget: would cost \\$([0-9]+\\.[0-9]{2}) for its time limit: over your daily "
+                 "budget \\(\\$5\\.00, \\$([0-9]+\\.[0-9]{2}) spent\\)\n")))
+      << out.err;
+  EXPECT_GE(std::stod(m[2]), 12.0);            // 8 H100s, 1 h, $1.50
+  EXPECT_NEAR(std::stod(m[3]), before, 0.02);  // a node still up bills on
+  EXPECT_EQ(ReadFile(tb_.Path("cloud/ledger.csv")), ledger);
+  EXPECT_EQ(RunOn(tb_, "delta", {"squeue", "-h", "-a", "-o", "%i"}).out, queue_before);
+  EXPECT_EQ(RunOn(tb_, "delta", {"squeue", "-h", "-a", "-n", "overbudget"}).out, "");
+
+  // explain says the same, with every candidate's cost.
+  CommandOutput why = Typed({skyslurm, "explain", "--sky-any-cluster=delta", "-N1",
+                             "--gres=gpu:h100:8", "-t", "60", "--wrap", "sleep 1"});
+  EXPECT_THAT(why.out, HasSubstr("over budget"));
+  EXPECT_THAT(why.out, HasSubstr("over your daily budget ($5.00, $"));
+}
+
+// A managed job on a spot node the provider takes back (NODE_FAIL): skyslurmd
+// restarts it, on an on-demand node this time.
+TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {
+  CommandOutput out =
+      Typed({"sbatch", "--sky-any-cluster=delta", "--sky-managed", "-N1", "--gres=gpu:h100:8", "-t",
+             "10", "-o", "/dev/null", "--wrap", "sleep 600"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "delta") << out.out;
+  CommandOutput status = Typed({skyslurm, "status", "--json", "delta:" + id});
+  const Json::Value first = ParseJson(status.out);
+  const std::string sky_id = first["job"]["sky_id"].asString();
+  // Both partitions boot alike: spot, the cheaper, wins the tie.
+  ASSERT_EQ(first["copies"][0]["partition"].asString(), "spot") << status.out;
+  for (int i = 0; i < (Boot() + 90) * 2 && JobState(tb_, "delta", id) != "RUNNING"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_EQ(JobState(tb_, "delta", id), "RUNNING");
+  const std::string node = Trim(RunOn(tb_, "delta", {"squeue", "-h", "-j", id, "-o", "%N"}).out);
+  ASSERT_THAT(node, MatchesRegex("delta-n[34]"));
+
+  CommandOutput reclaim =
+      Exec({.argv = {std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/reclaim", node},
+            .timeout = std::chrono::seconds(60)});
+  ASSERT_EQ(reclaim.exit_code, 0) << reclaim.out << reclaim.err;
+
+  Json::Value now;
+  for (int i = 0; i < (Boot() + 120) * 2; ++i) {
+    now = ParseJson(Typed({skyslurm, "status", "--json", sky_id}).out);
+    if (now["job"]["restarts"].asInt() == 1 && now["job"]["state"].asString() == "RUNNING") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  const Json::Value& job = now["job"];
+  ASSERT_EQ(job["restarts"].asInt(), 1) << now.toStyledString();
+  EXPECT_EQ(job["state"].asString(), "RUNNING") << now.toStyledString();
+  EXPECT_EQ(job["cluster"].asString(), "delta");
+  cleanup_.emplace_back("delta", job["native_id"].asString());
+  const Json::Value& copies = now["copies"];
+  ASSERT_EQ(copies.size(), 2u) << now.toStyledString();
+  EXPECT_EQ(copies[1]["partition"].asString(), "cloud") << now.toStyledString();
+  EXPECT_THAT(Typed({skyslurm, "status", sky_id}).out,
+              HasSubstr("NODE_FAIL on delta:" + id + ": restart 1 of at most"));
+  EXPECT_THAT(
+      RunOn(tb_, "delta", {"squeue", "-h", "-j", job["native_id"].asString(), "-o", "%P %N"}).out,
+      MatchesRegex("cloud delta-n[12]\n"));
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
