@@ -1,8 +1,12 @@
 #include "broker/cloud/bill.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <string>
 
 #include "broker/cloud/cost.h"
+#include "broker/util/timestamp.h"
 
 namespace skyslurm::cloud {
 
@@ -35,6 +39,26 @@ std::time_t StartOfUtcMonth(std::time_t now) {
   tm.tm_mday = 1;
   tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
   return timegm(&tm);
+}
+
+std::optional<std::time_t> PeriodStart(std::string_view when, std::time_t now) {
+  if (when == "month") return StartOfUtcMonth(now);
+  if (when == "today") return StartOfUtcDay(now);
+  if (when.size() >= 2 && std::isdigit(static_cast<unsigned char>(when.front())) &&
+      std::string_view("dhms").find(when.back()) != std::string_view::npos) {
+    std::int64_t n = 0;
+    for (char c : when.substr(0, when.size() - 1)) {
+      if (!std::isdigit(static_cast<unsigned char>(c)) || n > 100'000'000) return std::nullopt;
+      n = n * 10 + (c - '0');
+    }
+    const std::int64_t unit = when.back() == 'd'   ? 86400
+                              : when.back() == 'h' ? 3600
+                              : when.back() == 'm' ? 60
+                                                   : 1;
+    return now - static_cast<std::time_t>(n * unit);
+  }
+  if (when.size() == 10) return ParseUtcTimestamp(std::string(when) + "T00:00:00");
+  return ParseUtcTimestamp(when);
 }
 
 }  // namespace skyslurm::cloud

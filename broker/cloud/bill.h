@@ -5,7 +5,9 @@
 #include <ctime>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/cloud/ledger.h"
@@ -37,5 +39,11 @@ Bill BillOf(const std::vector<PowerUp>& ledger, const std::vector<NodeUse>& uses
 // The start of the UTC day and of the UTC month that `now` is in.
 std::time_t StartOfUtcDay(std::time_t now);
 std::time_t StartOfUtcMonth(std::time_t now);
+
+// When a period asked for begins: "month" (the UTC month's start), "today"
+// (UTC midnight), a length back from `now` ("7d", "24h", "90m", "30s"), or
+// a UTC date or time ("2026-12-01", "2026-12-01T06:00:00"); nullopt for
+// anything else.
+std::optional<std::time_t> PeriodStart(std::string_view when, std::time_t now);
 
 }  // namespace skyslurm::cloud

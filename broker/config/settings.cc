@@ -422,6 +422,9 @@ const std::vector<SettingKey>& SettingKeys() {
        "allow (default), avoid (spot partitions only when nothing else can run the job) or "
        "require (no on-demand partition of an elastic cluster); a user may choose only while "
        "the site allows"},
+      {"tie_tolerance", "", "",
+       "start estimates this close to the earliest count as a tie, decided by preference, the "
+       "home cluster, cost (default 60s)"},
       {"currency", "", "", "how prices are shown (default $)"},
       {"budget", "", "",
        "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "
@@ -684,6 +687,8 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         if (!user_level || s->elastic.spot == SpotUse::kAllow) s->elastic.spot = spot;
       } else if (key == "currency") {
         SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
+      } else if (key == "tie_tolerance") {
+        SKY_ASSIGN_OR_RETURN(s->tie_tolerance, Seconds(file, v, key, 0));
       } else if (key == "budget") {
         SKY_RETURN_IF_ERROR(MergeBudget(file, v, user_level, &s->elastic));
       } else if (key == "clusters") {

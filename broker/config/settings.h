@@ -145,6 +145,9 @@ struct Settings {
   // Groups of clusters that mount one filesystem at the same paths: a job
   // moving inside a group is not copied (shared_fs: [alpha, beta]).
   std::vector<std::vector<std::string>> shared_fs;
+  // Estimates within this many seconds of the earliest count as a tie
+  // (then preference, home, cost... decide; place/placement.h).
+  int tie_tolerance = 60;
   // Elastic clusters: the site's policy, which a user's file may only
   // tighten (a longer overflow.after than the site's; spot only while the
   // site allows it).

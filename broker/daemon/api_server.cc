@@ -194,8 +194,10 @@ ApiServer::ApiServer(JobManager& manager)
       cv["source"] = c.source;
       v["copies"].append(cv);
     }
-    // On an elastic cluster: what it has cost so far.
-    const JobManager::JobCost cost = manager_.CostOf(*job);
+    // On an elastic cluster, when asked: what it has cost so far (the bill
+    // is read from the cluster, not for every progress poll).
+    const JobManager::JobCost cost =
+        req.has_param("cost") ? manager_.CostOf(*job) : JobManager::JobCost{};
     if (cost.billed) {
       Json::Value cj(Json::objectValue);
       cj["amount"] = cost.amount;

@@ -27,6 +27,7 @@
 #include "broker/daemon/daemon_paths.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/planner.h"
+#include "broker/place/spending.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
 #include "skyslurm/version.h"
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   cache.max_stale = std::chrono::seconds(std::max(5, loaded->settings.failover.cluster_dead_after));
   auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache, /*watch=*/true);
   if (!ws.ok()) return Fail(ws.status().message());
+  place::CacheBudgets(*ws, std::chrono::seconds(std::max(5, poll)));  // bills: once a poll
 
   daemon::ManagerOptions manager_options;
   manager_options.log = daemon::LogInfo;

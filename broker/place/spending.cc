@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <future>
+#include <mutex>
 
 #include "broker/place/elastic.h"
 
@@ -164,9 +165,31 @@ std::vector<Budget> CurrentBudgets(Workspace& ws, std::time_t now,
   return budgets;
 }
 
+struct BudgetCache {
+  std::mutex mu;
+  std::time_t read = 0;
+  std::vector<Budget> budgets;
+};
+
+void CacheBudgets(Workspace& ws, std::chrono::seconds ttl) {
+  ws.budget_ttl = ttl;
+  ws.budget_cache = ttl.count() > 0 ? std::make_shared<BudgetCache>() : nullptr;
+}
+
 Policy PlacementPolicy(Workspace& ws, std::chrono::milliseconds timeout) {
   Policy policy = ws.policy;
-  policy.budgets = CurrentBudgets(ws, std::time(nullptr), timeout);
+  const std::time_t now = std::time(nullptr);
+  if (ws.budget_cache == nullptr) {
+    policy.budgets = CurrentBudgets(ws, now, timeout);
+    return policy;
+  }
+  BudgetCache& cache = *ws.budget_cache;
+  std::lock_guard lock(cache.mu);  // one reader; the others take its answer
+  if (cache.read == 0 || now - cache.read >= ws.budget_ttl.count()) {
+    cache.budgets = CurrentBudgets(ws, now, timeout);
+    cache.read = now;
+  }
+  policy.budgets = cache.budgets;
   return policy;
 }
 

@@ -52,6 +52,11 @@ std::vector<Budget> CurrentBudgets(Workspace& ws, std::time_t now,
                                    std::chrono::milliseconds timeout);
 
 // The workspace's policy with CurrentBudgets: what a placement is held to.
+// Thread-safe once CacheBudgets was called (the bills then read at most
+// once per ttl, one thread reading while the others wait for its answer).
 Policy PlacementPolicy(Workspace& ws, std::chrono::milliseconds timeout);
+
+// Makes PlacementPolicy reuse the budgets' spend for `ttl` (0: read each time).
+void CacheBudgets(Workspace& ws, std::chrono::seconds ttl);
 
 }  // namespace skyslurm::place

@@ -25,6 +25,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   const config::ElasticPolicy& elastic = ws.config.settings.elastic;
   ws.policy.overflow_after = std::chrono::seconds(elastic.overflow_after);
   ws.policy.currency = elastic.currency;
+  ws.policy.tie_tolerance = std::chrono::seconds(ws.config.settings.tie_tolerance);
   switch (elastic.spot) {
     case config::SpotUse::kAllow:
       ws.policy.spot = SpotUse::kAllow;

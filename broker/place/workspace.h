@@ -17,6 +17,8 @@
 
 namespace skyslurm::place {
 
+struct BudgetCache;  // spending.cc
+
 struct Workspace {
   config::Environment env;
   config::LoadedConfig config;
@@ -29,6 +31,11 @@ struct Workspace {
   std::vector<backend::CachingBackend*> caching;  // per handle: its backend, null when offline
   // The settings' placement policy (elastic clusters: overflow.after, spot).
   Policy policy;
+  // Budgets' spend is read again at most this often (CacheBudgets):
+  // skyslurmd, which places many jobs a poll, reads the bills once a poll; a
+  // command reads them for its one placement (no cache).
+  std::chrono::seconds budget_ttl{0};
+  std::shared_ptr<BudgetCache> budget_cache;
   std::string home() const { return registry.home(); }
   // The handle of `cluster`, or null.
   ClusterHandle* Find(const std::string& cluster);

@@ -8,30 +8,9 @@
 #include "broker/cloud/bill.h"
 #include "broker/place/placement.h"
 #include "broker/place/spending.h"
-#include "broker/util/timestamp.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
-
-std::optional<std::time_t> ParseSince(std::string_view when, std::time_t now) {
-  if (when == "month") return cloud::StartOfUtcMonth(now);
-  if (when == "today") return cloud::StartOfUtcDay(now);
-  if (when.size() >= 2 && std::isdigit(static_cast<unsigned char>(when.front())) &&
-      std::string_view("dhms").find(when.back()) != std::string_view::npos) {
-    std::int64_t n = 0;
-    for (char c : when.substr(0, when.size() - 1)) {
-      if (!std::isdigit(static_cast<unsigned char>(c)) || n > 100'000'000) return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    const std::int64_t unit = when.back() == 'd'   ? 86400
-                              : when.back() == 'h' ? 3600
-                              : when.back() == 'm' ? 60
-                                                   : 1;
-    return now - static_cast<std::time_t>(n * unit);
-  }
-  if (when.size() == 10) return ParseUtcTimestamp(std::string(when) + "T00:00:00");
-  return ParseUtcTimestamp(when);
-}
 
 namespace {
 
@@ -49,7 +28,7 @@ std::string UtcTime(std::time_t t) {
 
 int RunCost(const std::string& since_text, bool json) {
   const std::time_t now = std::time(nullptr);
-  const std::optional<std::time_t> since = ParseSince(since_text, now);
+  const std::optional<std::time_t> since = cloud::PeriodStart(since_text, now);
   if (!since || *since > now) {
     std::fprintf(stderr,
                  "skyslurm cost: --since %s: not a time (month, today, 7d, 24h, 2026-12-01 or "

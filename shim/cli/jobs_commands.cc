@@ -141,7 +141,7 @@ int RunLogs(const std::string& id, bool follow) {
 int RunStatus(const std::string& id, bool json) {
   auto client = Connect();
   if (!client) return 1;
-  auto answer = client->Get("/v1/jobs/" + id);
+  auto answer = client->Get("/v1/jobs/" + id + "?cost=1");
   if (!answer.ok()) return Error(answer.status());
   if (json) {
     std::printf("%s\n", daemon::WriteJson(*answer).c_str());

@@ -36,5 +36,20 @@ TEST(BillTest, PeriodsStartAtUtcMidnightAndOnTheFirst) {
   EXPECT_EQ(StartOfUtcMonth(t), 1796083200);  // 2026-12-01T00:00:00Z
 }
 
+TEST(BillTest, PeriodsAskedForByName) {
+  const std::time_t t = 1796283436;  // 2026-12-03T07:37:16Z
+  EXPECT_EQ(PeriodStart("month", t), 1796083200);
+  EXPECT_EQ(PeriodStart("today", t), 1796256000);
+  EXPECT_EQ(PeriodStart("7d", t), t - 7 * 86400);
+  EXPECT_EQ(PeriodStart("24h", t), t - 86400);
+  EXPECT_EQ(PeriodStart("90m", t), t - 5400);
+  EXPECT_EQ(PeriodStart("30s", t), t - 30);
+  EXPECT_EQ(PeriodStart("2026-12-01", t), 1796083200);
+  EXPECT_EQ(PeriodStart("2026-12-03T06:00:00", t), 1796277600);
+  EXPECT_EQ(PeriodStart("week", t), std::nullopt);
+  EXPECT_EQ(PeriodStart("7x", t), std::nullopt);
+  EXPECT_EQ(PeriodStart("d", t), std::nullopt);
+}
+
 }  // namespace
 }  // namespace skyslurm::cloud

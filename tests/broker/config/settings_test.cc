@@ -239,6 +239,10 @@ TEST(SettingsTest, BudgetsAndPricesAreTheSitesAUserMayOnlyLowerABudget) {
   ASSERT_TRUE(MergeSettingsYaml("clusters:\n  other:\n    cost: 2\n", "user.yaml", true, &s).ok());
   EXPECT_EQ(s.For("other").PriceIn("x"), 2.0);
 
+  EXPECT_EQ(s.tie_tolerance, 60);
+  ASSERT_TRUE(MergeSettingsYaml("tie_tolerance: 5s\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.tie_tolerance, 5);
+
   EXPECT_EQ(MergeSettingsYaml("budget: {team: {day: 1}}\n", "s.yaml", false, &s).message(),
             "s.yaml:1: unknown key budget.team (known: user, site)");
   EXPECT_EQ(MergeSettingsYaml("budget: {user: {week: 1}}\n", "s.yaml", false, &s).message(),
