@@ -100,11 +100,7 @@ struct Ran {
 void ReadAccounting(const std::string& cluster, const std::string& slurm_conf,
                     const std::string& prefix, std::time_t since, std::map<int, Ran>* ran,
                     int* live) {
-  char start[32];
-  std::tm tm{};
-  const std::time_t from = since - 60;
-  gmtime_r(&from, &tm);
-  std::strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
+  const std::string start = FormatUtcTimestamp(since - 60);
   Command c{
       .argv = {"sacct", "-X", "-a", "-n", "-P", "-S", start, "-o", "JobName%60,Start,End,State"},
       .env_set = {{"SLURM_CONF", slurm_conf}, {"TZ", "UTC"}}};

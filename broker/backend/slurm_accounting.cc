@@ -26,11 +26,7 @@ std::vector<std::string> Fields(std::string_view line) {
 std::vector<std::string> SacctNodeUseArgs(std::time_t since) {
   // -S with no -s: every job eligible or running from then on; a day more
   // so that a node's boot before `since` finds the job it was booted for.
-  char start[32];
-  const std::time_t from = since > 86400 ? since - 86400 : 0;
-  std::tm tm{};
-  gmtime_r(&from, &tm);
-  std::strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &tm);
+  const std::string start = FormatUtcTimestamp(since > 86400 ? since - 86400 : 0);
   return {"-X",  "-a", "-n",  "-P", "-S",
           start, "-E", "now", "-o", "JobIDRaw,User,NodeList,Start,End"};
 }

@@ -37,12 +37,14 @@ std::optional<std::time_t> ParseRfc3339(std::string_view text) {
   return timegm(&tm) - offset;
 }
 
-std::string FormatRfc3339(std::time_t t) {
+std::string FormatUtcTimestamp(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return buf;
 }
+
+std::string FormatRfc3339(std::time_t t) { return FormatUtcTimestamp(t) + "Z"; }
 
 }  // namespace skyslurm

@@ -16,5 +16,8 @@ std::optional<std::time_t> ParseUtcTimestamp(std::string_view text);
 std::optional<std::time_t> ParseRfc3339(std::string_view text);
 // Seconds since the epoch as "2026-12-02T01:48:28Z".
 std::string FormatRfc3339(std::time_t t);
+// Seconds since the epoch as Slurm's commands print and read a time with
+// TZ=UTC, "2026-11-30T04:39:25" (ParseUtcTimestamp's inverse).
+std::string FormatUtcTimestamp(std::time_t t);
 
 }  // namespace skyslurm

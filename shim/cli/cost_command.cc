@@ -8,6 +8,7 @@
 #include "broker/cloud/bill.h"
 #include "broker/place/placement.h"
 #include "broker/place/spending.h"
+#include "broker/util/timestamp.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -16,12 +17,11 @@ namespace {
 
 std::string Hours(double seconds) { return fmt::format("{:.2f}", seconds / 3600); }
 
-std::string UtcTime(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
-  return text;
+// "2026-12-01 00:00 UTC"
+std::string UtcMinute(std::time_t t) {
+  std::string text = FormatUtcTimestamp(t);
+  text[10] = ' ';
+  return text.substr(0, 16) + " UTC";
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ int RunCost(const std::string& since_text, bool json) {
     std::printf("%s", root.toStyledString().c_str());
     return 0;
   }
-  std::printf("Billed by elastic clusters since %s:\n", UtcTime(*since).c_str());
+  std::printf("Billed by elastic clusters since %s:\n", UtcMinute(*since).c_str());
   if (s.clusters.empty()) {
     std::printf(
         "  no cluster is elastic and priced (clusters.<name>.cost with boot_time or "

@@ -31,6 +31,8 @@ TEST(Rfc3339Test, KubernetesTimes) {
   EXPECT_FALSE(ParseRfc3339("2026-12-02T01:48:28").has_value());  // no zone
   EXPECT_FALSE(ParseRfc3339("yesterday").has_value());
   EXPECT_EQ(FormatRfc3339(1796176108), "2026-12-02T01:48:28Z");
+  EXPECT_EQ(FormatUtcTimestamp(1796176108), "2026-12-02T01:48:28");
+  EXPECT_EQ(ParseUtcTimestamp(FormatUtcTimestamp(1796176108)), 1796176108);
 }
 
 }  // namespace
