@@ -20,7 +20,9 @@
 //                           [policies=never,at-once,skyslurm]
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,28 @@ namespace skyslurm {
 namespace {
 
 LocalCommandRunner runner;
+
+// Ctrl-C or a kill: the run stops submitting and waiting, and cleans up.
+std::atomic<bool> interrupted{false};
+extern "C" void OnSignal(int) { interrupted = true; }
+
+// The run's jobs still queued or running, on every cluster, cancelled.
+void CancelRun(const std::map<std::string, std::string>& confs, const std::string& prefix) {
+  for (const auto& [cluster, conf] : confs) {
+    const Command list{.argv = {"squeue", "-h", "-a", "-o", "%i %j"},
+                       .env_set = {{"SLURM_CONF", conf}}};
+    auto out = runner.Run(list);
+    if (!out.ok()) continue;
+    Command cancel{.argv = {"scancel"}, .env_set = {{"SLURM_CONF", conf}}};
+    for (const std::string& line : SplitList(out->out, '\n')) {
+      const auto space = line.find(' ');
+      if (space != std::string::npos && line.compare(space + 1, prefix.size(), prefix) == 0) {
+        cancel.argv.push_back(line.substr(0, space));
+      }
+    }
+    if (cancel.argv.size() > 1) (void)runner.Run(cancel);
+  }
+}
 
 struct TraceJob {
   double arrival = 0;  // seconds after the run's start (scaled)
@@ -191,12 +215,14 @@ int main(int argc, char** argv) {
   const std::map<std::string, double> price = {{"cloud", 4.00},
                                                {"spot", 1.50}};  // the ready user's
 
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
   char work_template[] = "/tmp/skyslurm-cloud-bench-XXXXXX";
   const std::string work = mkdtemp(work_template);
   std::vector<Figures> results;
   for (const std::string& policy : policies) {
     // A clean start: delta powered down.
-    for (int i = 0; i < 600 && !CloudDown(ledger, 0); ++i) {
+    for (int i = 0; i < 600 && !interrupted && !CloudDown(ledger, 0); ++i) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
     const std::string home = work + "/" + policy;
@@ -233,6 +259,7 @@ int main(int argc, char** argv) {
             i = next++;
           }
           const TraceJob& j = jobs[i];
+          if (interrupted) return;
           std::this_thread::sleep_until(
               t0 + std::chrono::milliseconds(static_cast<long>(j.arrival * 1000)));
           arrived[i] =
@@ -265,7 +292,7 @@ int main(int argc, char** argv) {
     for (auto& t : submitters) t.join();
     // Every job ends (or the run gives up after an hour).
     std::map<int, Ran> ran;
-    for (int round = 0; round < 720; ++round) {
+    for (int round = 0; round < 720 && !interrupted; ++round) {
       std::this_thread::sleep_for(std::chrono::seconds(5));
       std::map<int, Ran> now;
       int live = 0;
@@ -291,7 +318,7 @@ int main(int argc, char** argv) {
     f.p50 = bench::Quantile(waits, 0.5);
     f.p90 = bench::Quantile(waits, 0.9);
     // What the cloud billed for this run: its power-ups, once powered down.
-    for (int i = 0; i < 600 && !CloudDown(ledger, started); ++i) {
+    for (int i = 0; i < 600 && !interrupted && !CloudDown(ledger, started); ++i) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
     std::ifstream in(ledger);
@@ -307,7 +334,14 @@ int main(int argc, char** argv) {
         f.cloud_cost += s * 8 * price.at(r.partition == "spot" ? "spot" : "cloud") / 3600;
       }
     }
+    // Whatever is left (an interrupted run, one that gave up): cancelled.
+    CancelRun(confs, prefix);
     bench::StopDaemonOf(home);
+    if (interrupted) {
+      std::filesystem::remove_all(work);
+      std::fprintf(stderr, "cloud_bench: interrupted; its jobs cancelled\n");
+      return 130;
+    }
     std::printf(
         "  %-9s ran %3d (%d not completed) in %4.0f s: mean wait %6.1f s, p50 %6.1f s, "
         "p90 %6.1f s; cloud %5.2f GPU-h, $%.2f;",
