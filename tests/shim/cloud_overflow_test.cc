@@ -180,7 +180,7 @@ TEST_F(CloudOverflowTest, AJobOverBudgetIsRefusedWithTheFiguresAndNothingIsSubmi
 TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {
   CommandOutput out =
       Typed({"sbatch", "--sky-any-cluster=delta", "--sky-managed", "-N1", "--gres=gpu:h100:8", "-t",
-             "10", "-o", "/dev/null", "--wrap", "sleep 600"});
+             "10", "-o", "/dev/null", "--wrap", "sleep 611"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   auto [cluster, id] = Submitted(out);
   ASSERT_EQ(cluster, "delta") << out.out;
@@ -200,6 +200,9 @@ TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {
       Exec({.argv = {std::string(SKYSLURM_SOURCE_DIR) + "/scripts/testbed/reclaim", node},
             .timeout = std::chrono::seconds(60)});
   ASSERT_EQ(reclaim.exit_code, 0) << reclaim.out << reclaim.err;
+  // The VM took its processes with it (regression: the job's slurmstepd and
+  // its sleep outlived the killed slurmd, and a later test saw them).
+  EXPECT_EQ(Exec({.argv = {"pgrep", "-c", "-x", "-f", "sleep 611"}}).out, "0\n");
 
   Json::Value now;
   for (int i = 0; i < (Boot() + 120) * 2; ++i) {
