@@ -6,7 +6,11 @@
 //   never     the fixed clusters only (--sky-any-cluster=alpha,beta,gamma)
 //   at-once   overflow.after 0: the cloud whenever it starts a job sooner
 //   skyslurm  overflow.after the default 15 min (scaled): the cloud only
-//             when no fixed cluster starts the job within it
+//             when no fixed cluster starts the job within it, and
+//             overflow.worth `worth` (a GPU-hour of waiting; wait and cost
+//             scale alike, so it is not scaled): only when the wait it saves
+//             is worth its cost (a 1-GPU job rarely boots a whole node, it
+//             joins nodes others keep up)
 // with the placement's tie tolerance scaled alike. For each: the mean and
 // p90 wait (start minus arrival, from each cluster's accounting), where
 // jobs ran, and what the cloud billed (delta's ledger: node-hours from
@@ -17,7 +21,7 @@
 //
 //   build/bench/cloud_bench [jobs=200] [seed=1] [scale=30] [max_run_s=300]
 //                           [trace=../shared/traces/philly/by_vc/jobs_6214e9.csv]
-//                           [policies=never,at-once,skyslurm]
+//                           [policies=never,at-once,skyslurm] [worth=8]
 #include <fmt/format.h>
 
 #include <atomic>
@@ -184,6 +188,7 @@ int main(int argc, char** argv) {
                                            "/../shared/traces/philly/by_vc/jobs_6214e9.csv";
   const std::vector<std::string> policies =
       SplitList(argc > 6 ? argv[6] : "never,at-once,skyslurm");
+  const double worth = argc > 7 ? std::atof(argv[7]) : 8;
   const std::string tb = bench::TestbedDir();
   const auto env = bench::ReadTestbedEnv(tb);
   if (env.empty()) {
@@ -206,8 +211,10 @@ int main(int argc, char** argv) {
       "%.1f GPU-hours of work (%.0f at trace scale) arriving over %.0f s\n",
       count, trace.c_str(), seed, scale, max_run, gpu_s / 3600, gpu_s * scale / 3600,
       jobs.back().arrival);
-  std::printf("testbed: delta boots in %s s, powers down after %s s idle; process start %.2f ms\n",
-              boot.c_str(), suspend.c_str(), bench::ProcessStartMs());
+  std::printf(
+      "testbed: delta boots in %s s, powers down after %s s idle; process start %.2f ms; "
+      "skyslurm's overflow.worth $%.2f a GPU-hour of waiting\n",
+      boot.c_str(), suspend.c_str(), bench::ProcessStartMs(), worth);
   const std::map<std::string, std::string> confs = {{"alpha", env.at("SLURM_CONF_ALPHA")},
                                                     {"beta", env.at("SLURM_CONF_BETA")},
                                                     {"gamma", env.at("SLURM_CONF_GAMMA")},
@@ -234,7 +241,8 @@ int main(int argc, char** argv) {
       out << fmt::format("tie_tolerance: {}\n", std::max(1L, std::lround(60 / scale)));
       if (policy == "at-once") out << "overflow: { after: 0 }\n";
       if (policy == "skyslurm") {
-        out << fmt::format("overflow: {{ after: {} }}\n", std::max(1L, std::lround(900 / scale)));
+        out << fmt::format("overflow: {{ after: {}, worth: {} }}\n",
+                           std::max(1L, std::lround(900 / scale)), worth);
       }
     }
     const std::string any = policy == "never" ? "--sky-any-cluster=alpha,beta,gamma"

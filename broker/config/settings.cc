@@ -417,7 +417,9 @@ const std::vector<SettingKey>& SettingKeys() {
        "cluster the job goes to (default: listed as caveats)"},
       {"overflow", "", "",
        "after: use an elastic cluster only when no other starts the job within this (default "
-       "15m; a user may only lengthen the site's)"},
+       "15m; a user may only lengthen the site's); worth: what an hour of a job's wait is worth "
+       "per GPU it asks for, an elastic cluster only when the wait it saves is worth its cost "
+       "(default: not weighed; a user may only lower the site's)"},
       {"spot", "", "",
        "allow (default), avoid (spot partitions only when nothing else can run the job) or "
        "require (no on-demand partition of an elastic cluster); a user may choose only while "
@@ -664,11 +666,26 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
                                Boolean(file, p.second, "paths.rewrite_script"));
         }
       } else if (key == "overflow") {
-        if (!v.IsMap()) return Bad(file, v, "'overflow' must be a mapping (after: 15m)");
+        if (!v.IsMap()) return Bad(file, v, "'overflow' must be a mapping (after: 15m, worth: 4)");
         for (const auto& o : v) {
           const std::string sub = o.first.Scalar();
+          if (sub == "worth") {
+            SKY_ASSIGN_OR_RETURN(double worth, Price(file, o.second, "overflow.worth"));
+            // A user may value a wait less than the site does (burst less),
+            // never more.
+            if (!user_level) {
+              s->elastic.overflow_worth = worth;
+              s->elastic.overflow_worth_by_site = true;
+            } else {
+              s->elastic.overflow_worth = s->elastic.overflow_worth_by_site
+                                              ? std::min(*s->elastic.overflow_worth, worth)
+                                              : worth;
+            }
+            continue;
+          }
           if (sub != "after") {
-            return Bad(file, o.first, fmt::format("unknown key overflow.{} (known: after)", sub));
+            return Bad(file, o.first,
+                       fmt::format("unknown key overflow.{} (known: after, worth)", sub));
           }
           SKY_ASSIGN_OR_RETURN(int after, Seconds(file, o.second, "overflow.after", 0));
           // A user may wait longer before bursting than the site says, never

@@ -98,6 +98,11 @@ struct ElasticPolicy {
   // An elastic cluster only when no other starts the job within this (s).
   int overflow_after = 900;
   bool overflow_after_by_site = false;  // a user's may then only be longer
+  // What an hour of a job's wait is worth per GPU it asks for: an elastic
+  // cluster only when the wait it saves is worth its expected cost.
+  // nullopt: no such test. A user's may only lower the site's.
+  std::optional<double> overflow_worth;
+  bool overflow_worth_by_site = false;
   SpotUse spot = SpotUse::kAllow;
   std::string currency = "$";
   // What elastic clusters may bill per calendar day and month (UTC), in the

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "broker/cloud/cost.h"
+#include "broker/cluster/hostlist.h"
 
 namespace skyslurm::place {
 namespace {
@@ -67,22 +68,44 @@ Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path) {
   return cloud::ParseLedger(text.str(), path);
 }
 
+NodeStart NodeStartOn(const cluster::Description& description, std::string_view nodes) {
+  auto names = cluster::ExpandHostlist(nodes);
+  if (!names.ok() || names->empty()) return NodeStart::kBoots;
+  bool busy = false, booting = false;
+  for (const std::string& name : *names) {
+    const cluster::Node* n = description.FindNode(name);
+    if (n == nullptr) return NodeStart::kBoots;
+    // Holding jobs already: its own state before the flags, or what they hold.
+    const std::string_view base = std::string_view(n->state).substr(0, n->state.find('+'));
+    const bool holds = base == "mixed" || base == "allocated" || n->alloc_cpus > 0;
+    if (n->usable()) {
+      busy = busy || holds;
+    } else if (n->bootable() && n->state.find("+POWERING_UP") != std::string::npos && holds) {
+      // Booting for jobs already placed there: their boot, not this job's.
+      busy = booting = true;
+    } else {
+      return NodeStart::kBoots;  // powered down (or going): booted for this job
+    }
+  }
+  if (booting) return NodeStart::kSharesBooting;
+  return busy ? NodeStart::kShares : NodeStart::kIdleUp;
+}
+
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      bool booting) {
+                                      NodeStart start) {
   if (!facts.price) return std::nullopt;
   cloud::ExpectedUse use;
   use.nodes = static_cast<int>(std::max<std::int64_t>(nodes, 1));
   use.run = std::chrono::minutes(minutes);
-  if (facts.elastic) {
+  use.gpus_per_node = static_cast<int>(job_gpus_per_node);
+  if (facts.elastic && start != NodeStart::kShares && start != NodeStart::kSharesBooting) {
     // The provider bills whole nodes, from power-up to power-down.
     use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
-    if (booting) use.boot = std::chrono::seconds(facts.boot_seconds);
+    if (start == NodeStart::kBoots) use.boot = std::chrono::seconds(facts.boot_seconds);
     use.idle_tail = std::chrono::seconds(facts.idle_tail_seconds);
-  } else {
-    use.gpus_per_node = static_cast<int>(job_gpus_per_node);
   }
   return cloud::ExpectedCost(use, *facts.price);
 }

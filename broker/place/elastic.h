@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/cloud/ledger.h"
@@ -41,15 +42,33 @@ ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
 // file and line).
 Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path);
 
+// How a job would meet an elastic partition's nodes, which decides when it
+// starts and what it causes to be billed.
+enum class NodeStart {
+  kBoots,          // powered-down nodes boot for it: whole nodes, boot and idle tail
+  kIdleUp,         // wholly idle nodes already up: whole nodes and idle tail, no boot
+  kShares,         // up nodes already running other jobs: its GPUs for its run
+  kSharesBooting,  // nodes booting for other jobs: after their boot, its GPUs for its run
+};
+
+// How a job placed by the scheduler on `nodes` (a Slurm hostlist, as
+// sbatch --test-only names them) meets them, from their states in
+// `description`: kBoots unless every node is known and powered up (or
+// powering up for jobs already there).
+NodeStart NodeStartOn(const cluster::Description& description, std::string_view nodes);
+
 // What a job of `nodes` nodes wanting `job_gpus_per_node` GPUs each is
 // expected to cost in `partition` for `minutes` of run time, nullopt when
 // the partition has no price. On an elastic cluster whole nodes are billed
-// from the boot (when `booting`) to the end of the idle tail (the
-// cluster's suspend_time); elsewhere only the job's GPUs for its run.
+// from the boot (kBoots) to the end of the idle tail (the cluster's
+// suspend_time), unless the job shares nodes others keep up (kShares,
+// kSharesBooting: the provider bills them whether or not it comes, so it
+// causes its own GPUs' share for its run); elsewhere only the job's GPUs
+// for its run.
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      bool booting);
+                                      NodeStart start);
 
 }  // namespace skyslurm::place

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace skyslurm::place {
 
@@ -107,6 +108,32 @@ void ApplyElasticPolicy(const std::vector<Candidate>& candidates, const Policy& 
           "an elastic cluster is used only when no other starts the job within "
           "overflow.after ({}); {} starts it {}",
           Duration(policy.overflow_after), fixed->cluster, FormatWait(*fixed->start, now));
+    } else {
+      kept.push_back(i);
+    }
+  }
+  runnable = kept;
+  kept.clear();
+  // What the wait it saves is worth against what it costs.
+  if (!policy.wait_worth || fixed == nullptr) return;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    if (!c.elastic || !c.cost) {
+      kept.push_back(i);
+      continue;
+    }
+    const double saved_s =
+        std::max(0.0, static_cast<double>(*fixed->start) - static_cast<double>(*c.start));
+    const double worth = saved_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
+                         *policy.wait_worth;
+    if (*c.cost > worth + 0.005) {
+      d.verdicts[i].kind = Verdict::Kind::kHeldBack;
+      d.verdicts[i].reason = fmt::format(
+          "the wait it saves ({} sooner than {}) is worth {} at overflow.worth ({} a GPU-hour "
+          "of waiting), less than its cost {}",
+          Duration(std::chrono::seconds(std::lround(saved_s))), fixed->cluster,
+          FormatCost(worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency),
+          FormatCost(*c.cost, policy.currency));
     } else {
       kept.push_back(i);
     }

@@ -12,10 +12,15 @@
 // figures; spot partitions are allowed, avoided (used only when nothing else
 // can run the job) or required (on-demand elastic partitions out); and an
 // elastic cluster is held back while another starts the job within
-// `overflow_after`.
+// `overflow_after`, and, where the site or user values a wait
+// (`wait_worth`, per GPU-hour of waiting), while the wait it saves over the
+// earliest other start is worth less than its expected cost: a job that
+// would boot a whole node for a short run waits for a fixed cluster, a job
+// that joins a node others keep up (its GPUs' share) goes.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -46,9 +51,15 @@ struct Candidate {
   bool elastic = false;
   // A spot partition: cheaper, its nodes taken back by the provider at will.
   bool spot = false;
-  // What the job is expected to cost there for its time limit, boot and
-  // idle tail included (cloud/cost.h); nullopt: nothing known (free).
+  // What the job is expected to cost there for its time limit (cloud/cost.h,
+  // elastic.h: on nodes booted for it, boot and idle tail included; beside
+  // jobs on nodes others keep up, its GPUs' share); nullopt: nothing known
+  // (free). `cost_basis` says which, for explain.
   std::optional<double> cost;
+  std::string cost_basis;
+  // The GPUs the job asks for, all nodes together (what its wait is worth
+  // is counted per GPU: Policy::wait_worth).
+  std::int64_t gpus = 0;
 };
 
 // A budget the job's expected cost is held to: `limit` for the period,
@@ -65,6 +76,10 @@ struct Policy {
   std::chrono::seconds tie_tolerance{60};
   // An elastic cluster only when no other cluster starts the job within this.
   std::chrono::seconds overflow_after{0};
+  // What an hour of a job's wait is worth per GPU it asks for, in the
+  // currency: an elastic cluster only when the wait it saves is worth its
+  // expected cost. nullopt: no such test.
+  std::optional<double> wait_worth;
   SpotUse spot = SpotUse::kAllow;
   std::vector<Budget> budgets;
   std::string currency = "$";

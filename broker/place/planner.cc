@@ -199,14 +199,34 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
             : answer.basis;
   }
   // An elastic cluster's scheduler counts a powered-down node as free: its
-  // boot comes first, unless nodes that are up start the job now.
+  // boot comes first, unless the nodes it names are up already (or booting
+  // for jobs placed there before).
   const ElasticFacts& facts = plan.elastic[candidate];
   if (facts.elastic && !certain) {
-    plan.booting[candidate] = true;
-    const std::time_t booted = plan.now + facts.boot_seconds;
-    if (*cand.start < booted) cand.start = booted;
-    cand.start_basis +=
-        fmt::format(", a node's boot first ({} s; {})", facts.boot_seconds, facts.boot_basis);
+    const NodeStart start = NodeStartOn(inv.description, answer.nodes);
+    plan.node_start[candidate] = start;
+    if (start == NodeStart::kBoots || start == NodeStart::kSharesBooting) {
+      // A node booting for others is known to be ready only by its boot.
+      const std::time_t booted = plan.now + facts.boot_seconds;
+      if (*cand.start < booted) cand.start = booted;
+    }
+    switch (start) {
+      case NodeStart::kBoots:
+        cand.start_basis +=
+            fmt::format(", a node's boot first ({} s; {})", facts.boot_seconds, facts.boot_basis);
+        break;
+      case NodeStart::kIdleUp:
+        cand.start_basis += ", on a node already up";
+        break;
+      case NodeStart::kShares:
+        cand.start_basis += ", beside jobs on a node already up (billed anyway)";
+        break;
+      case NodeStart::kSharesBooting:
+        cand.start_basis += fmt::format(
+            ", beside jobs on a node booting for them (billed anyway; ready within {} s)",
+            facts.boot_seconds);
+        break;
+    }
   }
 }
 
@@ -217,9 +237,19 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   Candidate& cand = plan.candidates[candidate];
   const cluster::Description& d = plan.clusters[cluster].inventory->description;
   const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
-  cand.cost =
-      ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, JobGpus(request) / nodes,
-                      JobMinutes(request, d, cand.partition), plan.booting[candidate]);
+  const NodeStart start = plan.node_start[candidate];
+  cand.gpus = JobGpus(request);
+  cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
+                              JobMinutes(request, d, cand.partition), start);
+  if (!plan.elastic[candidate].elastic) {
+    cand.cost_basis = "its GPUs at the cluster's rate";
+  } else if (start == NodeStart::kBoots) {
+    cand.cost_basis = "boot and idle tail included";
+  } else if (start == NodeStart::kIdleUp) {
+    cand.cost_basis = "on a node already up, idle tail included";
+  } else {
+    cand.cost_basis = "its GPUs' share of a node others keep up";
+  }
 }
 
 }  // namespace
@@ -321,7 +351,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       plan.candidates.push_back(base);
       plan.jobs.emplace_back();
       plan.elastic.emplace_back();
-      plan.booting.push_back(false);
+      plan.node_start.push_back(NodeStart::kIdleUp);
       continue;
     }
     const translate::TranslatedJob& job = *r.translation->job;
@@ -379,7 +409,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       plan.candidates.push_back(cand);
       plan.jobs.push_back(std::move(variant));
       plan.elastic.push_back(std::move(facts));
-      plan.booting.push_back(false);
+      plan.node_start.push_back(NodeStart::kIdleUp);
       if (plan.jobs.back()) priced.push_back({plan.candidates.size() - 1, i});
       if (plan.jobs.back() && options.estimate && c.backend != nullptr) {
         tasks.push_back({plan.candidates.size() - 1, i});

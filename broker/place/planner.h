@@ -80,9 +80,10 @@ struct Plan {
   // The job as each candidate would get it (empty for candidates that are out).
   std::vector<std::optional<translate::TranslatedJob>> jobs;
   // Per candidate: what is known of it as an elastic cluster (its boot,
-  // spot, price), and whether its estimate counts a boot.
+  // spot, price), and how the job meets its nodes (what its estimate and
+  // cost count: a boot, whole nodes, a share of nodes others keep up).
   std::vector<ElasticFacts> elastic;
-  std::vector<bool> booting;
+  std::vector<NodeStart> node_start;
   Decision decision;
   std::chrono::milliseconds took{0};
   // The chosen candidate's estimate, left to the submission

@@ -24,6 +24,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   SKY_ASSIGN_OR_RETURN(ws.catalog, ws.config.settings.Catalog());
   const config::ElasticPolicy& elastic = ws.config.settings.elastic;
   ws.policy.overflow_after = std::chrono::seconds(elastic.overflow_after);
+  ws.policy.wait_worth = elastic.overflow_worth;
   ws.policy.currency = elastic.currency;
   ws.policy.tie_tolerance = std::chrono::seconds(ws.config.settings.tie_tolerance);
   switch (elastic.spot) {

@@ -117,10 +117,9 @@ std::string RenderPlacement(const place::Plan& plan) {
       out += fmt::format("  {:<24} {:<14} {:<34} estimate: {}\n", "", "", "", c.start_basis);
     }
     if (v.cost) {
-      out += fmt::format(
-          "  {:<24} {:<14} {:<34} cost: {} for its time limit, boot and idle "
-          "tail included\n",
-          "", "", "", place::FormatCost(*v.cost, plan.decision.currency));
+      out += fmt::format("  {:<24} {:<14} {:<34} cost: {} for its time limit{}{}\n", "", "", "",
+                         place::FormatCost(*v.cost, plan.decision.currency),
+                         c.cost_basis.empty() ? "" : ", ", c.cost_basis);
     }
   }
   // Place() says why none when none (a budget's figures among it).

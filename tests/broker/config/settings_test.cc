@@ -200,8 +200,23 @@ TEST(SettingsTest, ElasticClustersAndTheirPolicy) {
   EXPECT_EQ(allowing.elastic.spot, SpotUse::kRequire);
   EXPECT_EQ(allowing.elastic.overflow_after, 120);
 
+  // overflow.worth: none by default; a user values a wait less than the
+  // site, never more; where the site says nothing, the user chooses.
+  EXPECT_FALSE(s.elastic.overflow_worth.has_value());
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {worth: 6}\n", "s.yaml", false, &s).ok());
+  EXPECT_EQ(s.elastic.overflow_worth, 6.0);
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {worth: 10}\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.elastic.overflow_worth, 6.0);
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {worth: 2.5}\n", "user.yaml", true, &s).ok());
+  EXPECT_EQ(s.elastic.overflow_worth, 2.5);
+  ASSERT_TRUE(MergeSettingsYaml("overflow: {worth: 10}\n", "user.yaml", true, &allowing).ok());
+  EXPECT_EQ(allowing.elastic.overflow_worth, 10.0);
+  EXPECT_EQ(MergeSettingsYaml("overflow: {worth: lots}\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: overflow.worth must be a price per GPU-hour (a number, 0 or more), not "
+            "'lots'");
+
   EXPECT_EQ(MergeSettingsYaml("overflow: {afer: 5m}\n", "s.yaml", false, &s).message(),
-            "s.yaml:1: unknown key overflow.afer (known: after)");
+            "s.yaml:1: unknown key overflow.afer (known: after, worth)");
   EXPECT_EQ(MergeSettingsYaml("spot: sometimes\n", "s.yaml", false, &s).message(),
             "s.yaml:1: spot must be allow, avoid or require, not 'sometimes'");
   EXPECT_EQ(MergeSettingsYaml("clusters:\n  d:\n    boot_time: 0\n", "s.yaml", false, &s).message(),

@@ -85,18 +85,47 @@ TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
   const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
   const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
   // 2 nodes, 4 of their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, true), 2 * 42.0 / 60 * 8 * 4);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots),
+                   2 * 42.0 / 60 * 8 * 4);
   // Its nodes up already: no boot billed for it.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, false), 2 * 40.0 / 60 * 8 * 4);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp),
+                   2 * 40.0 / 60 * 8 * 4);
+  // Beside jobs on nodes others keep up (or boot): its own GPUs for its run.
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kShares), 2 * 0.5 * 4 * 4);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kSharesBooting),
+                   2 * 0.5 * 4 * 4);
   // An on-premises cluster's internal rate: the job's GPUs for its run.
   config::ClusterSettings onprem;
   onprem.cost_default = 0.5;
   const cluster::Description up = Delta("idle");
   const ElasticFacts o = ElasticFactsOf(onprem, up, "cloud", nullptr);
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, false), 2 * 0.5 * 4 * 0.5);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, NodeStart::kIdleUp),
+                   2 * 0.5 * 4 * 0.5);
   // No price, no cost.
-  EXPECT_FALSE(ExpectedJobCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 8, 30, true)
+  EXPECT_FALSE(ExpectedJobCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 8, 30,
+                               NodeStart::kBoots)
                    .has_value());
+}
+
+// Where sbatch --test-only would put the job says how it meets the nodes.
+TEST(ElasticTest, TheNodesSlurmNamesSayWhetherTheJobBootsOrShares) {
+  EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERED_DOWN"), "delta-n1"), NodeStart::kBoots);
+  EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERING_DOWN"), "delta-n1"), NodeStart::kBoots);
+  EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD"), "delta-n[1-2]"), NodeStart::kIdleUp);
+  EXPECT_EQ(NodeStartOn(Delta("mixed+CLOUD"), "delta-n1"), NodeStart::kShares);
+  EXPECT_EQ(NodeStartOn(Delta("mixed+CLOUD+POWERING_UP"), "delta-n3"), NodeStart::kSharesBooting);
+  // Booting but holding nothing yet: a boot for this job.
+  EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERING_UP"), "delta-n3"), NodeStart::kBoots);
+  // One of two nodes powered down: it boots for the job.
+  cluster::Description d = Delta("mixed+CLOUD");
+  d.nodes[1].state = "idle+CLOUD+POWERED_DOWN";
+  d.BuildIndex();
+  EXPECT_EQ(NodeStartOn(d, "delta-n[1-2]"), NodeStart::kBoots);
+  EXPECT_EQ(NodeStartOn(d, "delta-n1"), NodeStart::kShares);
+  // Unknown or unreadable: assume a boot.
+  EXPECT_EQ(NodeStartOn(d, "delta-n9"), NodeStart::kBoots);
+  EXPECT_EQ(NodeStartOn(d, ""), NodeStart::kBoots);
+  EXPECT_EQ(NodeStartOn(d, "delta-n[1-"), NodeStart::kBoots);
 }
 
 }  // namespace

@@ -165,6 +165,42 @@ TEST(PlacementTest, AnElasticClusterWaitsWhileAnotherStartsTheJobWithinOverflowA
   EXPECT_EQ(alone.verdicts[*alone.chosen].cluster, "delta");
 }
 
+// overflow.worth: a whole node booted for a short 1-GPU job is not worth
+// the wait it saves; the same job beside others on a node already up is.
+TEST(PlacementTest, AnElasticClusterOnlyWhenTheWaitItSavesIsWorthItsCost) {
+  Policy policy;
+  policy.overflow_after = std::chrono::minutes(5);
+  policy.wait_worth = 4.0;  // an hour of waiting, per GPU
+  // alpha in 30 min; a fresh node would bill 8 H100s: $16.
+  Candidate boots = Cloud("cloud", kNow + 60, 16.0);
+  boots.gpus = 1;
+  auto d = Place({At("alpha", "gpu", kNow + 1800, true), boots}, policy, kNow);
+  ASSERT_TRUE(d.chosen);
+  EXPECT_EQ(d.verdicts[*d.chosen].cluster, "alpha");
+  EXPECT_EQ(d.verdicts[1].kind, Kind::kHeldBack);
+  EXPECT_EQ(d.verdicts[1].reason,
+            "the wait it saves (29 min sooner than alpha) is worth $1.93 at overflow.worth ($4.00 "
+            "a GPU-hour of waiting), less than its cost $16.00");
+  // Beside jobs on a node already up: its GPU's share, $2, worth it.
+  Candidate shares = Cloud("cloud", kNow + 60, 1.90);
+  shares.gpus = 1;
+  auto joins = Place({At("alpha", "gpu", kNow + 1800, true), shares}, policy, kNow);
+  EXPECT_EQ(joins.verdicts[*joins.chosen].cluster, "delta");
+  // Eight GPUs' wait is worth eight times as much: for an hour's wait the
+  // fresh node goes.
+  boots.gpus = 8;
+  auto big = Place({At("alpha", "gpu", kNow + 3600, true), boots}, policy, kNow);
+  EXPECT_EQ(big.verdicts[*big.chosen].cluster, "delta");
+  // Nothing else can run it: no wait to weigh, the cloud it is.
+  boots.gpus = 1;
+  auto alone = Place({boots}, policy, kNow);
+  EXPECT_EQ(alone.verdicts[*alone.chosen].cluster, "delta");
+  // Without overflow.worth nothing is weighed.
+  policy.wait_worth.reset();
+  auto unweighed = Place({At("alpha", "gpu", kNow + 1800, true), boots}, policy, kNow);
+  EXPECT_EQ(unweighed.verdicts[*unweighed.chosen].cluster, "delta");
+}
+
 TEST(PlacementTest, InATieACostlessClusterThenTheCheaperWins) {
   auto free_first =
       Place({Cloud("cloud", kNow + 20, 12.4), At("gamma", "batch", kNow + 40)}, {}, kNow);
