@@ -222,6 +222,10 @@ int main(int argc, char** argv) {
   const std::map<std::string, double> price = {{"cloud", 4.00},
                                                {"spot", 1.50}};  // the ready user's
 
+  // This build's shim by its path: a PATH lookup happens in this process's
+  // PATH, and a real sbatch would hand the job to whatever build the
+  // testbed's plugin names.
+  const std::string shim_sbatch = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin/sbatch";
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   char work_template[] = "/tmp/skyslurm-cloud-bench-XXXXXX";
@@ -247,8 +251,9 @@ int main(int argc, char** argv) {
     }
     const std::string any = policy == "never" ? "--sky-any-cluster=alpha,beta,gamma"
                                               : "--sky-any-cluster=alpha,beta,gamma,delta";
-    const std::string prefix = fmt::format("cb{}-{}-", seed, policy);
     const std::time_t started = std::time(nullptr);
+    // A run's own names: an earlier run's jobs (an interrupted one's) are not its.
+    const std::string prefix = fmt::format("cb{}-{}-{}-", seed, policy, started % 100000);
     const auto t0 = bench::Clock::now();
     std::vector<double> arrived(jobs.size());
     std::mutex mu;
@@ -275,7 +280,7 @@ int main(int argc, char** argv) {
                   .count();
           const int limit_min = std::max(1, (j.run_s * 2 + 59) / 60);
           Command c{
-              .argv = {"sbatch", any, "--parsable", "-J", prefix + std::to_string(i), "-N",
+              .argv = {shim_sbatch, any, "--parsable", "-J", prefix + std::to_string(i), "-N",
                        std::to_string(j.nodes), "--gres=gpu:" + std::to_string(j.gpus_per_node),
                        "-t", std::to_string(limit_min), "-o", "/dev/null", "--wrap",
                        "sleep " + std::to_string(j.run_s)},
