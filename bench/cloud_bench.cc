@@ -21,7 +21,7 @@
 //
 //   build/bench/cloud_bench [jobs=200] [seed=1] [scale=30] [max_run_s=300]
 //                           [trace=../shared/traces/philly/by_vc/jobs_6214e9.csv]
-//                           [policies=never,at-once,skyslurm] [worth=8]
+//                           [policies=never,at-once,skyslurm] [worth=2]
 #include <fmt/format.h>
 
 #include <atomic>
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
                                            "/../shared/traces/philly/by_vc/jobs_6214e9.csv";
   const std::vector<std::string> policies =
       SplitList(argc > 6 ? argv[6] : "never,at-once,skyslurm");
-  const double worth = argc > 7 ? std::atof(argv[7]) : 8;
+  const double worth = argc > 7 ? std::atof(argv[7]) : 2;
   const std::string tb = bench::TestbedDir();
   const auto env = bench::ReadTestbedEnv(tb);
   if (env.empty()) {

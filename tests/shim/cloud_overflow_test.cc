@@ -183,6 +183,34 @@ TEST_F(CloudOverflowTest, AJobOverBudgetIsRefusedWithTheFiguresAndNothingIsSubmi
   EXPECT_THAT(why.out, HasSubstr("over your daily budget ($5.00, $"));
 }
 
+// A node already up with GPUs to spare: a job beside the one there starts
+// without a boot and is priced at its own GPUs' share (the node is billed
+// anyway), while the powered-down partition still counts a boot and whole
+// nodes.
+TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootForItsShare) {
+  const std::string first = Submit(tb_, "delta",
+                                   {"-p", "spot", "-N1", "--gres=gpu:h100:4", "-t", "5", "-o",
+                                    "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_FALSE(first.empty());
+  cleanup_.emplace_back("delta", first);
+  for (int i = 0; i < (Boot() + 60) * 2 && JobState(tb_, "delta", first) != "RUNNING"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_EQ(JobState(tb_, "delta", first), "RUNNING");
+  CommandOutput why = Typed({skyslurm, "explain", "--sky-any-cluster=delta", "-N1",
+                             "--gres=gpu:h100:4", "-t", "10", "--wrap", "sleep 1"});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  // spot: 4 H100s for 10 min at $1.50; cloud: a boot, 8 H100s, boot and tail.
+  EXPECT_THAT(why.out, MatchesRegex("(.|\n)*  delta/spot +chosen +now (.|\n)*estimate: sbatch "
+                                    "--test-only, beside jobs on a node already up \\(billed "
+                                    "anyway\\)\n +cost: \\$1\\.00 for its time limit, its GPUs' "
+                                    "share of a node others keep up\n(.|\n)*"))
+      << why.out;
+  EXPECT_THAT(why.out, MatchesRegex("(.|\n)*  delta/cloud (.|\n)*a node's boot first(.|\n)*"
+                                    "boot and idle tail included\n(.|\n)*"))
+      << why.out;
+}
+
 // A managed job on a spot node the provider takes back (NODE_FAIL): skyslurmd
 // restarts it, on an on-demand node this time.
 TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {
