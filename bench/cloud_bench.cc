@@ -22,6 +22,7 @@
 //   build/bench/cloud_bench [jobs=200] [seed=1] [scale=30] [max_run_s=300]
 //                           [trace=../shared/traces/philly/by_vc/jobs_6214e9.csv]
 //                           [policies=never,at-once,skyslurm] [worth=2]
+// SKYSLURM_BENCH_KEEP=1 keeps each run's home and daemon store.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -388,6 +389,13 @@ int main(int argc, char** argv) {
         cut_at_once > 0 ? 100 * cut_sky / cut_at_once : 0,
         at_once->cloud_cost > 0 ? 100 * sky->cloud_cost / at_once->cloud_cost : 0);
   }
-  std::filesystem::remove_all(work);
+  // SKYSLURM_BENCH_KEEP: each run's home (its daemon's store and log) stays, to
+  // read the decisions behind the figures.
+  if (std::getenv("SKYSLURM_BENCH_KEEP") != nullptr) {
+    std::printf("kept: %s (a folder per policy; skyslurmd.db and its log under .local/state)\n",
+                work.c_str());
+  } else {
+    std::filesystem::remove_all(work);
+  }
   return 0;
 }
