@@ -85,7 +85,9 @@ int main() {
   e.gpu_type = "A100";
   e.gpus = 16;
   e.minutes = 1;
+  e.nodes = place::GpuNodes(inv->description, "batch", "A100");
   e.capacity = place::GpuCapacity(inv->description, "batch", "A100");
+  e.job_nodes = 2;
   const auto adjusted = place::AccountForPendingWork(e, inv->jobs, catalog);
   const std::time_t submitted = std::time(nullptr);
   const std::string c = Sbatch(run, {"-N2", "--gres=gpu:A100:8", "-t", "1", "--wrap", "sleep 5"});

@@ -91,19 +91,28 @@ NodeStart NodeStartOn(const cluster::Description& description, std::string_view 
   return busy ? NodeStart::kShares : NodeStart::kIdleUp;
 }
 
+bool WaitingWorkFillsNodes(const cluster::Description& description, const std::string& partition,
+                           std::int64_t nodes, std::int64_t job_gpus_per_node,
+                           std::int64_t waiting_gpus) {
+  const std::int64_t rest =
+      (GpusPerNode(description, partition) - job_gpus_per_node) * std::max<std::int64_t>(nodes, 1);
+  return waiting_gpus > 0 && waiting_gpus >= rest;
+}
+
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      NodeStart start) {
+                                      NodeStart start, bool filled) {
   if (!facts.price) return std::nullopt;
   cloud::ExpectedUse use;
   use.nodes = static_cast<int>(std::max<std::int64_t>(nodes, 1));
   use.run = std::chrono::minutes(minutes);
   use.gpus_per_node = static_cast<int>(job_gpus_per_node);
   if (facts.elastic && start != NodeStart::kShares && start != NodeStart::kSharesBooting) {
-    // The provider bills whole nodes, from power-up to power-down.
-    use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
+    // The provider bills whole nodes, from power-up to power-down; nodes the
+    // waiting work fills are billed to all of it, each job its GPUs' share.
+    if (!filled) use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
     if (start == NodeStart::kBoots) use.boot = std::chrono::seconds(facts.boot_seconds);
     use.idle_tail = std::chrono::seconds(facts.idle_tail_seconds);
   }

@@ -57,18 +57,28 @@ enum class NodeStart {
 // powering up for jobs already there).
 NodeStart NodeStartOn(const cluster::Description& description, std::string_view nodes);
 
+// Whether `waiting_gpus` (GPUs of jobs waiting on the cluster that would
+// otherwise run this one) fill the rest of the nodes a job of `nodes` nodes
+// wanting `job_gpus_per_node` GPUs each boots in `partition`: a queue that
+// deep shares the nodes with it.
+bool WaitingWorkFillsNodes(const cluster::Description& description, const std::string& partition,
+                           std::int64_t nodes, std::int64_t job_gpus_per_node,
+                           std::int64_t waiting_gpus);
+
 // What a job of `nodes` nodes wanting `job_gpus_per_node` GPUs each is
 // expected to cost in `partition` for `minutes` of run time, nullopt when
 // the partition has no price. On an elastic cluster whole nodes are billed
 // from the boot (kBoots) to the end of the idle tail (the cluster's
 // suspend_time), unless the job shares nodes others keep up (kShares,
 // kSharesBooting: the provider bills them whether or not it comes, so it
-// causes its own GPUs' share for its run); elsewhere only the job's GPUs
-// for its run.
+// causes its own GPUs' share for its run), or the nodes it boots or finds
+// idle are `filled` by work waiting elsewhere (WaitingWorkFillsNodes): then
+// its GPUs' share of the nodes' time, boot and idle tail included, as the
+// bill is shared fairly; elsewhere only the job's GPUs for its run.
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      NodeStart start);
+                                      NodeStart start, bool filled);
 
 }  // namespace skyslurm::place

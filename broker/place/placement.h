@@ -47,6 +47,9 @@ struct Candidate {
   std::string no_estimate;
   std::optional<std::time_t> start;  // the estimate (on an elastic cluster: its boot included)
   std::string start_basis;
+  // GPUs of the jobs the estimate found pending ahead of it (0: none, or
+  // not laid out).
+  std::int64_t pending_gpus_ahead = 0;
   // An elastic cluster: nodes powered up for the job and billed.
   bool elastic = false;
   // A spot partition: cheaper, its nodes taken back by the provider at will.

@@ -185,18 +185,33 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
     }
   }
   in.minutes = JobMinutes(request, inv.description, partition);
-  in.capacity = GpuCapacity(inv.description, partition, in.gpu_type);
+  in.nodes = GpuNodes(inv.description, partition, in.gpu_type);
+  for (const NodeGpus& n : in.nodes) in.capacity += n.gpus;
+  in.job_nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
   if (answer.counts_work_ahead) {
     cand.start = answer.start;
     cand.start_basis = answer.basis;
   } else {
     const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
     cand.start = adjusted.start;
-    cand.start_basis =
-        adjusted.moved && !certain
-            ? fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)", answer.basis,
-                          adjusted.pending_ahead, adjusted.pending_gpus)
-            : answer.basis;
+    cand.pending_gpus_ahead = adjusted.pending_gpus;
+    if (certain || (!adjusted.moved && !adjusted.earlier)) {
+      cand.start_basis = answer.basis;
+    } else if (adjusted.moved) {
+      cand.start_basis = fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)",
+                                     answer.basis, adjusted.pending_ahead, adjusted.pending_gpus);
+    } else if (adjusted.pending_ahead == 0) {
+      cand.start_basis =
+          fmt::format("its GPUs free as the running jobs reach their time limits ({} said {})",
+                      answer.basis, FormatWait(answer.start, plan.now));
+    } else {
+      // Slurm's plan keeps a whole node for each pending job it plans.
+      cand.start_basis = fmt::format(
+          "the GPUs of its nodes, laid out behind {} pending job(s) ahead wanting {} GPU(s) "
+          "({} said {}, keeping a whole node for each)",
+          adjusted.pending_ahead, adjusted.pending_gpus, answer.basis,
+          FormatWait(answer.start, plan.now));
+    }
   }
   // An elastic cluster's scheduler counts a powered-down node as free: its
   // boot comes first, unless the nodes it names are up already (or booting
@@ -239,10 +254,31 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
   const NodeStart start = plan.node_start[candidate];
   cand.gpus = JobGpus(request);
+  // The jobs waiting on the cluster that would otherwise run it: when they
+  // fill the rest of the nodes it boots, they share the bill (a burst).
+  const Candidate* fixed = nullptr;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const Candidate& c = plan.candidates[i];
+    if (plan.elastic[i].elastic || !c.start || !c.excluded.empty() || !c.unreachable.empty() ||
+        !c.infeasible.empty()) {
+      continue;
+    }
+    if (fixed == nullptr || *c.start < *fixed->start) fixed = &c;
+  }
+  const bool filled =
+      plan.elastic[candidate].elastic && fixed != nullptr &&
+      (start == NodeStart::kBoots || start == NodeStart::kIdleUp) &&
+      WaitingWorkFillsNodes(d, cand.partition, nodes, cand.gpus / nodes, fixed->pending_gpus_ahead);
   cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
-                              JobMinutes(request, d, cand.partition), start);
+                              JobMinutes(request, d, cand.partition), start, filled);
   if (!plan.elastic[candidate].elastic) {
     cand.cost_basis = "its GPUs at the cluster's rate";
+  } else if (filled) {
+    cand.cost_basis = fmt::format(
+        "its GPUs' share of {} node time, boot and idle tail included: {} GPU(s) waiting on {} "
+        "fill the rest",
+        start == NodeStart::kBoots ? "the booted" : "the", fixed->pending_gpus_ahead,
+        fixed->cluster);
   } else if (start == NodeStart::kBoots) {
     cand.cost_basis = "boot and idle tail included";
   } else if (start == NodeStart::kIdleUp) {

@@ -1,8 +1,13 @@
 #include "broker/place/start_estimate.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include "broker/backend/slurm_state.h"
+#include "broker/cluster/hostlist.h"
 
 namespace skyslurm::place {
 
@@ -22,20 +27,152 @@ std::set<std::string> OverlappingPartitions(const cluster::Description& d,
   return out;
 }
 
-std::int64_t GpuCapacity(const cluster::Description& d, const std::string& partition,
-                         const std::string& type) {
+std::vector<NodeGpus> GpuNodes(const cluster::Description& d, const std::string& partition,
+                               const std::string& type) {
+  std::vector<NodeGpus> out;
   const cluster::Partition* p = d.FindPartition(partition);
-  if (p == nullptr) return 0;
-  std::int64_t total = 0;
+  if (p == nullptr) return out;
   for (const cluster::Node* n : d.NodesOf(*p)) {
     // A powered-down node of an elastic cluster runs jobs once booted.
     if (!n->usable() && !n->bootable()) continue;
+    std::int64_t gpus = 0;
     for (const auto& g : n->gres) {
-      if (g.name == "gpu" && (type.empty() || g.type == type)) total += g.count;
+      if (g.name == "gpu" && (type.empty() || g.type == type)) gpus += g.count;
     }
+    if (gpus > 0) out.push_back({n->name, gpus});
   }
+  return out;
+}
+
+std::int64_t GpuCapacity(const cluster::Description& d, const std::string& partition,
+                         const std::string& type) {
+  std::int64_t total = 0;
+  for (const NodeGpus& n : GpuNodes(d, partition, type)) total += n.gpus;
   return total;
 }
+
+namespace {
+
+// The GPUs of the job's nodes over time: what each node holds, when.
+class GpuLayout {
+ public:
+  GpuLayout(const std::vector<NodeGpus>& nodes, std::time_t now) : now_(now) {
+    for (const NodeGpus& n : nodes) {
+      index_.emplace(n.name, lines_.size());
+      lines_.push_back({n.gpus, {}});
+    }
+  }
+
+  std::optional<std::size_t> LineOf(const std::string& node) const {
+    auto it = index_.find(node);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void Hold(std::size_t line, std::time_t from, std::time_t to, std::int64_t gpus) {
+    Line& l = lines_[line];
+    if (l.uses.empty()) busy_.push_back(line);
+    l.uses.push_back({from, to, gpus});
+    ends_.insert(to);
+  }
+
+  // The first moment from now at which `count` nodes each have `per_node`
+  // GPUs free for `duration`; held there when `take`. nullopt: never (more
+  // than the nodes have).
+  std::optional<std::time_t> Fit(std::int64_t count, std::int64_t per_node, std::time_t duration,
+                                 bool take) {
+    // Nodes nothing holds fit at any moment: counted once.
+    std::vector<std::size_t> idle;
+    for (std::size_t i = 0; i < lines_.size() && static_cast<std::int64_t>(idle.size()) < count;
+         ++i) {
+      if (lines_[i].uses.empty() && lines_[i].gpus >= per_node) idle.push_back(i);
+    }
+    // The layout only fills up: a job of a shape laid out before starts no
+    // earlier than it did (a queue of like jobs costs a pass, not a square).
+    const Shape key{count, per_node, duration};
+    const std::time_t from = std::max(now_, earliest_[key]);
+    std::vector<std::size_t> chosen;
+    auto fits_at = [&](std::time_t t) {
+      chosen.clear();
+      // Beside other jobs first, as Slurm packs nodes.
+      for (std::size_t i : busy_) {
+        if (static_cast<std::int64_t>(chosen.size()) == count) break;
+        if (lines_[i].gpus - PeakUse(lines_[i], t, t + duration) >= per_node) chosen.push_back(i);
+      }
+      for (std::size_t i : idle) {
+        if (static_cast<std::int64_t>(chosen.size()) == count) break;
+        chosen.push_back(i);
+      }
+      return static_cast<std::int64_t>(chosen.size()) == count;
+    };
+    std::optional<std::time_t> start;
+    if (fits_at(from)) {
+      start = from;
+    } else {
+      for (auto it = ends_.upper_bound(from); it != ends_.end(); ++it) {
+        if (fits_at(*it)) {
+          start = *it;
+          break;
+        }
+      }
+    }
+    if (!start) return std::nullopt;
+    if (take) {
+      earliest_[key] = *start;
+      for (std::size_t i : chosen) Hold(i, *start, *start + duration, per_node);
+    }
+    return start;
+  }
+
+ private:
+  struct Use {
+    std::time_t from, to;
+    std::int64_t gpus;
+  };
+  struct Line {
+    std::int64_t gpus;
+    std::vector<Use> uses;
+  };
+  using Shape = std::tuple<std::int64_t, std::int64_t, std::time_t>;
+
+  // The most GPUs held on `l` at any moment of [from, to): one sweep over
+  // the uses that overlap it.
+  static std::int64_t PeakUse(const Line& l, std::time_t from, std::time_t to) {
+    std::int64_t held = 0;
+    std::vector<std::pair<std::time_t, std::int64_t>> changes;
+    for (const Use& u : l.uses) {
+      if (u.to <= from || u.from >= to) continue;
+      if (u.from <= from) {
+        held += u.gpus;
+      } else {
+        changes.emplace_back(u.from, u.gpus);
+      }
+      if (u.to < to) changes.emplace_back(u.to, -u.gpus);
+    }
+    // At one moment, what ends frees its GPUs before what starts takes them.
+    std::sort(changes.begin(), changes.end());
+    std::int64_t peak = held;
+    for (const auto& [t, delta] : changes) {
+      held += delta;
+      peak = std::max(peak, held);
+    }
+    return peak;
+  }
+
+  std::time_t now_;
+  std::vector<Line> lines_;
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::size_t> busy_;  // lines something holds, in the order first held
+  std::set<std::time_t> ends_;
+  std::map<Shape, std::time_t> earliest_;
+};
+
+// Beyond this many pending jobs (array tasks each) ahead, the rest count as
+// GPU-time spread over the partition: the layout's cost grows with the
+// square of the work laid out.
+constexpr std::int64_t kMostLaidOut = 2000;
+
+}  // namespace
 
 AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
                                        const std::vector<cluster::QueuedJob>& queue,
@@ -45,11 +182,6 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   out.start = floor;
   if (in.gpus <= 0 || in.capacity <= 0) return out;
 
-  struct Use {
-    std::time_t from, to;
-    std::int64_t gpus;
-  };
-  std::vector<Use> uses;
   auto relevant = [&](const cluster::QueuedJob& j) {
     if (j.TotalGpus() <= 0) return false;
     // A job in several partitions ("a,b") counts when any of them shares nodes.
@@ -65,60 +197,80 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     return in.gpu_type.empty() || j.gpu_type.empty() || j.gpu_type == in.gpu_type ||
            catalog.Same(j.gpu_type, in.gpu_type);
   };
-  std::time_t latest_end = floor;
+  // Nodes unknown: the partition's GPUs as one pool, each job's from it.
+  const bool pooled = in.nodes.empty();
+  GpuLayout layout(pooled ? std::vector<NodeGpus>{{"", in.capacity}} : in.nodes, in.now);
+  auto shape = [&](std::int64_t nodes, std::int64_t per_node, std::int64_t total) {
+    nodes = std::max<std::int64_t>(nodes, 1);
+    if (pooled) return std::pair<std::int64_t, std::int64_t>{1, total};
+    return std::pair<std::int64_t, std::int64_t>{
+        nodes, per_node > 0 ? per_node : (total + nodes - 1) / nodes};
+  };
   for (const auto& j : queue) {
     // Holding GPUs (the probe's squeue lists pending and running jobs only).
     if (!relevant(j) || !backend::HasNodes(backend::SlurmPhaseOf(j.state))) continue;
     const std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;
-    uses.push_back({in.now, end, j.TotalGpus()});
-    latest_end = std::max(latest_end, end);
+    const auto [nodes, per_node] = shape(j.nodes, j.gpus_per_node, j.TotalGpus());
+    bool held = false;
+    if (pooled) {
+      layout.Hold(0, in.now, end, per_node);
+      held = true;
+    } else if (auto names = cluster::ExpandHostlist(j.nodelist); names.ok() && !names->empty()) {
+      // Its nodes outside the job's partition (one sharing some) do not count.
+      for (const std::string& name : *names) {
+        if (auto line = layout.LineOf(name)) layout.Hold(*line, in.now, end, per_node);
+      }
+      held = true;
+    }
+    // Where it runs unknown: wherever it fits now.
+    if (!held) (void)layout.Fit(nodes, per_node, end - in.now, true);
   }
+  // Waiting to start, in the order Slurm's plan gives them (its priority
+  // order; without a planned start, after the planned ones, as submitted).
+  std::vector<const cluster::QueuedJob*> pending;
   for (const auto& j : queue) {
-    // Waiting to start; a held job waits for whoever holds it, not for GPUs.
     if (!relevant(j) || backend::SlurmPhaseOf(j.state) != backend::JobPhase::kPending) continue;
     // Held by its user or an admin (priority 0): it starts when released,
     // never ahead of a job that can start.
     if (j.reason == "JobHeldUser" || j.reason == "JobHeldAdmin") continue;
-    const std::int64_t minutes = j.time_limit_minutes > 0 ? j.time_limit_minutes : in.minutes;
-    // Without a backfill estimate, assume it starts once the running work ends.
-    const std::time_t from = j.start_time > 0 ? std::max(j.start_time, in.now) : latest_end;
-    // A pending array's tasks all wait for the same GPUs.
-    uses.push_back({from, from + minutes * 60, j.TotalGpus() * j.tasks});
-    out.pending_ahead += static_cast<int>(j.tasks);
-    out.pending_gpus += j.TotalGpus() * j.tasks;
+    pending.push_back(&j);
   }
-  auto free_during = [&](std::time_t from, std::time_t to) {
-    // The least free capacity over [from, to): check at `from` and at every
-    // use that starts inside the window.
-    std::int64_t least = in.capacity;
-    std::vector<std::time_t> points = {from};
-    for (const auto& u : uses) {
-      if (u.from > from && u.from < to) points.push_back(u.from);
-    }
-    for (std::time_t t : points) {
-      std::int64_t used = 0;
-      for (const auto& u : uses) {
-        if (u.from <= t && t < u.to) used += u.gpus;
+  std::stable_sort(pending.begin(), pending.end(), [](const auto* a, const auto* b) {
+    const std::time_t never = std::numeric_limits<std::time_t>::max();
+    const std::time_t sa = a->start_time > 0 ? a->start_time : never;
+    const std::time_t sb = b->start_time > 0 ? b->start_time : never;
+    if (sa != sb) return sa < sb;
+    return a->submit_time < b->submit_time;
+  });
+  std::int64_t laid = 0;
+  double backlog_gpu_s = 0;  // beyond kMostLaidOut
+  for (const cluster::QueuedJob* j : pending) {
+    const std::int64_t minutes = j->time_limit_minutes > 0 ? j->time_limit_minutes : in.minutes;
+    const auto [nodes, per_node] = shape(j->nodes, j->gpus_per_node, j->TotalGpus());
+    // A pending array's tasks each wait for their GPUs.
+    for (std::int64_t t = 0; t < j->tasks; ++t) {
+      if (laid++ < kMostLaidOut) {
+        (void)layout.Fit(nodes, per_node, minutes * 60, true);
+      } else {
+        backlog_gpu_s += static_cast<double>(j->TotalGpus() * minutes * 60);
       }
-      least = std::min(least, in.capacity - used);
     }
-    return least;
-  };
-  std::vector<std::time_t> candidates = {floor};
-  for (const auto& u : uses) {
-    if (u.to > floor) candidates.push_back(u.to);
+    out.pending_ahead += static_cast<int>(j->tasks);
+    out.pending_gpus += j->TotalGpus() * j->tasks;
   }
-  std::sort(candidates.begin(), candidates.end());
-  const std::time_t duration = in.minutes * 60;
-  for (std::time_t t : candidates) {
-    if (free_during(t, t + duration) >= in.gpus) {
-      out.start = t;
-      out.moved = t > floor;
-      return out;
-    }
+  const auto [nodes, per_node] = shape(in.job_nodes, 0, in.gpus);
+  std::optional<std::time_t> start = layout.Fit(nodes, per_node, in.minutes * 60, false);
+  if (!start) return out;  // more than the partition will ever have free: Slurm's answer stands
+  if (backlog_gpu_s > 0) {
+    *start += static_cast<std::time_t>(backlog_gpu_s / static_cast<double>(in.capacity));
   }
-  return out;  // more than the partition will ever have free: Slurm's answer stands
+  // Its GPUs are free now: whatever else holds it back, Slurm knows.
+  if (*start <= in.now) return out;
+  out.start = *start;
+  out.moved = *start > floor;
+  out.earlier = *start < floor;
+  return out;
 }
 
 }  // namespace skyslurm::place

@@ -211,6 +211,34 @@ TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootFor
       << why.out;
 }
 
+// A burst: alpha's H100s busy and an 8-GPU job waiting there. A 1-GPU job
+// that would boot a delta node is priced at its GPUs' share of the node's
+// time, boot and idle tail included, because the work waiting fills the rest
+// (before, the first job to boot a node paid for all of it, so under
+// overflow.worth no job ever started a burst, and every later one had a
+// node to share).
+TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
+  for (int i = 0; i < 3; ++i) {
+    const std::string id =
+        Submit(tb_, "alpha",
+               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
+    ASSERT_FALSE(id.empty());
+    cleanup_.emplace_back("alpha", id);
+    if (i == 2) break;  // the third waits
+    for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  CommandOutput why = Typed({skyslurm, "explain", "--sky-any-cluster=alpha,delta", "-N1",
+                             "--gres=gpu:h100:1", "-t", "10", "--wrap", "sleep 1"});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_THAT(why.out, MatchesRegex("(.|\n)*  delta/spot (.|\n)*a node's boot first(.|\n)*cost: "
+                                    "\\$0\\.[0-9]{2} for its time limit, its GPUs' share of the "
+                                    "booted node time, boot and idle tail included: 8 GPU\\(s\\) "
+                                    "waiting on alpha fill the rest\n(.|\n)*"))
+      << why.out;
+}
+
 // A managed job on a spot node the provider takes back (NODE_FAIL): skyslurmd
 // restarts it, on an on-demand node this time.
 TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {

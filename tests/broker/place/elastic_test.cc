@@ -85,26 +85,45 @@ TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
   const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
   const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
   // 2 nodes, 4 of their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, false),
                    2 * 42.0 / 60 * 8 * 4);
   // Its nodes up already: no boot billed for it.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, false),
                    2 * 40.0 / 60 * 8 * 4);
   // Beside jobs on nodes others keep up (or boot): its own GPUs for its run.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kShares), 2 * 0.5 * 4 * 4);
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kSharesBooting),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kShares, false),
+                   2 * 0.5 * 4 * 4);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kSharesBooting, false),
                    2 * 0.5 * 4 * 4);
   // An on-premises cluster's internal rate: the job's GPUs for its run.
   config::ClusterSettings onprem;
   onprem.cost_default = 0.5;
   const cluster::Description up = Delta("idle");
   const ElasticFacts o = ElasticFactsOf(onprem, up, "cloud", nullptr);
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, NodeStart::kIdleUp),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, NodeStart::kIdleUp, false),
                    2 * 0.5 * 4 * 0.5);
+  // Work waiting elsewhere fills the rest of the nodes it boots: its GPUs'
+  // share of their time, boot and idle tail included.
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, true),
+                   2 * 42.0 / 60 * 4 * 4);
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, true),
+                   2 * 40.0 / 60 * 4 * 4);
   // No price, no cost.
   EXPECT_FALSE(ExpectedJobCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 8, 30,
-                               NodeStart::kBoots)
+                               NodeStart::kBoots, false)
                    .has_value());
+}
+
+TEST(ElasticTest, WaitingWorkFillsTheNodesAJobBoots) {
+  const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
+  // A 1-GPU job on an 8-GPU node: 7 GPUs of waiting jobs fill the rest.
+  EXPECT_TRUE(WaitingWorkFillsNodes(d, "cloud", 1, 1, 7));
+  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 1, 6));
+  // Two nodes, 4 GPUs each: 8 more.
+  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 2, 4, 7));
+  EXPECT_TRUE(WaitingWorkFillsNodes(d, "cloud", 2, 4, 8));
+  // A whole-node job fills its nodes itself; nothing waiting, nothing shared.
+  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 8, 0));
 }
 
 // Where sbatch --test-only would put the job says how it meets the nodes.
