@@ -96,7 +96,8 @@ bool WaitingWorkFillsNodes(const cluster::Description& description, const std::s
                            std::int64_t waiting_gpus) {
   const std::int64_t rest =
       (GpusPerNode(description, partition) - job_gpus_per_node) * std::max<std::int64_t>(nodes, 1);
-  return waiting_gpus > 0 && waiting_gpus >= rest;
+  // A job that takes its nodes whole has nothing to share.
+  return rest > 0 && waiting_gpus >= rest;
 }
 
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,

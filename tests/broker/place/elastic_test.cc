@@ -122,8 +122,9 @@ TEST(ElasticTest, WaitingWorkFillsTheNodesAJobBoots) {
   // Two nodes, 4 GPUs each: 8 more.
   EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 2, 4, 7));
   EXPECT_TRUE(WaitingWorkFillsNodes(d, "cloud", 2, 4, 8));
-  // A whole-node job fills its nodes itself; nothing waiting, nothing shared.
-  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 8, 0));
+  // A whole-node job fills its nodes itself: nothing to share, whatever waits.
+  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 8, 16));
+  EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 1, 0));
 }
 
 // Where sbatch --test-only would put the job says how it meets the nodes.
