@@ -36,6 +36,19 @@ class CloudOverflowTest : public RouteTest {
   const std::string skyslurm = std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm";
   std::string settings() const { return home_ + "/.config/skyslurm/skyslurm.yaml"; }
   int Boot() { return std::stoi(ReadFile(tb_.Path("cloud/boot"))); }
+  // One of alpha's 8-H100 nodes taken for 10 minutes (cancelled after the
+  // test); waits until it runs when `wait`. Its id, or "" when sbatch failed.
+  std::string FillAlphaNode(bool wait) {
+    const std::string id =
+        Submit(tb_, "alpha",
+               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
+    if (id.empty()) return id;
+    cleanup_.emplace_back("alpha", id);
+    for (int k = 0; wait && k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return id;
+  }
 };
 
 // Issue 15: alpha's H100s are busy for ten more minutes, and only delta, the
@@ -46,16 +59,7 @@ class CloudOverflowTest : public RouteTest {
 // after the boot, and powers the node down after SuspendTime; its cost, in
 // skyslurm status and skyslurm cost, is what the ledger billed.
 TEST_F(CloudOverflowTest, AlphaFreeInTenMinutesTheJobWaitsForItUnlessOverflowAfterIsShorter) {
-  for (int i = 0; i < 2; ++i) {
-    const std::string id =
-        Submit(tb_, "alpha",
-               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
-    ASSERT_FALSE(id.empty());
-    cleanup_.emplace_back("alpha", id);
-    for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
+  for (int i = 0; i < 2; ++i) ASSERT_FALSE(FillAlphaNode(true).empty());
   const std::string job =
       Script("big.sh",
              "#!/bin/bash\n#SBATCH -N1\n#SBATCH --gres=gpu:h100:8\n#SBATCH -t 5\n"
@@ -221,17 +225,8 @@ TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootFor
 // overflow.worth no job ever started a burst, and every later one had a
 // node to share).
 TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
-  for (int i = 0; i < 3; ++i) {
-    const std::string id =
-        Submit(tb_, "alpha",
-               {"-N1", "--gres=gpu:h100:8", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 600"});
-    ASSERT_FALSE(id.empty());
-    cleanup_.emplace_back("alpha", id);
-    if (i == 2) break;  // the third waits
-    for (int k = 0; k < 150 && JobState(tb_, "alpha", id) != "RUNNING"; ++k) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
+  for (int i = 0; i < 2; ++i) ASSERT_FALSE(FillAlphaNode(true).empty());
+  ASSERT_FALSE(FillAlphaNode(false).empty());  // the third waits
   CommandOutput why = Typed({skyslurm, "explain", "--sky-any-cluster=alpha,delta", "-N1",
                              "--gres=gpu:h100:1", "-t", "10", "--wrap", "sleep 1"});
   ASSERT_EQ(why.exit_code, 0) << why.err;
