@@ -8,6 +8,7 @@
 #include <json/json.h>
 
 #include <cstdio>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -48,6 +49,30 @@ class CloudOverflowTest : public RouteTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return id;
+  }
+  // Waits (a boot, SuspendTime and a minute at most) until one of delta's
+  // partitions has all its nodes powered down, so a job there needs a boot:
+  // the test before may have left a node up for its idle tail.
+  void WaitUntilAPartitionOfDeltaIsPoweredDown() {
+    const int suspend = std::stoi(ReadFile(tb_.Path("cloud/suspend")));
+    for (int i = 0; i < (Boot() + suspend + 60) * 2; ++i) {
+      // One line a node and partition: "spot idle~".
+      std::map<std::string, bool> down;
+      for (const std::string& line :
+           SplitList(RunOn(tb_, "delta", {"sinfo", "-h", "-N", "-o", "%P %t"}).out, '\n')) {
+        const std::vector<std::string> f = SplitList(line, ' ');
+        if (f.size() != 2) continue;
+        const std::string partition = f[0].back() == '*' ? f[0].substr(0, f[0].size() - 1) : f[0];
+        auto at = down.emplace(partition, true).first;
+        at->second = at->second && f[1] == "idle~";
+      }
+      for (const auto& [partition, all] : down) {
+        if (all) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ADD_FAILURE() << "no partition of delta powered down: "
+                  << RunOn(tb_, "delta", {"sinfo", "-N"}).out;
   }
 };
 
@@ -227,13 +252,18 @@ TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootFor
 TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
   for (int i = 0; i < 2; ++i) ASSERT_FALSE(FillAlphaNode(true).empty());
   ASSERT_FALSE(FillAlphaNode(false).empty());  // the third waits
+  WaitUntilAPartitionOfDeltaIsPoweredDown();
   CommandOutput why = Typed({skyslurm, "explain", "--sky-any-cluster=alpha,delta", "-N1",
                              "--gres=gpu:h100:1", "-t", "10", "--wrap", "sleep 1"});
   ASSERT_EQ(why.exit_code, 0) << why.err;
-  EXPECT_THAT(why.out, MatchesRegex("(.|\n)*  delta/spot (.|\n)*a node's boot first(.|\n)*cost: "
-                                    "\\$0\\.[0-9]{2} for its time limit, its GPUs' share of the "
-                                    "booted node time, boot and idle tail included: 8 GPU\\(s\\) "
-                                    "waiting on alpha fill the rest\n(.|\n)*"))
+  // The partition that boots (spot, unless the test before left a spot node
+  // up for its idle tail: then cloud): less than a dollar, when the whole
+  // node for the limit, boot and tail would be $2 and more.
+  EXPECT_THAT(why.out,
+              MatchesRegex("(.|\n)*estimate: sbatch --test-only, a node's boot first "
+                           "[^\n]*\n +cost: \\$0\\.[0-9]{2} for its time limit, its "
+                           "GPUs' share of the booted node time, boot and idle tail "
+                           "included: 8 GPU\\(s\\) waiting on alpha fill the rest\n(.|\n)*"))
       << why.out;
 }
 
