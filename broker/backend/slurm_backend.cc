@@ -151,7 +151,9 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
                                   {.argv = {"sinfo", "--json"}},
                                   {.argv = {"squeue"}}};
-  for (auto& a : cluster::SqueueActiveArgs()) queries[2].argv.push_back(a);
+  // Every job squeue still knows: the pending and running ones are the
+  // queue, the lately ended ones say how much of their limits jobs run.
+  for (auto& a : cluster::SqueueAllArgs()) queries[2].argv.push_back(a);
   if (!modules_cached) {
     // Lmod or Tcl modules, whichever the login shell has.
     Command modules;
@@ -186,6 +188,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   SKY_ASSIGN_OR_RETURN(CommandOutput queue, Checked(programs[2], std::move(results[2])));
   auto jobs = cluster::ParseSqueueActive(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
+  inv.limit_use = cluster::LearnLimitUse(*jobs);
+  std::erase_if(*jobs, [](const cluster::QueuedJob& j) { return !IsLive(SlurmPhaseOf(j.state)); });
   inv.jobs = std::move(*jobs);
   if (!modules_cached) {
     // No module system there is no error: the job's modules then cannot be

@@ -9,14 +9,17 @@
 
 #include "broker/catalog/accelerators.h"
 #include "broker/cluster/description.h"
+#include "broker/cluster/limit_use.h"
 #include "broker/cluster/queue.h"
 
 namespace skyslurm::cluster {
 
 struct Inventory {
   Description description;
-  std::vector<QueuedJob> jobs;
+  std::vector<QueuedJob> jobs;  // pending and running
   std::time_t probed_at = 0;
+  // What the jobs lately ended there say of their time limits.
+  LimitUse limit_use;
 };
 
 // One row of `skyslurm gpus`: a partition's GPUs of one type.

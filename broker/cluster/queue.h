@@ -47,8 +47,9 @@ Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json);
 // squeue's arguments (after the program) listing the pending and running
 // jobs in the form ParseSqueueActive reads.
 std::vector<std::string> SqueueActiveArgs();
-// The same form for every job squeue still knows, ended ones included (the
-// daemon's queue poll: compact, and filtered on the server, where
+// The same form for every job squeue still knows, ended ones included (a
+// probe, whose lately ended jobs say how much of their limits jobs run, and
+// the daemon's queue poll: compact, and filtered on the server, where
 // `squeue --json` is megabytes on a busy cluster).
 std::vector<std::string> SqueueAllArgs();
 // Strict: a record that is not exactly the fields asked for is an error

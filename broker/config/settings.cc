@@ -427,6 +427,10 @@ const std::vector<SettingKey>& SettingKeys() {
       {"tie_tolerance", "", "",
        "start estimates this close to the earliest count as a tie, decided by preference, the "
        "home cluster, cost (default 60s)"},
+      {"run_times", "", "",
+       "limits (default): start estimates take the jobs ahead to run their whole time limits, "
+       "as Slurm plans; history: the share of them their users' jobs of the same limit lately "
+       "ended on that cluster ran"},
       {"currency", "", "", "how prices are shown (default $)"},
       {"budget", "", "",
        "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "
@@ -706,6 +710,12 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
       } else if (key == "tie_tolerance") {
         SKY_ASSIGN_OR_RETURN(s->tie_tolerance, Seconds(file, v, key, 0));
+      } else if (key == "run_times") {
+        SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
+        if (how != "limits" && how != "history") {
+          return Bad(file, v, fmt::format("run_times must be limits or history, not '{}'", how));
+        }
+        s->run_times_from_history = how == "history";
       } else if (key == "budget") {
         SKY_RETURN_IF_ERROR(MergeBudget(file, v, user_level, &s->elastic));
       } else if (key == "clusters") {

@@ -153,6 +153,11 @@ struct Settings {
   // Estimates within this many seconds of the earliest count as a tie
   // (then preference, home, cost... decide; place/placement.h).
   int tie_tolerance = 60;
+  // run_times: history: start estimates take the jobs ahead to run the share
+  // of their time limits their users' jobs (of the same limit, where enough)
+  // lately ended on that cluster ran (cluster/limit_use.h); limits (the
+  // default): their whole limits, as Slurm plans.
+  bool run_times_from_history = false;
   // Elastic clusters: the site's policy, which a user's file may only
   // tighten (a longer overflow.after than the site's; spot only while the
   // site allows it).

@@ -86,6 +86,10 @@ struct Policy {
   SpotUse spot = SpotUse::kAllow;
   std::vector<Budget> budgets;
   std::string currency = "$";
+  // Start estimates take the jobs ahead to run the share of their time
+  // limits the cluster's jobs lately ran (run_times: history), not their
+  // whole limits (run_times: limits, Slurm's own way).
+  bool run_times_from_history = false;
 };
 
 struct Verdict {

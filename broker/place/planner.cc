@@ -163,6 +163,21 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
 
 namespace {
 
+// What the estimate took the jobs ahead to run, when it learned that from
+// the jobs lately ended there.
+std::string LimitUseBasis(const cluster::LimitUse& use) {
+  if (use.JobsBehind("") == 0) {
+    return fmt::format(
+        ", jobs taken to run their whole time limits (fewer than {} lately ended "
+        "there to learn from)",
+        cluster::LimitUse::kFewest);
+  }
+  return fmt::format(
+      ", each job taken to run the share of its time limit its user's jobs of that "
+      "limit lately ended there ran (all {} together: {}%)",
+      use.JobsBehind(""), std::lround(use.ShareOf("") * 100));
+}
+
 // A candidate's start from its cluster's answer (sbatch --test-only, or
 // certain from the last look), moved later by the work pending ahead.
 void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
@@ -188,6 +203,7 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   in.nodes = GpuNodes(inv.description, partition, in.gpu_type);
   for (const NodeGpus& n : in.nodes) in.capacity += n.gpus;
   in.job_nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
+  if (plan.run_times_from_history) in.limit_use = &inv.limit_use;
   if (answer.counts_work_ahead) {
     cand.start = answer.start;
     cand.start_basis = answer.basis;
@@ -201,9 +217,9 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
       cand.start_basis = fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)",
                                      answer.basis, adjusted.pending_ahead, adjusted.pending_gpus);
     } else if (adjusted.pending_ahead == 0) {
-      cand.start_basis =
-          fmt::format("its GPUs free as the running jobs reach their time limits ({} said {})",
-                      answer.basis, FormatWait(answer.start, plan.now));
+      cand.start_basis = fmt::format("its GPUs free as the running jobs {} ({} said {})",
+                                     in.limit_use != nullptr ? "end" : "reach their time limits",
+                                     answer.basis, FormatWait(answer.start, plan.now));
     } else {
       // Slurm's plan keeps a whole node for each pending job it plans.
       cand.start_basis = fmt::format(
@@ -211,6 +227,9 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
           "({} said {}, keeping a whole node for each)",
           adjusted.pending_ahead, adjusted.pending_gpus, answer.basis,
           FormatWait(answer.start, plan.now));
+    }
+    if (in.limit_use != nullptr && !certain && (adjusted.moved || adjusted.earlier)) {
+      cand.start_basis += LimitUseBasis(inv.limit_use);
     }
   }
   // An elastic cluster's scheduler counts a powered-down node as free: its
@@ -323,6 +342,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   trace::Span span("plan");
   Plan plan;
   plan.now = options.now != 0 ? options.now : std::time(nullptr);
+  plan.run_times_from_history = options.policy.run_times_from_history;
   // Who is a candidate at all.
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterHandle& c = clusters[i];

@@ -1,6 +1,7 @@
 #include "broker/place/start_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -209,8 +210,19 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   for (const auto& j : queue) {
     // Holding GPUs (the probe's squeue lists pending and running jobs only).
     if (!relevant(j) || !backend::HasNodes(backend::SlurmPhaseOf(j.state))) continue;
-    const std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
+    std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;
+    if (in.limit_use != nullptr && j.start_time > 0 && end > j.start_time) {
+      // Ends at its user's share of its limit; one running past that ends
+      // within the same share of what its limit leaves.
+      const double share = in.limit_use->ShareOf(j.user, j.time_limit_minutes);
+      std::time_t expected =
+          j.start_time + static_cast<std::time_t>(share * static_cast<double>(end - j.start_time));
+      if (expected <= in.now) {
+        expected = in.now + static_cast<std::time_t>(share * static_cast<double>(end - in.now));
+      }
+      end = std::clamp(expected, in.now + 1, end);
+    }
     const auto [nodes, per_node] = shape(j.nodes, j.gpus_per_node, j.TotalGpus());
     bool held = false;
     if (pooled) {
@@ -247,13 +259,19 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   double backlog_gpu_s = 0;  // beyond kMostLaidOut
   for (const cluster::QueuedJob* j : pending) {
     const std::int64_t minutes = j->time_limit_minutes > 0 ? j->time_limit_minutes : in.minutes;
+    const std::int64_t seconds =
+        in.limit_use == nullptr
+            ? minutes * 60
+            : std::max<std::int64_t>(
+                  1, std::llround(in.limit_use->ShareOf(j->user, j->time_limit_minutes) *
+                                  static_cast<double>(minutes * 60)));
     const auto [nodes, per_node] = shape(j->nodes, j->gpus_per_node, j->TotalGpus());
     // A pending array's tasks each wait for their GPUs.
     for (std::int64_t t = 0; t < j->tasks; ++t) {
       if (laid++ < kMostLaidOut) {
-        (void)layout.Fit(nodes, per_node, minutes * 60, true);
+        (void)layout.Fit(nodes, per_node, seconds, true);
       } else {
-        backlog_gpu_s += static_cast<double>(j->TotalGpus() * minutes * 60);
+        backlog_gpu_s += static_cast<double>(j->TotalGpus() * seconds);
       }
     }
     out.pending_ahead += static_cast<int>(j->tasks);

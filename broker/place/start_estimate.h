@@ -10,9 +10,12 @@
 // their nodes until they end (by their time limits), then the pending jobs
 // ahead in the plan's order, each at the first moment enough nodes have its
 // GPUs free for its whole time limit (backfill with GPUs as the only
-// resource), then the job. When that finds its GPUs free now, Slurm's answer
-// stands (something else holds the job: CPUs, memory, a reservation);
-// otherwise the model's start does, earlier or later than Slurm's.
+// resource), then the job. Optionally the others' time limits are taken at
+// the share of them the cluster's jobs lately ran (cluster/limit_use.h); the
+// job's own is always whole, as Slurm fits it. When that finds its GPUs free
+// now, Slurm's answer stands (something else holds the job: CPUs, memory, a
+// reservation); otherwise the model's start does, earlier or later than
+// Slurm's.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +48,10 @@ struct EstimateInput {
   // the job's GPUs all from it.
   std::vector<NodeGpus> nodes;
   std::int64_t job_nodes = 1;  // the nodes the job asks for
+  // How much of their time limits the cluster's jobs run (the jobs lately
+  // ended there): a running job ends, and a pending one holds its GPUs, for
+  // that share of its limit. nullptr: for their whole limits, as Slurm plans.
+  const cluster::LimitUse* limit_use = nullptr;
 };
 
 struct AdjustedEstimate {

@@ -27,6 +27,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
   ws.policy.wait_worth = elastic.overflow_worth;
   ws.policy.currency = elastic.currency;
   ws.policy.tie_tolerance = std::chrono::seconds(ws.config.settings.tie_tolerance);
+  ws.policy.run_times_from_history = ws.config.settings.run_times_from_history;
   switch (elastic.spot) {
     case config::SpotUse::kAllow:
       ws.policy.spot = SpotUse::kAllow;

@@ -258,6 +258,14 @@ TEST(SettingsTest, BudgetsAndPricesAreTheSitesAUserMayOnlyLowerABudget) {
   ASSERT_TRUE(MergeSettingsYaml("tie_tolerance: 5s\n", "user.yaml", true, &s).ok());
   EXPECT_EQ(s.tie_tolerance, 5);
 
+  EXPECT_FALSE(s.run_times_from_history);
+  ASSERT_TRUE(MergeSettingsYaml("run_times: history\n", "s.yaml", false, &s).ok());
+  EXPECT_TRUE(s.run_times_from_history);
+  ASSERT_TRUE(MergeSettingsYaml("run_times: limits\n", "user.yaml", true, &s).ok());
+  EXPECT_FALSE(s.run_times_from_history);
+  EXPECT_EQ(MergeSettingsYaml("run_times: guess\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: run_times must be limits or history, not 'guess'");
+
   EXPECT_EQ(MergeSettingsYaml("budget: {team: {day: 1}}\n", "s.yaml", false, &s).message(),
             "s.yaml:1: unknown key budget.team (known: user, site)");
   EXPECT_EQ(MergeSettingsYaml("budget: {user: {week: 1}}\n", "s.yaml", false, &s).message(),

@@ -331,5 +331,62 @@ TEST_F(PlannerTestbedTest, PendingOneGpuJobsAreLaidOutByTheirGpusNotWholeNodes) 
   EXPECT_THAT(gamma->start_basis, HasSubstr("keeping a whole node for each"));
 }
 
+// run_times: history. Users ask for more time than they use (the cloud
+// benchmark's fixed clusters looked twice as busy as they were): a job ahead
+// is taken to run the share of its limit its user's jobs lately ended there
+// ran. skyuser2's, on beta: five jobs of a second each under 10-minute limits
+// (5%, the least a share may be), then all of beta's GPUs for 10 minutes.
+TEST_F(PlannerTestbedTest, RunTimesFromHistoryTakeTheJobsAheadToEndAsTheirUsersJobsLatelyDid) {
+  auto as_skyuser2 = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"runuser",  "-u",
+                                     "skyuser2", "--",
+                                     "env",      "SLURM_CONF=" + tb_.SlurmConf("beta"),
+                                     "sbatch",   "--parsable",
+                                     "-o",       "/dev/null"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOutput out = RunOn(tb_, "beta", argv);
+    EXPECT_TRUE(out.success()) << out.err;
+    const std::string id = Trim(out.out);
+    if (!id.empty()) cleanup_.emplace_back("beta", id);
+    return id;
+  };
+  std::vector<std::string> short_ones;
+  for (int i = 0; i < 5; ++i) short_ones.push_back(as_skyuser2({"-t", "10", "--wrap", "sleep 1"}));
+  for (const std::string& id : short_ones) {
+    ASSERT_FALSE(id.empty());
+    ASSERT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  }
+  const std::string all =
+      as_skyuser2({"-N2", "--gres=gpu:nvidia_h100_80gb_hbm3:4", "-t", "10", "--wrap", "sleep 600"});
+  ASSERT_FALSE(all.empty());
+  WaitRunning("beta", all);
+  auto handles = Handles();
+  const job::Request request = Request({"-N1", "--gres=gpu:h100:4", "-t", "10"});
+  auto beta_of = [&](const place::Plan& p) {
+    for (const auto& c : p.candidates) {
+      if (c.cluster == "beta") return c;
+    }
+    ADD_FAILURE() << "no candidate beta";
+    return place::Candidate{};
+  };
+  // By its limit, as Slurm plans: in about 10 minutes.
+  const place::Plan by_limits = Plan(request, handles, {.only = {"beta"}});
+  const place::Candidate limits = beta_of(by_limits);
+  ASSERT_TRUE(limits.start.has_value()) << limits.no_estimate;
+  EXPECT_GE(*limits.start - by_limits.now, 9 * 60) << limits.start_basis;
+  // By skyuser2's history: 5% of 10 minutes from its start, 30 s.
+  place::PlanOptions options{.only = {"beta"}};
+  options.policy.run_times_from_history = true;
+  const place::Plan by_history = Plan(request, handles, options);
+  const place::Candidate history = beta_of(by_history);
+  ASSERT_TRUE(history.start.has_value()) << history.no_estimate;
+  EXPECT_LE(*history.start - by_history.now, 35) << history.start_basis;
+  EXPECT_THAT(history.start_basis,
+              ::testing::MatchesRegex("its GPUs free as the running jobs end \\(sbatch --test-only "
+                                      "said in (9|10) min\\), each job taken to run the share of "
+                                      "its time limit its user's jobs of that limit lately ended "
+                                      "there ran \\(all [0-9]+ together: [0-9]+%\\)"));
+}
+
 }  // namespace
 }  // namespace skyslurm::testing

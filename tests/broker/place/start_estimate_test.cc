@@ -70,6 +70,36 @@ TEST(StartEstimateTest, HeldJobsAreNotAhead) {
   EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow), q, kCatalog).pending_ahead, 1);
 }
 
+// run_times: history. Jobs there lately ran 40% of their limits: a running
+// job of a 10-min limit started a minute ago ends at +3 min, not +9; one
+// already past its share ends within 40% of what its limit leaves; a
+// pending one holds its GPUs 4 min, not 10. The job's own limit stays whole.
+TEST(StartEstimateTest, JobsAheadRunTheShareOfTheirLimitsTheClustersJobsLatelyRan) {
+  cluster::LimitUse use;
+  use.all = {10, 10 * 240, 10 * 600};
+  std::vector<cluster::QueuedJob> q = {Job("RUNNING", 24, kNow - 60, kNow + 540, 10)};
+  EstimateInput in = In(8, 24, kNow + 540);
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 540);
+  in.limit_use = &use;
+  auto e = AccountForPendingWork(in, q, kCatalog);
+  EXPECT_EQ(e.start, kNow + 180);
+  EXPECT_TRUE(e.earlier);
+  q = {Job("RUNNING", 24, kNow - 300, kNow + 300, 10)};  // 5 of its 10 min run
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 120);
+  // A pending 24-GPU job ahead: it starts at +3 min and holds all 24 for 4.
+  q = {Job("RUNNING", 24, kNow - 60, kNow + 540, 10), Job("PENDING", 24, kNow + 540, 0, 10)};
+  in.test_only_start = kNow + 1140;
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 180 + 240);
+  in.limit_use = nullptr;
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 1140);
+  // A user whose own jobs ran their whole limits: his job ends by its limit.
+  use.by_user["bob"] = {5, 5 * 600, 5 * 600};
+  in.limit_use = &use;
+  q = {Job("RUNNING", 24, kNow - 60, kNow + 540, 10)};
+  q[0].user = "bob";
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 540);
+}
+
 TEST(StartEstimateTest, OtherTypesAndPartitionsDoNotCount) {
   std::vector<cluster::QueuedJob> q = {Job("RUNNING", 24, kNow, kNow + 300, 10, "batch", "V100"),
                                        Job("PENDING", 24, kNow, 0, 10, "other", "A100")};
