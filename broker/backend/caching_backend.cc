@@ -74,6 +74,12 @@ void CachingBackend::AddRecentSubmits(cluster::Inventory& inventory) {
   while (!recent_submits_.empty() && now - recent_submits_.front().first > keep) {
     recent_submits_.pop_front();
   }
+  // One the probe saw ended is gone for good: added back, it would hold its
+  // GPUs for its whole time limit in every estimate until it aged out here.
+  std::erase_if(recent_submits_, [&](const auto& recent) {
+    return std::find(inventory.ended.begin(), inventory.ended.end(), recent.second.job_id) !=
+           inventory.ended.end();
+  });
   for (const auto& recent : recent_submits_) {
     const cluster::QueuedJob& job = recent.second;
     const bool listed = std::any_of(inventory.jobs.begin(), inventory.jobs.end(),

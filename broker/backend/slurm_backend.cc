@@ -189,6 +189,9 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   auto jobs = cluster::ParseSqueueActive(queue.out);
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   inv.limit_use = cluster::LearnLimitUse(*jobs);
+  for (const auto& j : *jobs) {
+    if (!IsLive(SlurmPhaseOf(j.state))) inv.ended.push_back(j.job_id);
+  }
   std::erase_if(*jobs, [](const cluster::QueuedJob& j) { return !IsLive(SlurmPhaseOf(j.state)); });
   inv.jobs = std::move(*jobs);
   if (!modules_cached) {

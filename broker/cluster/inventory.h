@@ -20,6 +20,9 @@ struct Inventory {
   std::time_t probed_at = 0;
   // What the jobs lately ended there say of their time limits.
   LimitUse limit_use;
+  // Jobs the probe saw ended (squeue lists them for MinJobAge after their
+  // end): not in `jobs`, and never to be counted there again.
+  std::vector<std::string> ended;
 };
 
 // One row of `skyslurm gpus`: a partition's GPUs of one type.

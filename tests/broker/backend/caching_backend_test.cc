@@ -28,7 +28,15 @@ class CountingBackend final : public Backend {
     cluster::Inventory inv;
     inv.description.name = name_;
     inv.probed_at = probes;
+    inv.ended = ended;
     return inv;
+  }
+  std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec&, const JobKey& key) const override {
+    if (!queued_view) return std::nullopt;
+    cluster::QueuedJob q;
+    q.job_id = key.job_id;
+    q.state = "PENDING";
+    return q;
   }
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob&, std::chrono::milliseconds) override {
     ++estimates;
@@ -45,6 +53,8 @@ class CountingBackend final : public Backend {
   }
   std::atomic<int> probes = 0, estimates = 0, submissions = 0;
   bool fail_probe = false;
+  bool queued_view = false;
+  std::vector<std::string> ended;  // ids the probe saw ended
   std::chrono::milliseconds probe_delay{0};
 
  private:
@@ -71,6 +81,29 @@ TEST(CachingBackendTest, ProbesAreCachedForTheirTtl) {
   (void)cached.Submit({}, std::chrono::seconds(1));
   (void)cached.Probe(std::chrono::seconds(1));
   EXPECT_EQ(inner.probes, 3);
+}
+
+// Regression: a job submitted and ended between two probes was added back
+// to every later probe as pending (the probe no longer lists ended jobs among
+// the queue), holding its GPUs in each estimate until it aged out.
+TEST(CachingBackendTest, AJustSubmittedJobAProbeSawEndedIsNotAddedBack) {
+  CountingBackend inner;
+  inner.queued_view = true;
+  FakeClock clock;
+  CachingBackend cached(inner, {.probe_ttl = std::chrono::seconds(2)}, clock.fn());
+  ASSERT_TRUE(cached.Submit({}, std::chrono::seconds(1)).ok());
+  // A probe that missed it (begun before the submission): it is added.
+  auto missed = cached.Probe(std::chrono::seconds(1));
+  ASSERT_TRUE(missed.ok());
+  ASSERT_EQ(missed->jobs.size(), 1u);
+  EXPECT_EQ(missed->jobs[0].job_id, "7");
+  // A probe that saw it ended: not added, and not by the probes after it.
+  inner.ended = {"7"};
+  clock.now += std::chrono::seconds(3);
+  EXPECT_TRUE(cached.Probe(std::chrono::seconds(1))->jobs.empty());
+  inner.ended.clear();
+  clock.now += std::chrono::seconds(3);
+  EXPECT_TRUE(cached.Probe(std::chrono::seconds(1))->jobs.empty());
 }
 
 TEST(CachingBackendTest, CallersThatMissTogetherShareOneProbe) {
