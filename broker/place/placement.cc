@@ -46,6 +46,82 @@ std::string Duration(std::chrono::seconds d) {
   return FormatWait(static_cast<std::time_t>(d.count()), 0).substr(3);
 }
 
+// Each elastic candidate's worth to the job at overflow.worth: the wait it
+// spares (from now) less its cost.
+double NetWorth(const Candidate& c, const Policy& policy, std::time_t now) {
+  const double wait_s = std::max(0.0, static_cast<double>(*c.start) - static_cast<double>(now));
+  return -wait_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
+             *policy.wait_worth -
+         c.cost.value_or(0);
+}
+
+void HoldBackDearerSoonerElastic(const std::vector<Candidate>& candidates, const Policy& policy,
+                                 std::time_t now, std::vector<std::size_t>& runnable, Decision& d) {
+  // Among the elastic candidates the one worth most: the earliest start
+  // would otherwise buy an on-demand node to start seconds before a spot
+  // one, at several times the price.
+  const Candidate* best = nullptr;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    if (c.elastic && (best == nullptr || NetWorth(c, policy, now) > NetWorth(*best, policy, now))) {
+      best = &c;
+    }
+  }
+  if (best == nullptr) return;
+  std::vector<std::size_t> kept;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    // One that starts later loses as it would anyway; one sooner but worth
+    // less is held back with the figures.
+    if (!c.elastic || &c == best || *c.start >= *best->start ||
+        NetWorth(c, policy, now) > NetWorth(*best, policy, now) - 0.005) {
+      kept.push_back(i);
+      continue;
+    }
+    const double sooner_s = static_cast<double>(*best->start) - static_cast<double>(*c.start);
+    const double sooner_worth = sooner_s / 3600 *
+                                static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
+                                *policy.wait_worth;
+    d.verdicts[i].kind = Verdict::Kind::kHeldBack;
+    d.verdicts[i].reason = fmt::format(
+        "starts it {} sooner than {}/{} for {} more: that is worth {} at overflow.worth ({} a "
+        "GPU-hour of waiting)",
+        Duration(std::chrono::seconds(std::lround(sooner_s))), best->cluster, best->partition,
+        FormatCost(c.cost.value_or(0) - best->cost.value_or(0), policy.currency),
+        FormatCost(sooner_worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency));
+  }
+  runnable = kept;
+}
+
+void HoldBackWhatIsNotWorthItsCost(const std::vector<Candidate>& candidates, const Policy& policy,
+                                   const Candidate& fixed, std::vector<std::size_t>& runnable,
+                                   Decision& d) {
+  std::vector<std::size_t> kept;
+  for (std::size_t i : runnable) {
+    const Candidate& c = candidates[i];
+    if (!c.elastic || !c.cost) {
+      kept.push_back(i);
+      continue;
+    }
+    const double saved_s =
+        std::max(0.0, static_cast<double>(*fixed.start) - static_cast<double>(*c.start));
+    const double worth = saved_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
+                         *policy.wait_worth;
+    if (*c.cost > worth + 0.005) {
+      d.verdicts[i].kind = Verdict::Kind::kHeldBack;
+      d.verdicts[i].reason = fmt::format(
+          "the wait it saves ({} sooner than {}) is worth {} at overflow.worth ({} a GPU-hour "
+          "of waiting), less than its cost {}",
+          Duration(std::chrono::seconds(std::lround(saved_s))), fixed.cluster,
+          FormatCost(worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency),
+          FormatCost(*c.cost, policy.currency));
+    } else {
+      kept.push_back(i);
+    }
+  }
+  runnable = kept;
+}
+
 // The site's policy for elastic clusters: candidates it rules out get their
 // verdict here and leave `runnable`.
 void ApplyElasticPolicy(const std::vector<Candidate>& candidates, const Policy& policy,
@@ -114,31 +190,10 @@ void ApplyElasticPolicy(const std::vector<Candidate>& candidates, const Policy& 
   }
   runnable = kept;
   kept.clear();
+  if (!policy.wait_worth) return;
   // What the wait it saves is worth against what it costs.
-  if (!policy.wait_worth || fixed == nullptr) return;
-  for (std::size_t i : runnable) {
-    const Candidate& c = candidates[i];
-    if (!c.elastic || !c.cost) {
-      kept.push_back(i);
-      continue;
-    }
-    const double saved_s =
-        std::max(0.0, static_cast<double>(*fixed->start) - static_cast<double>(*c.start));
-    const double worth = saved_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
-                         *policy.wait_worth;
-    if (*c.cost > worth + 0.005) {
-      d.verdicts[i].kind = Verdict::Kind::kHeldBack;
-      d.verdicts[i].reason = fmt::format(
-          "the wait it saves ({} sooner than {}) is worth {} at overflow.worth ({} a GPU-hour "
-          "of waiting), less than its cost {}",
-          Duration(std::chrono::seconds(std::lround(saved_s))), fixed->cluster,
-          FormatCost(worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency),
-          FormatCost(*c.cost, policy.currency));
-    } else {
-      kept.push_back(i);
-    }
-  }
-  runnable = kept;
+  if (fixed != nullptr) HoldBackWhatIsNotWorthItsCost(candidates, policy, *fixed, runnable, d);
+  HoldBackDearerSoonerElastic(candidates, policy, now, runnable, d);
 }
 
 }  // namespace

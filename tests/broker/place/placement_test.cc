@@ -201,6 +201,45 @@ TEST(PlacementTest, AnElasticClusterOnlyWhenTheWaitItSavesIsWorthItsCost) {
   EXPECT_EQ(unweighed.verdicts[*unweighed.chosen].cluster, "delta");
 }
 
+// overflow.worth also chooses among elastic partitions: an on-demand node
+// up now is not bought for a spot node's boot of a few seconds.
+TEST(PlacementTest, AnElasticPartitionSoonerButDearerIsHeldBackForTheOneWorthMore) {
+  Policy policy;
+  policy.wait_worth = 2.0;
+  Candidate on_demand = Cloud("cloud", kNow, 0.67);  // 1 H100 for 10 min at $4
+  Candidate spot = Cloud("spot", kNow + 6, 0.25, true);
+  on_demand.gpus = spot.gpus = 1;
+  auto d = Place({At("alpha", "gpu", kNow + 1800, true), on_demand, spot}, policy, kNow);
+  ASSERT_TRUE(d.chosen);
+  EXPECT_EQ(d.verdicts[*d.chosen].partition, "spot");
+  EXPECT_EQ(d.verdicts[1].kind, Kind::kHeldBack);
+  EXPECT_EQ(d.verdicts[1].reason,
+            "starts it 6 s sooner than delta/spot for $0.42 more: that is worth $0.00 at "
+            "overflow.worth ($2.00 a GPU-hour of waiting)");
+  // Without a fixed cluster in the running, the same.
+  auto only_elastic = Place({on_demand, spot}, policy, kNow);
+  EXPECT_EQ(only_elastic.verdicts[*only_elastic.chosen].partition, "spot");
+  // An hour sooner for eight GPUs is worth $16: the dearer one goes.
+  on_demand.gpus = spot.gpus = 8;
+  on_demand.cost = 5.33;
+  spot.start = kNow + 3600;
+  spot.cost = 2.0;
+  auto hour = Place({At("alpha", "gpu", kNow + 7200, true), on_demand, spot}, policy, kNow);
+  EXPECT_EQ(hour.verdicts[*hour.chosen].partition, "cloud");
+  EXPECT_EQ(hour.verdicts[2].kind, Kind::kLater);
+  // Two minutes sooner for one GPU is worth $0.07: spot, by worth; without
+  // overflow.worth the earliest start wins (past the tie tolerance), as before.
+  on_demand.gpus = spot.gpus = 1;
+  on_demand.cost = 0.67;
+  spot.start = kNow + 120;
+  spot.cost = 0.25;
+  auto weighed = Place({on_demand, spot}, policy, kNow);
+  EXPECT_EQ(weighed.verdicts[*weighed.chosen].partition, "spot");
+  policy.wait_worth.reset();
+  auto unweighed = Place({on_demand, spot}, policy, kNow);
+  EXPECT_EQ(unweighed.verdicts[*unweighed.chosen].partition, "cloud");
+}
+
 TEST(PlacementTest, InATieACostlessClusterThenTheCheaperWins) {
   auto free_first =
       Place({Cloud("cloud", kNow + 20, 12.4), At("gamma", "batch", kNow + 40)}, {}, kNow);
