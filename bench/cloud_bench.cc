@@ -13,7 +13,10 @@
 //             joins nodes others keep up); run_times `run_times` (limits, or
 //             history: the jobs ahead run the share of their limits the jobs
 //             lately ended on their cluster ran; the trace's jobs get limits
-//             of twice their run times, as users ask for more than they use)
+//             of twice their run times, as users ask for more than they use);
+//             estimates `estimates` (model, or calibrated: each cluster's
+//             waits taken at the ratio of real to estimated waits of the jobs
+//             skyslurmd placed there so far in the run)
 // with the placement's tie tolerance scaled alike. For each: the mean and
 // p90 wait (start minus arrival, from each cluster's accounting), where
 // jobs ran, and what the cloud billed (delta's ledger: node-hours from
@@ -25,7 +28,7 @@
 //   build/bench/cloud_bench [jobs=200] [seed=1] [scale=30] [max_run_s=300]
 //                           [trace=../shared/traces/philly/by_vc/jobs_6214e9.csv]
 //                           [policies=never,at-once,skyslurm] [worth=2]
-//                           [run_times=limits]
+//                           [run_times=limits] [estimates=model]
 // SKYSLURM_BENCH_KEEP=1 keeps each run's home and daemon store.
 #include <fmt/format.h>
 
@@ -195,6 +198,7 @@ int main(int argc, char** argv) {
       SplitList(argc > 6 ? argv[6] : "never,at-once,skyslurm");
   const double worth = argc > 7 ? std::atof(argv[7]) : 2;
   const std::string run_times = argc > 8 ? argv[8] : "limits";
+  const std::string estimates = argc > 9 ? argv[9] : "model";
   const std::string tb = bench::TestbedDir();
   const auto env = bench::ReadTestbedEnv(tb);
   if (env.empty()) {
@@ -219,8 +223,9 @@ int main(int argc, char** argv) {
       jobs.back().arrival);
   std::printf(
       "testbed: delta boots in %s s, powers down after %s s idle; process start %.2f ms; "
-      "skyslurm's overflow.worth $%.2f a GPU-hour of waiting, run_times: %s\n",
-      boot.c_str(), suspend.c_str(), bench::ProcessStartMs(), worth, run_times.c_str());
+      "skyslurm's overflow.worth $%.2f a GPU-hour of waiting, run_times: %s, estimates: %s\n",
+      boot.c_str(), suspend.c_str(), bench::ProcessStartMs(), worth, run_times.c_str(),
+      estimates.c_str());
   const std::map<std::string, std::string> confs = {{"alpha", env.at("SLURM_CONF_ALPHA")},
                                                     {"beta", env.at("SLURM_CONF_BETA")},
                                                     {"gamma", env.at("SLURM_CONF_GAMMA")},
@@ -254,6 +259,7 @@ int main(int argc, char** argv) {
         out << fmt::format("overflow: {{ after: {}, worth: {} }}\n",
                            std::max(1L, std::lround(900 / scale)), worth);
         out << fmt::format("run_times: {}\n", run_times);
+        out << fmt::format("estimates: {}\n", estimates);
       }
     }
     const std::string any = policy == "never" ? "--sky-any-cluster=alpha,beta,gamma"

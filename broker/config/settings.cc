@@ -431,6 +431,10 @@ const std::vector<SettingKey>& SettingKeys() {
        "limits (default): start estimates take the jobs ahead to run their whole time limits, "
        "as Slurm plans; history: the share of them their users' jobs of the same limit lately "
        "ended on that cluster ran"},
+      {"estimates", "", "",
+       "model (default): start estimates as the pending-work model lays them out; calibrated: "
+       "each cluster's estimated waits taken at the ratio of real to estimated waits of the "
+       "latest jobs skyslurmd placed and saw start there"},
       {"currency", "", "", "how prices are shown (default $)"},
       {"budget", "", "",
        "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "
@@ -716,6 +720,12 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           return Bad(file, v, fmt::format("run_times must be limits or history, not '{}'", how));
         }
         s->run_times_from_history = how == "history";
+      } else if (key == "estimates") {
+        SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
+        if (how != "model" && how != "calibrated") {
+          return Bad(file, v, fmt::format("estimates must be model or calibrated, not '{}'", how));
+        }
+        s->calibrate_estimates = how == "calibrated";
       } else if (key == "budget") {
         SKY_RETURN_IF_ERROR(MergeBudget(file, v, user_level, &s->elastic));
       } else if (key == "clusters") {

@@ -158,6 +158,11 @@ struct Settings {
   // lately ended on that cluster ran (cluster/limit_use.h); limits (the
   // default): their whole limits, as Slurm plans.
   bool run_times_from_history = false;
+  // estimates: calibrated: each cluster's estimated waits are taken at the
+  // ratio of real to estimated waits of the jobs skyslurmd lately placed and
+  // saw start there (place/estimate_calibration.h); model (the default): as
+  // laid out.
+  bool calibrate_estimates = false;
   // Elastic clusters: the site's policy, which a user's file may only
   // tighten (a longer overflow.after than the site's; spot only while the
   // site allows it).

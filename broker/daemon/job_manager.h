@@ -180,6 +180,10 @@ class JobManager {
   // Whether the job's last copy ran on a spot partition whose node was
   // taken back (or failed): its restart then prefers on-demand.
   bool ReclaimedFromSpot(const store::SkyJob& job);
+  // The placement policy for a job placed or moved now: the site's and the
+  // user's, the budgets' spend, and (estimates: calibrated) how each
+  // cluster's estimates lately came true for the jobs in the store.
+  place::Policy PolicyNow(std::chrono::milliseconds timeout);
   Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                         const std::vector<std::string>& avoid, bool first_attempt);
   // The job leaves its current copy (recorded as `copy_state`) for `state`,

@@ -11,7 +11,6 @@
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/planner.h"
-#include "broker/place/spending.h"
 
 namespace skyslurm::daemon {
 
@@ -41,7 +40,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   options.estimate_timeout = options_.estimate_timeout;
   options.only = request->sky.clusters;
   if (request->sky.infra) return;  // pinned: it stays
-  options.policy = place::PlacementPolicy(ws_, options.probe_timeout);
+  options.policy = PolicyNow(options.probe_timeout);
   place::Plan plan = place::MakePlan(*request, handles, ws_.catalog, ws_.home(), options);
   std::optional<std::time_t> here;
   const place::Candidate* best = nullptr;

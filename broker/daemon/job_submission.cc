@@ -41,6 +41,22 @@ bool JobManager::ReclaimedFromSpot(const store::SkyJob& job) {
   return false;
 }
 
+place::Policy JobManager::PolicyNow(std::chrono::milliseconds timeout) {
+  place::Policy policy = place::PlacementPolicy(ws_, timeout);
+  if (!ws_.config.settings.calibrate_estimates) return policy;
+  const std::time_t now = Now();
+  // Every cluster's latest jobs fit in this many rows.
+  auto started =
+      store_.StartedSince(now - place::kCalibrationWindowS, place::kCalibrationLatest * 20);
+  if (!started.ok()) return policy;  // estimates as laid out: no worse than the default
+  std::vector<place::PlacedStart> starts;
+  for (const store::SkyJob& j : *started) {
+    starts.push_back({j.cluster, j.submitted, j.expected_start, j.started});
+  }
+  policy.estimate_scales = place::CalibrateEstimates(std::move(starts), now);
+  return policy;
+}
+
 Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                                   const std::vector<std::string>& avoid, bool first_attempt) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
@@ -58,7 +74,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   options.only = request.sky.clusters;
   if (request.sky.infra) options.pinned = *request.sky.infra;
   options.estimate_with_submission = true;
-  options.policy = place::PlacementPolicy(ws_, options.probe_timeout);
+  options.policy = PolicyNow(options.probe_timeout);
   if (kind == EventKind::kRestarted && ReclaimedFromSpot(job) &&
       options.policy.spot == place::SpotUse::kAllow) {
     // A provider that took one spot node back may take the next: on-demand

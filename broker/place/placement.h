@@ -22,10 +22,13 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "broker/place/estimate_calibration.h"
 
 namespace skyslurm::place {
 
@@ -90,6 +93,9 @@ struct Policy {
   // limits the cluster's jobs lately ran (run_times: history), not their
   // whole limits (run_times: limits, Slurm's own way).
   bool run_times_from_history = false;
+  // Per cluster: its estimated waits taken at this scale (estimates:
+  // calibrated; estimate_calibration.h). None: as laid out.
+  std::map<std::string, EstimateScale> estimate_scales;
 };
 
 struct Verdict {

@@ -232,6 +232,15 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
       cand.start_basis += LimitUseBasis(inv.limit_use);
     }
   }
+  // How this cluster's estimates lately came true (estimates: calibrated).
+  if (auto scale = plan.estimate_scales.find(cand.cluster);
+      !certain && scale != plan.estimate_scales.end() && *cand.start > plan.now) {
+    cand.start = ScaledStart(*cand.start, plan.now, scale->second);
+    cand.start_basis += fmt::format(
+        ", its wait taken at {}% (the real waits of the last {} jobs placed there over their "
+        "estimates)",
+        std::lround(scale->second.factor * 100), scale->second.jobs);
+  }
   // An elastic cluster's scheduler counts a powered-down node as free: its
   // boot comes first, unless the nodes it names are up already (or booting
   // for jobs placed there before).
@@ -343,6 +352,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   Plan plan;
   plan.now = options.now != 0 ? options.now : std::time(nullptr);
   plan.run_times_from_history = options.policy.run_times_from_history;
+  plan.estimate_scales = options.policy.estimate_scales;
   // Who is a candidate at all.
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterHandle& c = clusters[i];

@@ -76,6 +76,7 @@ struct ClusterResult {
 struct Plan {
   std::time_t now = 0;
   bool run_times_from_history = false;  // Policy::run_times_from_history
+  std::map<std::string, EstimateScale> estimate_scales;  // Policy::estimate_scales
   std::vector<ClusterResult> clusters;
   std::vector<Candidate> candidates;
   // The job as each candidate would get it (empty for candidates that are out).

@@ -265,6 +265,13 @@ TEST(SettingsTest, BudgetsAndPricesAreTheSitesAUserMayOnlyLowerABudget) {
   EXPECT_FALSE(s.run_times_from_history);
   EXPECT_EQ(MergeSettingsYaml("run_times: guess\n", "s.yaml", false, &s).message(),
             "s.yaml:1: run_times must be limits or history, not 'guess'");
+  EXPECT_FALSE(s.calibrate_estimates);
+  ASSERT_TRUE(MergeSettingsYaml("estimates: calibrated\n", "s.yaml", false, &s).ok());
+  EXPECT_TRUE(s.calibrate_estimates);
+  ASSERT_TRUE(MergeSettingsYaml("estimates: model\n", "user.yaml", true, &s).ok());
+  EXPECT_FALSE(s.calibrate_estimates);
+  EXPECT_EQ(MergeSettingsYaml("estimates: wild\n", "s.yaml", false, &s).message(),
+            "s.yaml:1: estimates must be model or calibrated, not 'wild'");
 
   EXPECT_EQ(MergeSettingsYaml("budget: {team: {day: 1}}\n", "s.yaml", false, &s).message(),
             "s.yaml:1: unknown key budget.team (known: user, site)");

@@ -284,6 +284,33 @@ TEST_F(JobManagerTest, AJobOnlyOneClusterCanRunIsEstimatedWithItsSubmission) {
   EXPECT_EQ(Cluster("beta").estimates_with_submissions, 1);  // still only the first job's
 }
 
+// estimates: calibrated: beta's estimates lately came true at three times
+// their waits, so its 400 s is taken as 20 min and alpha's 10 min wins.
+TEST_F(JobManagerTest, CalibratedEstimatesTakeEachClustersWaitsAsTheyLatelyCameTrue) {
+  Cluster("alpha").start_in = 600;
+  Cluster("beta").start_in = 400;
+  for (int i = 0; i < 5; ++i) {
+    store::SkyJob past;
+    past.sky_id = "sky-20260101-000000-00010" + std::to_string(i);
+    past.owner = "alice";
+    past.input_json = R"({"tool":"sbatch"})";
+    past.state = "COMPLETED";
+    past.cluster = "beta";
+    past.created = past.updated = past.submitted = now_ - 3600 + i;
+    past.expected_start = past.submitted + 100;
+    past.started = past.submitted + 300;
+    ASSERT_TRUE(store_->Insert(past).ok());
+  }
+  auto model = manager_->Submit({"sky-20260101-000000-000021", Input(), false});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->job.cluster, "beta");  // estimates: model, the default
+  ws_.config.settings.calibrate_estimates = true;
+  auto calibrated = manager_->Submit({"sky-20260101-000000-000022", Input(), false});
+  ASSERT_TRUE(calibrated.ok()) << calibrated.status().message();
+  EXPECT_EQ(calibrated->job.cluster, "alpha");
+  EXPECT_LT(Get("sky-20260101-000000-000022").expected_start, std::time(nullptr) + 700);
+}
+
 TEST_F(JobManagerTest, ASoleClustersRefusedEstimateLeavesTheJobSubmittedWithoutAStart) {
   Cluster("beta").refuse_estimate = true;
   JobInput in = Input();

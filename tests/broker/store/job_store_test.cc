@@ -85,6 +85,29 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
   EXPECT_EQ((*store)->List(true)->size(), 1u);
 }
 
+TEST_F(JobStoreTest, StartedSinceListsThePlacedJobsThatStartedLatestFirst) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  auto add = [&](const std::string& id, std::time_t expected, std::time_t started) {
+    SkyJob j = Job(id, 100);
+    j.expected_start = expected;
+    j.started = started;
+    ASSERT_TRUE((*store)->Insert(j).ok());
+  };
+  add("sky-1", 150, 160);
+  add("sky-2", 250, 300);
+  add("sky-3", 0, 400);  // placed without an estimate
+  add("sky-4", 500, 0);  // not started
+  add("sky-5", 50, 90);  // before `since`
+  add("sky-6", 350, 350);
+  auto started = (*store)->StartedSince(100, 2);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  ASSERT_EQ(started->size(), 2u);
+  EXPECT_EQ((*started)[0].sky_id, "sky-6");
+  EXPECT_EQ((*started)[1].sky_id, "sky-2");
+  EXPECT_EQ((*store)->StartedSince(100, 10)->size(), 3u);
+}
+
 TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok());

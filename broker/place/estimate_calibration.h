@@ -1,0 +1,53 @@
+// How a cluster's start estimates lately came true. The pending-work model
+// (start_estimate.h) is only as good as what it is told: time limits users
+// set at twice what their jobs run make its waits too long, GPUs that pass
+// from one job to the next in seconds no run time counts make them too short.
+// The jobs skyslurm itself placed on a cluster and saw start there say by how
+// much, whatever the cause: their real waits over the waits they were placed
+// with. Opt-in (`estimates: calibrated`), a placement then takes each
+// cluster's estimated wait at that ratio.
+#pragma once
+
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace skyslurm::place {
+
+// One placed job that started: when it was submitted where it ran, the
+// start it was placed with, and its real start (Slurm's).
+struct PlacedStart {
+  std::string cluster;
+  std::time_t submitted = 0;
+  std::time_t expected_start = 0;
+  std::time_t started = 0;
+};
+
+struct EstimateScale {
+  double factor = 1;  // real waits over estimated, summed
+  int jobs = 0;       // the jobs it was learned from
+};
+
+// Fewer jobs than this, or estimated waits under kLeastWaitS in all, say
+// nothing (their cluster is left out of the map).
+inline constexpr int kCalibrationFewest = 5;
+inline constexpr double kLeastWaitS = 60;
+// The latest jobs per cluster that count, and how far back.
+inline constexpr int kCalibrationLatest = 50;
+inline constexpr std::time_t kCalibrationWindowS = 24 * 3600;
+// A factor is kept within [1/kMaxScale, kMaxScale]: a few odd jobs never
+// make a cluster look free or hopeless.
+inline constexpr double kMaxScale = 4;
+
+// Per cluster, from the latest kCalibrationLatest jobs started there within
+// kCalibrationWindowS of `now` (a job placed to start at once counts: its
+// real wait, if any, makes the factor larger).
+std::map<std::string, EstimateScale> CalibrateEstimates(std::vector<PlacedStart> starts,
+                                                        std::time_t now);
+
+// `start` with its wait from `now` taken at `scale`; a start not later than
+// now stays.
+std::time_t ScaledStart(std::time_t start, std::time_t now, const EstimateScale& scale);
+
+}  // namespace skyslurm::place
