@@ -51,7 +51,10 @@ place::Policy JobManager::PolicyNow(std::chrono::milliseconds timeout) {
   if (!started.ok()) return policy;  // estimates as laid out: no worse than the default
   std::vector<place::PlacedStart> starts;
   for (const store::SkyJob& j : *started) {
-    starts.push_back({j.cluster, j.submitted, j.expected_start, j.started});
+    // What the model said: calibration learns from the model, not from its
+    // own scaled answers (which would undo it the next time).
+    starts.push_back(
+        {j.cluster, j.submitted, j.model_start > 0 ? j.model_start : j.expected_start, j.started});
   }
   policy.estimate_scales = place::CalibrateEstimates(std::move(starts), now);
   return policy;
@@ -228,6 +231,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     job.reason = plan.decision.summary;
     job.submitted = Now();
     job.expected_start = chosen.start.value_or(0);
+    job.model_start = chosen.model_start.value_or(job.expected_start);
     if (kind == EventKind::kMoved || kind == EventKind::kReplaced) ++job.moves;
     SKY_RETURN_IF_ERROR(Record(job, kind, decision, key->cluster, key->job_id));
     return store_.EndIntent(intent);

@@ -16,7 +16,9 @@
 namespace skyslurm::place {
 
 // One placed job that started: when it was submitted where it ran, the
-// start it was placed with, and its real start (Slurm's).
+// start the model gave it (before any calibration: learning from calibrated
+// answers would undo the calibration the next time), and its real start
+// (Slurm's).
 struct PlacedStart {
   std::string cluster;
   std::time_t submitted = 0;

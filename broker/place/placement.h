@@ -49,6 +49,9 @@ struct Candidate {
   std::vector<std::string> infeasible;
   std::string no_estimate;
   std::optional<std::time_t> start;  // the estimate (on an elastic cluster: its boot included)
+  // The model's estimate before calibration (Policy::estimate_scales): what
+  // calibration learns from. Unset: the same as `start`.
+  std::optional<std::time_t> model_start;
   std::string start_basis;
   // GPUs of the jobs the estimate found pending ahead of it (0: none, or
   // not laid out).

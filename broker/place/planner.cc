@@ -232,25 +232,17 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
       cand.start_basis += LimitUseBasis(inv.limit_use);
     }
   }
-  // How this cluster's estimates lately came true (estimates: calibrated).
-  if (auto scale = plan.estimate_scales.find(cand.cluster);
-      !certain && scale != plan.estimate_scales.end() && *cand.start > plan.now) {
-    cand.start = ScaledStart(*cand.start, plan.now, scale->second);
-    cand.start_basis += fmt::format(
-        ", its wait taken at {}% (the real waits of the last {} jobs placed there over their "
-        "estimates)",
-        std::lround(scale->second.factor * 100), scale->second.jobs);
-  }
   // An elastic cluster's scheduler counts a powered-down node as free: its
   // boot comes first, unless the nodes it names are up already (or booting
   // for jobs placed there before).
   const ElasticFacts& facts = plan.elastic[candidate];
+  std::time_t booted = 0;  // a boot comes first: not before this
   if (facts.elastic && !certain) {
     const NodeStart start = NodeStartOn(inv.description, answer.nodes);
     plan.node_start[candidate] = start;
     if (start == NodeStart::kBoots || start == NodeStart::kSharesBooting) {
       // A node booting for others is known to be ready only by its boot.
-      const std::time_t booted = plan.now + facts.boot_seconds;
+      booted = plan.now + facts.boot_seconds;
       if (*cand.start < booted) cand.start = booted;
     }
     switch (start) {
@@ -270,6 +262,17 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
             facts.boot_seconds);
         break;
     }
+  }
+  // How this cluster's estimates lately came true (estimates: calibrated);
+  // a boot still comes first.
+  if (auto scale = plan.estimate_scales.find(cand.cluster);
+      !certain && scale != plan.estimate_scales.end() && *cand.start > plan.now) {
+    cand.model_start = cand.start;
+    cand.start = std::max(ScaledStart(*cand.start, plan.now, scale->second), booted);
+    cand.start_basis += fmt::format(
+        ", its wait taken at {}% (the real waits of the last {} jobs placed there over their "
+        "estimates)",
+        std::lround(scale->second.factor * 100), scale->second.jobs);
   }
 }
 

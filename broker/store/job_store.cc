@@ -83,6 +83,11 @@ ALTER TABLE intents RENAME COLUMN slurm_id TO native_id;
 ALTER TABLE copies ADD COLUMN workdir TEXT NOT NULL DEFAULT '';
 ALTER TABLE copies ADD COLUMN source TEXT NOT NULL DEFAULT '';
 )sql",
+    // 4: the start the model gave before calibration (estimates: calibrated
+    // learns from it, not from its own scaled answers).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN model_start INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // One prepared statement, finalized on scope exit.
@@ -132,7 +137,8 @@ class Stmt {
 
 constexpr const char* kJobColumns =
     "sky_id, owner, state, reason, cluster, native_id, input_json, managed, retry_on_failure, "
-    "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code";
+    "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
+    "model_start";
 
 SkyJob JobFromRow(const Stmt& s) {
   SkyJob j;
@@ -155,6 +161,7 @@ SkyJob JobFromRow(const Stmt& s) {
   j.started = s.Int(c++);
   j.ended = s.Int(c++);
   j.exit_code = static_cast<int>(s.Int(c++));
+  j.model_start = s.Int(c++);
   return j;
 }
 
@@ -176,7 +183,8 @@ void BindJob(Stmt& s, const SkyJob& j) {
       .Bind(j.expected_start)
       .Bind(j.started)
       .Bind(j.ended)
-      .Bind(std::int64_t{j.exit_code});
+      .Bind(std::int64_t{j.exit_code})
+      .Bind(j.model_start);
 }
 
 }  // namespace
@@ -288,7 +296,7 @@ Status JobStore::Apply(const std::function<Status()>& body) {
 
 Status JobStore::Insert(const SkyJob& job) {
   return Apply([&] {
-    Stmt s(db_, fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    Stmt s(db_, fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                             kJobColumns)
                     .c_str());
     BindJob(s, job);
@@ -301,11 +309,12 @@ Status JobStore::Insert(const SkyJob& job) {
 
 Status JobStore::Update(const SkyJob& job) {
   return Apply([&] {
-    Stmt s(db_,
-           "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
-           "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
-           "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=? "
-           "WHERE sky_id=?");
+    Stmt s(
+        db_,
+        "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
+        "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
+        "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=?, model_start=? "
+        "WHERE sky_id=?");
     BindJob(s, job);
     s.Bind(job.sky_id);
     SKY_RETURN_IF_ERROR(s.Run("updating a job"));

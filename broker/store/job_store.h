@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct SkyJob {
   std::string sky_id;
@@ -48,6 +48,9 @@ struct SkyJob {
   std::time_t updated = 0;
   std::time_t submitted = 0;       // when the live copy was submitted
   std::time_t expected_start = 0;  // the estimate it was placed with
+  // That estimate before calibration (estimates: calibrated); 0: none, or
+  // the same.
+  std::time_t model_start = 0;
   std::time_t started = 0;
   std::time_t ended = 0;
   int exit_code = 0;  // Slurm's wait status of the last copy

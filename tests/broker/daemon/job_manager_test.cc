@@ -309,6 +309,15 @@ TEST_F(JobManagerTest, CalibratedEstimatesTakeEachClustersWaitsAsTheyLatelyCameT
   ASSERT_TRUE(calibrated.ok()) << calibrated.status().message();
   EXPECT_EQ(calibrated->job.cluster, "alpha");
   EXPECT_LT(Get("sky-20260101-000000-000022").expected_start, std::time(nullptr) + 700);
+  // Where beta still wins, the job keeps both: the start it was placed with
+  // (20 min) and the model's (400 s), which the next calibration learns from.
+  Cluster("alpha").start_in = 3600;
+  auto later = manager_->Submit({"sky-20260101-000000-000023", Input(), false});
+  ASSERT_TRUE(later.ok()) << later.status().message();
+  const store::SkyJob on_beta = Get("sky-20260101-000000-000023");
+  EXPECT_EQ(on_beta.cluster, "beta");
+  EXPECT_NEAR(static_cast<double>(on_beta.expected_start - on_beta.model_start), 800, 10);
+  EXPECT_THAT(on_beta.reason, HasSubstr("in 20 min"));
 }
 
 TEST_F(JobManagerTest, ASoleClustersRefusedEstimateLeavesTheJobSubmittedWithoutAStart) {

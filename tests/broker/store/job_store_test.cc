@@ -91,6 +91,7 @@ TEST_F(JobStoreTest, StartedSinceListsThePlacedJobsThatStartedLatestFirst) {
   auto add = [&](const std::string& id, std::time_t expected, std::time_t started) {
     SkyJob j = Job(id, 100);
     j.expected_start = expected;
+    j.model_start = expected * 2;
     j.started = started;
     ASSERT_TRUE((*store)->Insert(j).ok());
   };
@@ -105,6 +106,7 @@ TEST_F(JobStoreTest, StartedSinceListsThePlacedJobsThatStartedLatestFirst) {
   ASSERT_EQ(started->size(), 2u);
   EXPECT_EQ((*started)[0].sky_id, "sky-6");
   EXPECT_EQ((*started)[1].sky_id, "sky-2");
+  EXPECT_EQ((*started)[1].model_start, 500);
   EXPECT_EQ((*store)->StartedSince(100, 10)->size(), 3u);
 }
 
@@ -202,10 +204,11 @@ PRAGMA user_version=1;
 
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ((*store)->schema_version(), 3);
+  EXPECT_EQ((*store)->schema_version(), 4);
   auto job = (*store)->Get("sky-1");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->native_id, "1219");
+  EXPECT_EQ(job->model_start, 0);  // 4: placed before calibration
   auto copies = (*store)->Copies("sky-1");
   ASSERT_TRUE(copies.ok());
   ASSERT_EQ(copies->size(), 1u);
