@@ -434,7 +434,7 @@ const std::vector<SettingKey>& SettingKeys() {
       {"estimates", "", "",
        "model (default): start estimates as the pending-work model lays them out; calibrated: "
        "each cluster's estimated waits taken at the ratio of real to estimated waits of the "
-       "latest jobs skyslurmd placed and saw start there"},
+       "latest jobs skyslurmd placed there"},
       {"currency", "", "", "how prices are shown (default $)"},
       {"budget", "", "",
        "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "

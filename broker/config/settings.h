@@ -159,8 +159,8 @@ struct Settings {
   // default): their whole limits, as Slurm plans.
   bool run_times_from_history = false;
   // estimates: calibrated: each cluster's estimated waits are taken at the
-  // ratio of real to estimated waits of the jobs skyslurmd lately placed and
-  // saw start there (place/estimate_calibration.h); model (the default): as
+  // ratio of real to estimated waits of the jobs skyslurmd lately placed
+  // there (place/estimate_calibration.h); model (the default): as
   // laid out.
   bool calibrate_estimates = false;
   // Elastic clusters: the site's policy, which a user's file may only

@@ -46,15 +46,15 @@ place::Policy JobManager::PolicyNow(std::chrono::milliseconds timeout) {
   if (!ws_.config.settings.calibrate_estimates) return policy;
   const std::time_t now = Now();
   // Every cluster's latest jobs fit in this many rows.
-  auto started =
-      store_.StartedSince(now - place::kCalibrationWindowS, place::kCalibrationLatest * 20);
-  if (!started.ok()) return policy;  // estimates as laid out: no worse than the default
+  auto placed =
+      store_.PlacedSince(now - place::kCalibrationWindowS, place::kCalibrationLatest * 20);
+  if (!placed.ok()) return policy;  // estimates as laid out: no worse than the default
   std::vector<place::PlacedStart> starts;
-  for (const store::SkyJob& j : *started) {
+  for (const store::SkyJob& j : *placed) {
     // What the model said: calibration learns from the model, not from its
     // own scaled answers (which would undo it the next time).
-    starts.push_back(
-        {j.cluster, j.submitted, j.model_start > 0 ? j.model_start : j.expected_start, j.started});
+    starts.push_back({j.cluster, j.submitted, j.model_start > 0 ? j.model_start : j.expected_start,
+                      j.started, j.started == 0 && j.state == "PENDING"});
   }
   policy.estimate_scales = place::CalibrateEstimates(std::move(starts), now);
   return policy;

@@ -7,23 +7,27 @@ namespace skyslurm::place {
 
 std::map<std::string, EstimateScale> CalibrateEstimates(std::vector<PlacedStart> starts,
                                                         std::time_t now) {
-  // Latest first: each cluster takes its newest jobs.
+  // Latest placed first: each cluster takes its newest jobs.
   std::sort(starts.begin(), starts.end(),
-            [](const PlacedStart& a, const PlacedStart& b) { return a.started > b.started; });
+            [](const PlacedStart& a, const PlacedStart& b) { return a.submitted > b.submitted; });
   struct Sums {
     int jobs = 0;
     double estimated_s = 0, real_s = 0;
   };
   std::map<std::string, Sums> sums;
   for (const PlacedStart& s : starts) {
-    // A job placed without an estimate, or not yet started, says nothing.
-    if (s.started <= 0 || s.expected_start <= 0 || s.submitted <= 0) continue;
-    if (now - s.started > kCalibrationWindowS) continue;
+    // A job placed without an estimate, or ended without a start (a move
+    // cancels one), says nothing.
+    if (s.expected_start <= 0 || s.submitted <= 0 || (s.started <= 0 && !s.waiting)) continue;
+    if (now - s.submitted > kCalibrationWindowS) continue;
     Sums& c = sums[s.cluster];
     if (c.jobs == kCalibrationLatest) continue;
     ++c.jobs;
-    c.estimated_s += static_cast<double>(std::max<std::time_t>(0, s.expected_start - s.submitted));
-    c.real_s += static_cast<double>(std::max<std::time_t>(0, s.started - s.submitted));
+    const auto estimated = std::max<std::time_t>(0, s.expected_start - s.submitted);
+    const auto real = s.started > 0 ? std::max<std::time_t>(0, s.started - s.submitted)
+                                    : std::max(now - s.submitted, estimated);
+    c.estimated_s += static_cast<double>(estimated);
+    c.real_s += static_cast<double>(real);
   }
   std::map<std::string, EstimateScale> scales;
   for (const auto& [cluster, c] : sums) {

@@ -2,10 +2,9 @@
 // (start_estimate.h) is only as good as what it is told: time limits users
 // set at twice what their jobs run make its waits too long, GPUs that pass
 // from one job to the next in seconds no run time counts make them too short.
-// The jobs skyslurm itself placed on a cluster and saw start there say by how
-// much, whatever the cause: their real waits over the waits they were placed
-// with. Opt-in (`estimates: calibrated`), a placement then takes each
-// cluster's estimated wait at that ratio.
+// The jobs skyslurm itself placed on a cluster say by how much, whatever the
+// cause: their real waits over the waits the model gave them. Opt-in (`estimates: calibrated`), a
+// placement then takes each cluster's estimated wait at that ratio.
 #pragma once
 
 #include <ctime>
@@ -15,15 +14,16 @@
 
 namespace skyslurm::place {
 
-// One placed job that started: when it was submitted where it ran, the
-// start the model gave it (before any calibration: learning from calibrated
-// answers would undo the calibration the next time), and its real start
-// (Slurm's).
+// One placed job: when it was submitted where it is, the start the model
+// gave it (before any calibration: learning from calibrated answers would
+// undo the calibration the next time), and its real start (Slurm's), or
+// that it still waits.
 struct PlacedStart {
   std::string cluster;
   std::time_t submitted = 0;
   std::time_t expected_start = 0;
-  std::time_t started = 0;
+  std::time_t started = 0;  // 0: not started
+  bool waiting = false;     // not started and still pending
 };
 
 struct EstimateScale {
@@ -42,9 +42,12 @@ inline constexpr std::time_t kCalibrationWindowS = 24 * 3600;
 // make a cluster look free or hopeless.
 inline constexpr double kMaxScale = 4;
 
-// Per cluster, from the latest kCalibrationLatest jobs started there within
-// kCalibrationWindowS of `now` (a job placed to start at once counts: its
-// real wait, if any, makes the factor larger).
+// Per cluster, from the latest kCalibrationLatest jobs placed there within
+// kCalibrationWindowS of `now` that started or still wait (a job placed to
+// start at once counts: its real wait, if any, makes the factor larger). A
+// job still waiting past its estimate counts the wait so far, one not yet
+// past it counts its estimate: the jobs that started so far are those whose
+// waits were short, and they alone would make every factor too small.
 std::map<std::string, EstimateScale> CalibrateEstimates(std::vector<PlacedStart> starts,
                                                         std::time_t now);
 

@@ -347,17 +347,17 @@ Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
   return out;
 }
 
-Result<std::vector<SkyJob>> JobStore::StartedSince(std::time_t since, int limit) {
+Result<std::vector<SkyJob>> JobStore::PlacedSince(std::time_t since, int limit) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, fmt::format("SELECT {} FROM jobs WHERE started >= ? AND expected_start > 0 "
-                          "ORDER BY started DESC LIMIT ?",
+  Stmt s(db_, fmt::format("SELECT {} FROM jobs WHERE submitted >= ? AND expected_start > 0 AND "
+                          "(started > 0 OR state = 'PENDING') ORDER BY submitted DESC LIMIT ?",
                           kJobColumns)
                   .c_str());
   s.Bind(static_cast<std::int64_t>(since)).Bind(static_cast<std::int64_t>(limit));
   std::vector<SkyJob> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) out.push_back(JobFromRow(s));
-  if (rc != SQLITE_DONE) return s.Error("listing started jobs");
+  if (rc != SQLITE_DONE) return s.Error("listing placed jobs");
   return out;
 }
 

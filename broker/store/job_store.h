@@ -114,9 +114,10 @@ class JobStore {
   Result<SkyJob> Get(const std::string& sky_id);
   // All sky jobs, newest first; only the live (not final) ones on request.
   Result<std::vector<SkyJob>> List(bool live_only);
-  // The sky jobs that started at `since` or later and were placed with a
-  // start estimate, latest first, `limit` at most.
-  Result<std::vector<SkyJob>> StartedSince(std::time_t since, int limit);
+  // The sky jobs placed (their live copy submitted) at `since` or later with
+  // a start estimate that started or still pend, latest placed first,
+  // `limit` at most.
+  Result<std::vector<SkyJob>> PlacedSince(std::time_t since, int limit);
 
   Status AddCopy(const Copy& copy);
   Status SetCopyState(const std::string& cluster, const std::string& native_id,

@@ -33,9 +33,9 @@ TEST(EstimateCalibrationTest, TooFewJobsOrTooLittleWaitSayNothing) {
   for (int i = 0; i < 4; ++i) starts.push_back(Job("beta", 100, 200, 100));
   // Placed to start at once and did: nothing to scale.
   for (int i = 0; i < 10; ++i) starts.push_back(Job("gamma", 100, 5, 3));
-  // Not started, or placed without an estimate: left out.
-  for (int i = 0; i < 10; ++i) starts.push_back({"delta", kNow - 100, kNow + 50, 0});
-  for (int i = 0; i < 10; ++i) starts.push_back({"delta", kNow - 100, 0, kNow - 10});
+  // Ended without a start, or placed without an estimate: left out.
+  for (int i = 0; i < 10; ++i) starts.push_back({"delta", kNow - 100, kNow + 50, 0, false});
+  for (int i = 0; i < 10; ++i) starts.push_back({"delta", kNow - 100, 0, kNow - 10, false});
   EXPECT_TRUE(CalibrateEstimates(starts, kNow).empty());
 }
 
@@ -53,6 +53,26 @@ TEST(EstimateCalibrationTest, OnlyTheLatestJobsOfTheLastDayCountAndTheFactorIsBo
   starts.clear();
   for (int i = 0; i < 5; ++i) starts.push_back(Job("alpha", 1000, 20, 2000));
   EXPECT_DOUBLE_EQ(CalibrateEstimates(starts, kNow).at("alpha").factor, kMaxScale);
+}
+
+// The jobs started so far are the ones whose waits were short: a job still
+// waiting past its estimate counts its wait so far, one not yet past it its
+// estimate, so that the factor is not made small by them alone.
+TEST(EstimateCalibrationTest, JobsStillWaitingCountTheirWaitSoFar) {
+  std::vector<PlacedStart> starts;
+  // Started at half their estimates.
+  for (int i = 0; i < 5; ++i) starts.push_back(Job("gamma", 1000 + i, 100, 50));
+  // Still waiting, 400 s in, against an estimate of 100 s.
+  for (int i = 0; i < 5; ++i) starts.push_back({"gamma", kNow - 400, kNow - 300, 0, true});
+  EXPECT_DOUBLE_EQ(CalibrateEstimates(starts, kNow).at("gamma").factor, 2250.0 / 1000);
+  // Still waiting, not yet past their estimates: neutral.
+  starts.resize(5);
+  for (int i = 0; i < 5; ++i) starts.push_back({"gamma", kNow - 10, kNow + 90, 0, true});
+  EXPECT_DOUBLE_EQ(CalibrateEstimates(starts, kNow).at("gamma").factor, 750.0 / 1000);
+  // Not started and not waiting (cancelled by a move): nothing.
+  starts.resize(5);
+  for (int i = 0; i < 5; ++i) starts.push_back({"gamma", kNow - 400, kNow - 300, 0, false});
+  EXPECT_DOUBLE_EQ(CalibrateEstimates(starts, kNow).at("gamma").factor, 0.5);
 }
 
 }  // namespace

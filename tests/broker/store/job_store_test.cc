@@ -85,29 +85,32 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
   EXPECT_EQ((*store)->List(true)->size(), 1u);
 }
 
-TEST_F(JobStoreTest, StartedSinceListsThePlacedJobsThatStartedLatestFirst) {
+TEST_F(JobStoreTest, PlacedSinceListsTheJobsPlacedWithAnEstimateThatStartedOrWait) {
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok());
-  auto add = [&](const std::string& id, std::time_t expected, std::time_t started) {
+  auto add = [&](const std::string& id, std::time_t submitted, std::time_t expected,
+                 std::time_t started, const std::string& state) {
     SkyJob j = Job(id, 100);
+    j.state = state;
+    j.submitted = submitted;
     j.expected_start = expected;
     j.model_start = expected * 2;
     j.started = started;
     ASSERT_TRUE((*store)->Insert(j).ok());
   };
-  add("sky-1", 150, 160);
-  add("sky-2", 250, 300);
-  add("sky-3", 0, 400);  // placed without an estimate
-  add("sky-4", 500, 0);  // not started
-  add("sky-5", 50, 90);  // before `since`
-  add("sky-6", 350, 350);
-  auto started = (*store)->StartedSince(100, 2);
-  ASSERT_TRUE(started.ok()) << started.status().message();
-  ASSERT_EQ(started->size(), 2u);
-  EXPECT_EQ((*started)[0].sky_id, "sky-6");
-  EXPECT_EQ((*started)[1].sky_id, "sky-2");
-  EXPECT_EQ((*started)[1].model_start, 500);
-  EXPECT_EQ((*store)->StartedSince(100, 10)->size(), 3u);
+  add("sky-1", 100, 150, 160, "COMPLETED");
+  add("sky-2", 250, 300, 310, "RUNNING");
+  add("sky-3", 260, 0, 400, "COMPLETED");  // placed without an estimate
+  add("sky-4", 270, 500, 0, "CANCELLED");  // ended without a start (a move)
+  add("sky-5", 50, 90, 95, "COMPLETED");   // before `since`
+  add("sky-6", 350, 400, 0, "PENDING");    // still waits
+  auto placed = (*store)->PlacedSince(100, 2);
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->size(), 2u);
+  EXPECT_EQ((*placed)[0].sky_id, "sky-6");
+  EXPECT_EQ((*placed)[1].sky_id, "sky-2");
+  EXPECT_EQ((*placed)[1].model_start, 600);
+  EXPECT_EQ((*store)->PlacedSince(100, 10)->size(), 3u);
 }
 
 TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
