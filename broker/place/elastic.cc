@@ -120,4 +120,38 @@ std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
   return cloud::ExpectedCost(use, *facts.price);
 }
 
+std::vector<std::time_t> NodesKeptUpUntil(const std::vector<cluster::QueuedJob>& jobs,
+                                          std::string_view nodes) {
+  auto names = cluster::ExpandHostlist(nodes);
+  if (!names.ok()) return {};
+  std::vector<std::time_t> until(names->size(), 0);
+  for (const cluster::QueuedJob& j : jobs) {
+    // A completing job lets its node go; a pending one holds none yet.
+    if ((j.state != "RUNNING" && j.state != "CONFIGURING") || j.nodelist.empty()) continue;
+    auto held = cluster::ExpandHostlist(j.nodelist);
+    if (!held.ok()) continue;
+    for (std::size_t i = 0; i < names->size(); ++i) {
+      if (std::find(held->begin(), held->end(), (*names)[i]) != held->end()) {
+        until[i] = std::max(until[i], j.end_time);
+      }
+    }
+  }
+  return until;
+}
+
+std::optional<double> AddedNodeCost(const ElasticFacts& facts,
+                                    const cluster::Description& description,
+                                    const std::string& partition,
+                                    const std::vector<std::time_t>& kept_up_until,
+                                    std::time_t job_end) {
+  if (!facts.price || kept_up_until.empty()) return std::nullopt;
+  double node_seconds = 0;
+  for (std::time_t until : kept_up_until) {
+    if (until <= 0) return std::nullopt;
+    node_seconds += static_cast<double>(std::max<std::time_t>(0, job_end - until));
+  }
+  return node_seconds / 3600 * static_cast<double>(GpusPerNode(description, partition)) *
+         *facts.price;
+}
+
 }  // namespace skyslurm::place

@@ -5,6 +5,7 @@
 // cluster's description and its ledger in, facts out.
 #pragma once
 
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "broker/cloud/ledger.h"
 #include "broker/cluster/description.h"
+#include "broker/cluster/queue.h"
 #include "broker/config/settings.h"
 #include "broker/util/status.h"
 
@@ -80,5 +82,24 @@ std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
                                       NodeStart start, bool filled);
+
+// Until when the jobs running on each of `nodes` (a Slurm hostlist, as
+// sbatch --test-only names them) keep it up: the latest end Slurm gives
+// them (their start plus time limit). 0 for a node with none, or when the
+// list cannot be read.
+std::vector<std::time_t> NodesKeptUpUntil(const std::vector<cluster::QueuedJob>& jobs,
+                                          std::string_view nodes);
+
+// What a job ending at `job_end` adds to the provider's bill beside jobs
+// on nodes they keep up until `kept_up_until` (NodesKeptUpUntil): each
+// node's time past its jobs' end to the job's, whole nodes at the
+// partition's price; nothing when they outlast it (the node is billed
+// anyway, and its idle tail only moves). nullopt when the partition has no
+// price, or a node's end is not known (0).
+std::optional<double> AddedNodeCost(const ElasticFacts& facts,
+                                    const cluster::Description& description,
+                                    const std::string& partition,
+                                    const std::vector<std::time_t>& kept_up_until,
+                                    std::time_t job_end);
 
 }  // namespace skyslurm::place

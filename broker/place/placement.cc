@@ -46,13 +46,22 @@ std::string Duration(std::chrono::seconds d) {
   return FormatWait(static_cast<std::time_t>(d.count()), 0).substr(3);
 }
 
+// What `seconds` of the job's wait are worth at overflow.worth (per GPU).
+double WaitWorth(double seconds, const Candidate& c, const Policy& policy) {
+  return seconds / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
+         *policy.wait_worth;
+}
+
+// What overflow.worth weighs against the wait: what the job adds to the
+// bill there (beside jobs that keep the node up anyway, it may add
+// nothing), else its cost.
+double WeighedCost(const Candidate& c) { return c.added_cost ? *c.added_cost : c.cost.value_or(0); }
+
 // Each elastic candidate's worth to the job at overflow.worth: the wait it
-// spares (from now) less its cost.
+// spares (from now) less what it adds to the bill.
 double NetWorth(const Candidate& c, const Policy& policy, std::time_t now) {
   const double wait_s = std::max(0.0, static_cast<double>(*c.start) - static_cast<double>(now));
-  return -wait_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
-             *policy.wait_worth -
-         c.cost.value_or(0);
+  return -WaitWorth(wait_s, c, policy) - WeighedCost(c);
 }
 
 void HoldBackDearerSoonerElastic(const std::vector<Candidate>& candidates, const Policy& policy,
@@ -79,15 +88,13 @@ void HoldBackDearerSoonerElastic(const std::vector<Candidate>& candidates, const
       continue;
     }
     const double sooner_s = static_cast<double>(*best->start) - static_cast<double>(*c.start);
-    const double sooner_worth = sooner_s / 3600 *
-                                static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
-                                *policy.wait_worth;
+    const double sooner_worth = WaitWorth(sooner_s, c, policy);
     d.verdicts[i].kind = Verdict::Kind::kHeldBack;
     d.verdicts[i].reason = fmt::format(
         "starts it {} sooner than {}/{} for {} more: that is worth {} at overflow.worth ({} a "
         "GPU-hour of waiting)",
         Duration(std::chrono::seconds(std::lround(sooner_s))), best->cluster, best->partition,
-        FormatCost(c.cost.value_or(0) - best->cost.value_or(0), policy.currency),
+        FormatCost(WeighedCost(c) - WeighedCost(*best), policy.currency),
         FormatCost(sooner_worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency));
   }
   runnable = kept;
@@ -105,16 +112,16 @@ void HoldBackWhatIsNotWorthItsCost(const std::vector<Candidate>& candidates, con
     }
     const double saved_s =
         std::max(0.0, static_cast<double>(*fixed.start) - static_cast<double>(*c.start));
-    const double worth = saved_s / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
-                         *policy.wait_worth;
-    if (*c.cost > worth + 0.005) {
+    const double worth = WaitWorth(saved_s, c, policy);
+    if (WeighedCost(c) > worth + 0.005) {
       d.verdicts[i].kind = Verdict::Kind::kHeldBack;
       d.verdicts[i].reason = fmt::format(
           "the wait it saves ({} sooner than {}) is worth {} at overflow.worth ({} a GPU-hour "
-          "of waiting), less than its cost {}",
+          "of waiting), less than {} {}",
           Duration(std::chrono::seconds(std::lround(saved_s))), fixed.cluster,
           FormatCost(worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency),
-          FormatCost(*c.cost, policy.currency));
+          c.added_cost ? "what it adds to the bill" : "its cost",
+          FormatCost(WeighedCost(c), policy.currency));
     } else {
       kept.push_back(i);
     }
@@ -253,7 +260,8 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     // What costs nothing first: an elastic cluster bills, Kubernetes does not.
     if (x.elastic != y.elastic) return !x.elastic;
     if (x.overflow != y.overflow) return !x.overflow;
-    if (x.cost.value_or(0) != y.cost.value_or(0)) return x.cost.value_or(0) < y.cost.value_or(0);
+    // What the bill grows by: beside jobs that keep a node up anyway, nothing.
+    if (WeighedCost(x) != WeighedCost(y)) return WeighedCost(x) < WeighedCost(y);
     if (x.partition_rank != y.partition_rank) return x.partition_rank < y.partition_rank;
     if (*x.start != *y.start) return *x.start < *y.start;
     return std::tie(x.cluster, x.partition) < std::tie(y.cluster, y.partition);
@@ -282,7 +290,7 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
         elastic_decided = true;
       } else if (c.overflow != w.overflow) {
         kind_decided = true;
-      } else if (c.cost.value_or(0) != w.cost.value_or(0)) {
+      } else if (WeighedCost(c) != WeighedCost(w)) {
         cost_decided = true;
       }
     }
@@ -295,7 +303,10 @@ Decision Place(const std::vector<Candidate>& candidates, const Policy& policy, s
     } else if (kind_decided) {
       why += "a Slurm cluster wins the tie over Kubernetes";
     } else if (cost_decided) {
-      why += fmt::format("the cheaper wins ({})", FormatCost(w.cost.value_or(0), policy.currency));
+      why += w.added_cost ? fmt::format("the cheaper wins (it adds {} to the bill)",
+                                        FormatCost(*w.added_cost, policy.currency))
+                          : fmt::format("the cheaper wins ({})",
+                                        FormatCost(w.cost.value_or(0), policy.currency));
     } else if (w.partition_rank == 0) {
       why += fmt::format("{}'s first choice of partition wins", w.cluster);
     } else {

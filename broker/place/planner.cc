@@ -240,6 +240,9 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   if (facts.elastic && !certain) {
     const NodeStart start = NodeStartOn(inv.description, answer.nodes);
     plan.node_start[candidate] = start;
+    if (start == NodeStart::kShares || start == NodeStart::kSharesBooting) {
+      plan.kept_up_until[candidate] = NodesKeptUpUntil(inv.jobs, answer.nodes);
+    }
     if (start == NodeStart::kBoots || start == NodeStart::kSharesBooting) {
       // A node booting for others is known to be ready only by its boot.
       booted = plan.now + facts.boot_seconds;
@@ -279,7 +282,7 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
 // The candidate's expected cost for the job's time limit (its partition's
 // price; none when it has none).
 void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
-                    const job::Request& request) {
+                    const job::Request& request, std::string_view currency) {
   Candidate& cand = plan.candidates[candidate];
   const cluster::Description& d = plan.clusters[cluster].inventory->description;
   const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
@@ -300,8 +303,30 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
       plan.elastic[candidate].elastic && fixed != nullptr &&
       (start == NodeStart::kBoots || start == NodeStart::kIdleUp) &&
       WaitingWorkFillsNodes(d, cand.partition, nodes, cand.gpus / nodes, fixed->pending_gpus_ahead);
+  const std::int64_t minutes = JobMinutes(request, d, cand.partition);
   cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
-                              JobMinutes(request, d, cand.partition), start, filled);
+                              minutes, start, filled);
+  // Beside jobs that keep the nodes up anyway, its share is what it is
+  // billed, not what it adds: what overflow.worth weighs is the latter.
+  cand.added_cost.reset();
+  std::string added;
+  if (cand.cost && cand.start &&
+      (start == NodeStart::kShares || start == NodeStart::kSharesBooting)) {
+    const std::time_t job_end = *cand.start + static_cast<std::time_t>(minutes) * 60;
+    cand.added_cost = AddedNodeCost(plan.elastic[candidate], d, cand.partition,
+                                    plan.kept_up_until[candidate], job_end);
+    if (cand.added_cost && *cand.added_cost < 0.005) {
+      added = "; it adds nothing to the bill: the jobs there keep the node up past its time limit";
+    } else if (cand.added_cost) {
+      std::time_t past = 0;
+      for (std::time_t until : plan.kept_up_until[candidate]) {
+        past = std::max<std::time_t>(past, job_end - until);
+      }
+      added = fmt::format("; it adds {} to the bill: its node up {} past the jobs there",
+                          FormatCost(*cand.added_cost, currency),
+                          FormatWait(plan.now + past, plan.now).substr(3));
+    }
+  }
   if (!plan.elastic[candidate].elastic) {
     cand.cost_basis = "its GPUs at the cluster's rate";
   } else if (filled) {
@@ -315,7 +340,7 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   } else if (start == NodeStart::kIdleUp) {
     cand.cost_basis = "on a node already up, idle tail included";
   } else {
-    cand.cost_basis = "its GPUs' share of a node others keep up";
+    cand.cost_basis = "its GPUs' share of a node others keep up" + added;
   }
 }
 
@@ -331,7 +356,7 @@ void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& 
     ApplyEstimate(plan, chosen, plan.deferred->cluster, *answer, false, request, catalog);
     cand.start_basis += ", with the submission";
     // Priced before the estimate said whether nodes boot: again.
-    if (cand.cost) PriceCandidate(plan, chosen, plan.deferred->cluster, request);
+    if (cand.cost) PriceCandidate(plan, chosen, plan.deferred->cluster, request, policy.currency);
     plan.decision = Place(plan.candidates, policy, plan.now);
     return;
   }
@@ -421,6 +446,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       plan.jobs.emplace_back();
       plan.elastic.emplace_back();
       plan.node_start.push_back(NodeStart::kIdleUp);
+      plan.kept_up_until.emplace_back();
       continue;
     }
     const translate::TranslatedJob& job = *r.translation->job;
@@ -479,6 +505,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       plan.jobs.push_back(std::move(variant));
       plan.elastic.push_back(std::move(facts));
       plan.node_start.push_back(NodeStart::kIdleUp);
+      plan.kept_up_until.emplace_back();
       if (plan.jobs.back()) priced.push_back({plan.candidates.size() - 1, i});
       if (plan.jobs.back() && options.estimate && c.backend != nullptr) {
         tasks.push_back({plan.candidates.size() - 1, i});
@@ -546,7 +573,9 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     ApplyEstimate(plan, t.candidate, t.cluster, **answer, certain[t.candidate].has_value(), request,
                   catalog);
   }
-  for (const auto& t : priced) PriceCandidate(plan, t.candidate, t.cluster, request);
+  for (const auto& t : priced) {
+    PriceCandidate(plan, t.candidate, t.cluster, request, options.policy.currency);
+  }
   plan.decision = Place(plan.candidates, options.policy, plan.now);
   plan.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   return plan;

@@ -86,6 +86,9 @@ struct Plan {
   // cost count: a boot, whole nodes, a share of nodes others keep up).
   std::vector<ElasticFacts> elastic;
   std::vector<NodeStart> node_start;
+  // Per candidate sharing nodes (kShares, kSharesBooting): until when the
+  // jobs on each keep it up (NodesKeptUpUntil); empty otherwise.
+  std::vector<std::vector<std::time_t>> kept_up_until;
   Decision decision;
   std::chrono::milliseconds took{0};
   // The chosen candidate's estimate, left to the submission

@@ -148,5 +148,43 @@ TEST(ElasticTest, TheNodesSlurmNamesSayWhetherTheJobBootsOrShares) {
   EXPECT_EQ(NodeStartOn(d, "delta-n[1-"), NodeStart::kBoots);
 }
 
+// A job beside others adds to the bill only the node time it holds the
+// node past them.
+TEST(ElasticTest, BesideJobsANodeIsKeptUpUntilTheirEndAndTheJobAddsOnlyThePast) {
+  auto job = [](std::string state, std::string nodes, std::time_t end) {
+    cluster::QueuedJob j;
+    j.state = std::move(state);
+    j.nodelist = std::move(nodes);
+    j.end_time = end;
+    return j;
+  };
+  const std::vector<cluster::QueuedJob> jobs = {
+      job("RUNNING", "delta-n1", 1000),
+      job("RUNNING", "delta-n[1-2]", 1600),
+      job("CONFIGURING", "delta-n3", 900),
+      job("COMPLETING", "delta-n4", 5000),
+      job("PENDING", "", 9000),
+      job("RUNNING", "delta-n[", 9000),
+  };
+  EXPECT_EQ(NodesKeptUpUntil(jobs, "delta-n1"), std::vector<std::time_t>{1600});
+  EXPECT_EQ(NodesKeptUpUntil(jobs, "delta-n[2-4]"), (std::vector<std::time_t>{1600, 900, 0}));
+  EXPECT_TRUE(NodesKeptUpUntil(jobs, "delta-n[").empty());
+
+  config::ClusterSettings s;
+  s.cost_default = 4.0;
+  s.suspend_time = 60;
+  const cluster::Description d = Delta("mixed+CLOUD");
+  const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
+  // Ends before them: nothing added.
+  EXPECT_DOUBLE_EQ(*AddedNodeCost(f, d, "cloud", {1600}, 1500), 0.0);
+  // 3 min past one node's jobs, 1 min past the other's: 4 node-min of 8 H100s at $4.
+  EXPECT_DOUBLE_EQ(*AddedNodeCost(f, d, "cloud", {1420, 1540}, 1600), 4.0 / 60 * 8 * 4);
+  // A node whose end is not known, no nodes, or no price: not known.
+  EXPECT_FALSE(AddedNodeCost(f, d, "cloud", {1600, 0}, 1500).has_value());
+  EXPECT_FALSE(AddedNodeCost(f, d, "cloud", {}, 1500).has_value());
+  EXPECT_FALSE(
+      AddedNodeCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", {1600}, 1500).has_value());
+}
+
 }  // namespace
 }  // namespace skyslurm::place

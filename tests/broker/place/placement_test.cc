@@ -201,6 +201,44 @@ TEST(PlacementTest, AnElasticClusterOnlyWhenTheWaitItSavesIsWorthItsCost) {
   EXPECT_EQ(unweighed.verdicts[*unweighed.chosen].cluster, "delta");
 }
 
+// Beside jobs that keep a node up anyway, the job's share is what it is
+// billed, not what it adds to the bill: overflow.worth weighs what it adds.
+TEST(PlacementTest, BesideJobsOnANodeUpAnywayTheWorthWeighsWhatTheJobAddsToTheBill) {
+  Policy policy;
+  policy.overflow_after = std::chrono::minutes(1);
+  policy.wait_worth = 2.0;
+  // 1 on-demand H100 for its 10 min: $0.67 billed; the wait it saves
+  // (5 min) is worth $0.17.
+  Candidate shares = Cloud("cloud", kNow, 0.67);
+  shares.gpus = 1;
+  auto share = Place({At("alpha", "gpu", kNow + 300, true), shares}, policy, kNow);
+  EXPECT_EQ(share.verdicts[*share.chosen].cluster, "alpha");
+  // The jobs there keep the node up past its time limit: it adds nothing.
+  shares.added_cost = 0.0;
+  auto fills = Place({At("alpha", "gpu", kNow + 300, true), shares}, policy, kNow);
+  EXPECT_EQ(fills.verdicts[*fills.chosen].cluster, "delta");
+  EXPECT_EQ(fills.verdicts[1].cost, 0.67);  // what explain shows and a budget counts
+  // Past them: the node's time it adds, 8 H100s for 2 min, $1.07.
+  shares.added_cost = 1.07;
+  auto extends = Place({At("alpha", "gpu", kNow + 300, true), shares}, policy, kNow);
+  EXPECT_EQ(extends.verdicts[*extends.chosen].cluster, "alpha");
+  EXPECT_EQ(extends.verdicts[1].reason,
+            "the wait it saves (5 min sooner than alpha) is worth $0.17 at overflow.worth ($2.00 "
+            "a GPU-hour of waiting), less than what it adds to the bill $1.07");
+  // Among elastic partitions too: a spot node booted for it ($0.25 share)
+  // against an on-demand one that adds nothing.
+  shares.added_cost = 0.0;
+  Candidate spot = Cloud("spot", kNow + 6, 0.25, true);
+  spot.gpus = 1;
+  auto among = Place({shares, spot}, policy, kNow);
+  EXPECT_EQ(among.verdicts[*among.chosen].partition, "cloud");
+  EXPECT_THAT(among.summary, HasSubstr("the cheaper wins (it adds $0.00 to the bill)"));
+  // Without overflow.worth, the same in a tie of estimates.
+  policy.wait_worth.reset();
+  auto tie = Place({shares, spot}, policy, kNow);
+  EXPECT_EQ(tie.verdicts[*tie.chosen].partition, "cloud");
+}
+
 // overflow.worth also chooses among elastic partitions: an on-demand node
 // up now is not bought for a spot node's boot of a few seconds.
 TEST(PlacementTest, AnElasticPartitionSoonerButDearerIsHeldBackForTheOneWorthMore) {
