@@ -307,24 +307,28 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
                               minutes, start, filled);
   // Beside jobs that keep the nodes up anyway, its share is what it is
-  // billed, not what it adds: what overflow.worth weighs is the latter.
+  // billed, not what it adds: what overflow.worth weighs is the latter, up
+  // to its share (node time past the jobs there is shared by the jobs that
+  // come after it, as a burst's boot is).
   cand.added_cost.reset();
   std::string added;
   if (cand.cost && cand.start &&
       (start == NodeStart::kShares || start == NodeStart::kSharesBooting)) {
     const std::time_t job_end = *cand.start + static_cast<std::time_t>(minutes) * 60;
-    cand.added_cost = AddedNodeCost(plan.elastic[candidate], d, cand.partition,
+    const auto adds = AddedNodeCost(plan.elastic[candidate], d, cand.partition,
                                     plan.kept_up_until[candidate], job_end);
-    if (cand.added_cost && *cand.added_cost < 0.005) {
+    if (adds && *adds < 0.005) {
+      cand.added_cost = 0.0;
       added = "; it adds nothing to the bill: the jobs there keep the node up past its time limit";
-    } else if (cand.added_cost) {
+    } else if (adds && *adds < *cand.cost) {
+      cand.added_cost = *adds;
       std::time_t past = 0;
       for (std::time_t until : plan.kept_up_until[candidate]) {
         past = std::max<std::time_t>(past, job_end - until);
       }
-      added = fmt::format("; it adds {} to the bill: its node up {} past the jobs there",
-                          FormatCost(*cand.added_cost, currency),
-                          FormatWait(plan.now + past, plan.now).substr(3));
+      added =
+          fmt::format("; it adds {} to the bill: its node up {} past the jobs there",
+                      FormatCost(*adds, currency), FormatWait(plan.now + past, plan.now).substr(3));
     }
   }
   if (!plan.elastic[candidate].elastic) {

@@ -218,13 +218,13 @@ TEST(PlacementTest, BesideJobsOnANodeUpAnywayTheWorthWeighsWhatTheJobAddsToTheBi
   auto fills = Place({At("alpha", "gpu", kNow + 300, true), shares}, policy, kNow);
   EXPECT_EQ(fills.verdicts[*fills.chosen].cluster, "delta");
   EXPECT_EQ(fills.verdicts[1].cost, 0.67);  // what explain shows and a budget counts
-  // Past them: the node's time it adds, 8 H100s for 2 min, $1.07.
-  shares.added_cost = 1.07;
+  // A little past them: the node's time it adds, 8 H100s for 56 s, $0.50.
+  shares.added_cost = 0.50;
   auto extends = Place({At("alpha", "gpu", kNow + 300, true), shares}, policy, kNow);
   EXPECT_EQ(extends.verdicts[*extends.chosen].cluster, "alpha");
   EXPECT_EQ(extends.verdicts[1].reason,
             "the wait it saves (5 min sooner than alpha) is worth $0.17 at overflow.worth ($2.00 "
-            "a GPU-hour of waiting), less than what it adds to the bill $1.07");
+            "a GPU-hour of waiting), less than what it adds to the bill $0.50");
   // Among elastic partitions too: a spot node booted for it ($0.25 share)
   // against an on-demand one that adds nothing.
   shares.added_cost = 0.0;
