@@ -184,8 +184,12 @@ class JobManager {
   // user's, the budgets' spend, and (estimates: calibrated) how each
   // cluster's estimates lately came true for the jobs in the store.
   place::Policy PolicyNow(std::chrono::milliseconds timeout);
+  // `leaving`: the cluster a move takes the job from, placed on again only
+  // when no other can run it (within the tie tolerance it could win back
+  // the job the move cancelled there, losing its place in that queue).
   Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
-                        const std::vector<std::string>& avoid, bool first_attempt);
+                        const std::vector<std::string>& avoid, bool first_attempt,
+                        const std::string& leaving = "");
   // The job leaves its current copy (recorded as `copy_state`) for `state`,
   // in one transaction with the event.
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,

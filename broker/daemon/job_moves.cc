@@ -110,7 +110,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   });
   if (!released.ok()) return;
   FaultPoint("move.released");
-  (void)PlaceAndSubmit(job, EventKind::kMoved, reason, dead, false);
+  (void)PlaceAndSubmit(job, EventKind::kMoved, reason, dead, false, old_cluster);
 }
 
 }  // namespace skyslurm::daemon

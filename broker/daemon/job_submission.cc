@@ -61,7 +61,8 @@ place::Policy JobManager::PolicyNow(std::chrono::milliseconds timeout) {
 }
 
 Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
-                                  const std::vector<std::string>& avoid, bool first_attempt) {
+                                  const std::vector<std::string>& avoid, bool first_attempt,
+                                  const std::string& leaving) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
   SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
 
@@ -69,6 +70,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   for (auto& h : handles) {
     if (std::find(avoid.begin(), avoid.end(), h.name) != avoid.end() && h.unavailable.empty()) {
       h.unavailable = "not answering (skyslurmd)";
+    }
+    if (h.name == leaving && h.unavailable.empty()) {
+      h.unavailable = "the cluster the job is moving from";
     }
   }
   place::PlanOptions options;
@@ -89,6 +93,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   if (kind == EventKind::kSubmitted && !plan.deferred) {
     AppendAudit(ws_.config.paths.state_dir,
                 AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
+  }
+  if (!plan.decision.chosen && !leaving.empty()) {
+    // Nowhere else after all: back where it was rather than nowhere.
+    return PlaceAndSubmit(job, kind, why, avoid, first_attempt);
   }
   if (!plan.decision.chosen) {
     const std::string msg = NoClusterMessage(plan);

@@ -284,6 +284,32 @@ TEST_F(JobManagerTest, AJobOnlyOneClusterCanRunIsEstimatedWithItsSubmission) {
   EXPECT_EQ(Cluster("beta").estimates_with_submissions, 1);  // still only the first job's
 }
 
+// A move whose gain is inside the tie tolerance: beta starts the job 40 s
+// before alpha, so it is moved; placed again among all clusters, alpha (the
+// home cluster) would win the tie and take back the job it just cancelled
+// there, its place in alpha's queue lost (seen on the cloud benchmark).
+TEST_F(JobManagerTest, AMoveDoesNotLandBackOnTheClusterItLeft) {
+  ws_.config.settings.failover.migrate_after = 10;
+  ws_.config.settings.failover.migrate_gain = 20;
+  Restart();
+  const std::string id = "sky-20260101-000000-000021";
+  auto placed = manager_->Submit({id, Input(), false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->job.cluster, "alpha");
+  const std::string on_alpha = placed->job.native_id;
+  Cluster("alpha").start_in = 40;
+  now_ += 60;
+  manager_->Tick();
+  const store::SkyJob job = Get(id);
+  EXPECT_EQ(job.cluster, "beta");
+  EXPECT_EQ(job.moves, 1);
+  EXPECT_TRUE(HasEvent(id, "moved"));
+  EXPECT_EQ(Cluster("alpha").StateOf(on_alpha), "CANCELLED");
+  EXPECT_EQ(Cluster("alpha").submissions, 1);
+  EXPECT_EQ(Cluster("beta").LiveWithTag(id), 1);
+  EXPECT_TRUE(store_->OpenIntents()->empty());
+}
+
 // estimates: calibrated: beta's estimates lately came true at three times
 // their waits, so its 400 s is taken as 20 min and alpha's 10 min wins.
 TEST_F(JobManagerTest, CalibratedEstimatesTakeEachClustersWaitsAsTheyLatelyCameTrue) {
