@@ -18,7 +18,7 @@
 //             waits taken at the ratio of real to estimated waits of the jobs
 //             skyslurmd placed there so far in the run)
 // with the placement's tie tolerance and the daemon's moves (migrate_after,
-// migrate_gain) scaled alike. For each: the mean and
+// migrate_gain, moves_per_cluster) scaled alike. For each: the mean and
 // p90 wait (start minus arrival, from each cluster's accounting), where
 // jobs ran, and what the cloud billed (delta's ledger: node-hours from
 // power-up request to power-down, at the user's prices). The aim: skyslurm
@@ -225,10 +225,11 @@ int main(int argc, char** argv) {
   std::printf(
       "testbed: delta boots in %s s, powers down after %s s idle; process start %.2f ms; "
       "skyslurm's overflow.worth $%.2f a GPU-hour of waiting, run_times: %s, estimates: %s; "
-      "every run's moves: migrate_after %ld s, migrate_gain %ld s\n",
+      "every run's moves: migrate_after %ld s, migrate_gain %ld s, moves_per_cluster %ld a "
+      "minute\n",
       boot.c_str(), suspend.c_str(), bench::ProcessStartMs(), worth, run_times.c_str(),
       estimates.c_str(), std::max(1L, std::lround(120 / scale)),
-      std::max(1L, std::lround(300 / scale)));
+      std::max(1L, std::lround(300 / scale)), std::lround(10 * scale));
   const std::map<std::string, std::string> confs = {{"alpha", env.at("SLURM_CONF_ALPHA")},
                                                     {"beta", env.at("SLURM_CONF_BETA")},
                                                     {"gamma", env.at("SLURM_CONF_GAMMA")},
@@ -259,9 +260,11 @@ int main(int argc, char** argv) {
       out << fmt::format("tie_tolerance: {}\n", std::max(1L, std::lround(60 / scale)));
       // The daemon's moves are the policy's time constants too: unscaled, a
       // job would pend an hour of the trace's time before a move is weighed.
-      out << fmt::format("migrate_after: {}\nmigrate_gain: {}\n",
+      // moves_per_cluster is a rate: 10 a minute of the trace's time is 10 x
+      // scale a real minute.
+      out << fmt::format("migrate_after: {}\nmigrate_gain: {}\nmoves_per_cluster: {}\n",
                          std::max(1L, std::lround(120 / scale)),
-                         std::max(1L, std::lround(300 / scale)));
+                         std::max(1L, std::lround(300 / scale)), std::lround(10 * scale));
       if (policy == "at-once") out << "overflow: { after: 0 }\n";
       if (policy == "skyslurm") {
         out << fmt::format("overflow: {{ after: {}, worth: {} }}\n",
