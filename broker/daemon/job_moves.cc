@@ -41,6 +41,9 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   options.only = request->sky.clusters;
   if (request->sky.infra) return;  // pinned: it stays
   options.policy = PolicyNow(options.probe_timeout);
+  // Its own cluster's estimate is its place in the queue there, and the jobs
+  // behind it count in what a move to an elastic cluster is worth.
+  options.pending_copy = place::PlanOptions::PendingCopy{job.cluster, job.native_id};
   place::Plan plan = place::MakePlan(*request, handles, ws_.catalog, ws_.home(), options);
   std::optional<std::time_t> here;
   const place::Candidate* best = nullptr;
@@ -56,8 +59,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
       continue;
     }
     if (c.cluster == job.cluster) {
-      // This cluster's estimate counts the job itself among the work ahead:
-      // at least now, at most what it says.
+      // Its own place in this cluster's queue (not before now).
       here = std::min(here.value_or(*c.start), *c.start);
     } else if (best == nullptr || *c.start < *best->start) {
       best = &c;

@@ -112,13 +112,23 @@ void HoldBackWhatIsNotWorthItsCost(const std::vector<Candidate>& candidates, con
     }
     const double saved_s =
         std::max(0.0, static_cast<double>(*fixed.start) - static_cast<double>(*c.start));
-    const double worth = WaitWorth(saved_s, c, policy);
+    // Where the job pends now, it also holds back the jobs queued behind it
+    // there: taken away, it spares them that wait too.
+    const double behind_gpu_s =
+        static_cast<double>(fixed.gpus_queued_behind) * fixed.holds_those_behind_s;
+    const double worth = WaitWorth(saved_s, c, policy) + behind_gpu_s / 3600 * *policy.wait_worth;
     if (WeighedCost(c) > worth + 0.005) {
+      const std::string behind =
+          behind_gpu_s > 0
+              ? fmt::format(", and {} sooner for the jobs queued behind it there wanting {} GPU(s)",
+                            Duration(std::chrono::seconds(std::lround(fixed.holds_those_behind_s))),
+                            fixed.gpus_queued_behind)
+              : "";
       d.verdicts[i].kind = Verdict::Kind::kHeldBack;
       d.verdicts[i].reason = fmt::format(
-          "the wait it saves ({} sooner than {}) is worth {} at overflow.worth ({} a GPU-hour "
+          "the wait it saves ({} sooner than {}{}) is worth {} at overflow.worth ({} a GPU-hour "
           "of waiting), less than {} {}",
-          Duration(std::chrono::seconds(std::lround(saved_s))), fixed.cluster,
+          Duration(std::chrono::seconds(std::lround(saved_s))), fixed.cluster, behind,
           FormatCost(worth, policy.currency), FormatCost(*policy.wait_worth, policy.currency),
           c.added_cost ? "what it adds to the bill" : "its cost",
           FormatCost(WeighedCost(c), policy.currency));

@@ -56,6 +56,13 @@ struct Candidate {
   // GPUs of the jobs the estimate found pending ahead of it (0: none, or
   // not laid out).
   std::int64_t pending_gpus_ahead = 0;
+  // On the cluster the job pends on (a move's weighing): the GPUs of the
+  // jobs queued there behind it, and how much later each of them starts
+  // for its run (its GPUs x its run time over the partition's GPUs: in a
+  // full queue the work ahead of them drains at that rate). A move away
+  // spares them that wait; overflow.worth counts it.
+  std::int64_t gpus_queued_behind = 0;
+  double holds_those_behind_s = 0;
   // An elastic cluster: nodes powered up for the job and billed.
   bool elastic = false;
   // A spot partition: cheaper, its nodes taken back by the provider at will.

@@ -204,6 +204,9 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   for (const NodeGpus& n : in.nodes) in.capacity += n.gpus;
   in.job_nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
   if (plan.run_times_from_history) in.limit_use = &inv.limit_use;
+  if (plan.pending_copy && plan.pending_copy->cluster == cand.cluster) {
+    in.own_job_id = plan.pending_copy->job_id;
+  }
   if (answer.counts_work_ahead) {
     cand.start = answer.start;
     cand.start_basis = answer.basis;
@@ -211,7 +214,19 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
     const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
     cand.start = adjusted.start;
     cand.pending_gpus_ahead = adjusted.pending_gpus;
-    if (certain || (!adjusted.moved && !adjusted.earlier)) {
+    if (adjusted.own_found) {
+      cand.gpus_queued_behind = adjusted.gpus_behind;
+      if (in.capacity > 0) {
+        cand.holds_those_behind_s =
+            static_cast<double>(adjusted.own_run_s) *
+            std::min(1.0, static_cast<double>(in.gpus) / static_cast<double>(in.capacity));
+      }
+      cand.start_basis = fmt::format(
+          "its place in the queue there: behind {} pending job(s) wanting {} GPU(s); {} job(s) "
+          "wanting {} GPU(s) behind it",
+          adjusted.pending_ahead, adjusted.pending_gpus, adjusted.pending_behind,
+          adjusted.gpus_behind);
+    } else if (certain || (!adjusted.moved && !adjusted.earlier)) {
       cand.start_basis = answer.basis;
     } else if (adjusted.moved) {
       cand.start_basis = fmt::format("{}, then {} pending job(s) ahead wanting {} GPU(s)",
@@ -385,6 +400,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   plan.now = options.now != 0 ? options.now : std::time(nullptr);
   plan.run_times_from_history = options.policy.run_times_from_history;
   plan.estimate_scales = options.policy.estimate_scales;
+  plan.pending_copy = options.pending_copy;
   // Who is a candidate at all.
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterHandle& c = clusters[i];

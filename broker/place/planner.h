@@ -63,6 +63,14 @@ struct PlanOptions {
   // submits with Backend::EstimateThenSubmit (one round trip, not two) and
   // then calls CompleteDeferredEstimate. For submissions, never for explain.
   bool estimate_with_submission = false;
+  // A move's weighing: the cluster the job pends on and its job id there.
+  // That cluster's estimate is the job's own place in its queue, and counts
+  // the jobs queued behind it (Candidate::gpus_queued_behind).
+  struct PendingCopy {
+    std::string cluster;
+    std::string job_id;
+  };
+  std::optional<PendingCopy> pending_copy;
 };
 
 struct ClusterResult {
@@ -77,6 +85,7 @@ struct Plan {
   std::time_t now = 0;
   bool run_times_from_history = false;  // Policy::run_times_from_history
   std::map<std::string, EstimateScale> estimate_scales;  // Policy::estimate_scales
+  std::optional<PlanOptions::PendingCopy> pending_copy;  // PlanOptions::pending_copy
   std::vector<ClusterResult> clusters;
   std::vector<Candidate> candidates;
   // The job as each candidate would get it (empty for candidates that are out).

@@ -257,6 +257,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   });
   std::int64_t laid = 0;
   double backlog_gpu_s = 0;  // beyond kMostLaidOut
+  std::optional<std::time_t> own_start;
   for (const cluster::QueuedJob* j : pending) {
     const std::int64_t minutes = j->time_limit_minutes > 0 ? j->time_limit_minutes : in.minutes;
     const std::int64_t seconds =
@@ -266,6 +267,23 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
                   1, std::llround(in.limit_use->ShareOf(j->user, j->time_limit_minutes) *
                                   static_cast<double>(minutes * 60)));
     const auto [nodes, per_node] = shape(j->nodes, j->gpus_per_node, j->TotalGpus());
+    if (out.own_found) {
+      // Behind the job: what its run holds back, not what holds it back.
+      out.pending_behind += static_cast<int>(j->tasks);
+      out.gpus_behind += j->TotalGpus() * j->tasks;
+      continue;
+    }
+    if (!in.own_job_id.empty() && j->job_id == in.own_job_id) {
+      out.own_found = true;
+      out.own_run_s = seconds;
+      // Its own place in the queue: where it fits behind the jobs before it
+      // (for its whole limit, as Slurm fits it).
+      if (auto fit = layout.Fit(nodes, per_node, minutes * 60, false)) {
+        own_start =
+            *fit + static_cast<std::time_t>(backlog_gpu_s / static_cast<double>(in.capacity));
+      }
+      continue;
+    }
     // A pending array's tasks each wait for their GPUs.
     for (std::int64_t t = 0; t < j->tasks; ++t) {
       if (laid++ < kMostLaidOut) {
@@ -276,6 +294,15 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     }
     out.pending_ahead += static_cast<int>(j->tasks);
     out.pending_gpus += j->TotalGpus() * j->tasks;
+  }
+  if (out.own_found) {
+    // Pending, its GPUs free by the layout: the scheduler starts it at its
+    // next pass (Slurm's answer is a new job's, behind the queue).
+    if (!own_start) return out;
+    out.start = std::max(*own_start, in.now);
+    out.moved = out.start > floor;
+    out.earlier = out.start < floor;
+    return out;
   }
   const auto [nodes, per_node] = shape(in.job_nodes, 0, in.gpus);
   std::optional<std::time_t> start = layout.Fit(nodes, per_node, in.minutes * 60, false);

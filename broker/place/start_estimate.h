@@ -52,6 +52,10 @@ struct EstimateInput {
   // ended there): a running job ends, and a pending one holds its GPUs, for
   // that share of its limit. nullptr: for their whole limits, as Slurm plans.
   const cluster::LimitUse* limit_use = nullptr;
+  // The job's own pending copy on this cluster (a move's weighing), its job
+  // id; "" for a new job. Its start is then its own place in the queue, and
+  // the jobs behind it are counted (AdjustedEstimate::gpus_behind).
+  std::string own_job_id;
 };
 
 struct AdjustedEstimate {
@@ -60,6 +64,13 @@ struct AdjustedEstimate {
   std::int64_t pending_gpus = 0;
   bool moved = false;               // later than Slurm's own estimate
   bool earlier = false;             // sooner than Slurm's own estimate
+  // With EstimateInput::own_job_id found pending: the jobs laid out after it
+  // (Slurm's order), their GPUs in all, and how long its own run holds the
+  // GPUs (its time limit, or the share of it its user's jobs lately ran).
+  bool own_found = false;
+  int pending_behind = 0;
+  std::int64_t gpus_behind = 0;
+  std::int64_t own_run_s = 0;
 };
 
 AdjustedEstimate AccountForPendingWork(const EstimateInput& in,

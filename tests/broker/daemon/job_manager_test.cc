@@ -42,7 +42,7 @@ class FakeCluster final : public backend::Backend {
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
     if (down) return UnavailableError(name_ + ": Unable to contact slurm controller");
-    return cluster::Inventory{d_, {}, std::time(nullptr)};
+    return cluster::Inventory{d_, queued, std::time(nullptr)};
   }
   Result<backend::StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                                std::chrono::milliseconds) override {
@@ -163,6 +163,7 @@ class FakeCluster final : public backend::Backend {
        slow_reads = false;
   std::time_t start_in = 0;
   int submissions = 0, estimates = 0, estimates_with_submissions = 0;
+  std::vector<cluster::QueuedJob> queued;  // what a probe sees (squeue)
 
  private:
   std::mutex mu_;
@@ -308,6 +309,65 @@ TEST_F(JobManagerTest, AMoveDoesNotLandBackOnTheClusterItLeft) {
   EXPECT_EQ(Cluster("alpha").submissions, 1);
   EXPECT_EQ(Cluster("beta").LiveWithTag(id), 1);
   EXPECT_TRUE(store_->OpenIntents()->empty());
+}
+
+// A move weighs the job's own place in its cluster's queue, not a new job's
+// (behind the whole queue and itself): alpha's 16 GPUs are all held for 10
+// min, the job (1 GPU, 5 min) is first in line, 40 like it behind. A new job
+// would start there in 20 min (the third round of 16), beta starts it in
+// 400 s; the job itself starts on alpha in 10 min, 200 s later than beta:
+// less than migrate_gain, it stays.
+TEST_F(JobManagerTest, AMoveWeighsTheJobsOwnPlaceInItsClustersQueue) {
+  ws_.config.settings.failover.migrate_after = 10;
+  ws_.config.settings.failover.migrate_gain = 300;
+  Restart();
+  // The queue's times and the clusters' answers are the real clock's.
+  now_ = std::time(nullptr);
+  const std::string id = "sky-20260101-000000-000031";
+  auto placed = manager_->Submit({id, Input(), false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->job.cluster, "alpha");
+  const std::time_t t = std::time(nullptr);
+  auto job = [&](std::string id, std::string state, std::int64_t gpus, std::int64_t minutes) {
+    cluster::QueuedJob j;
+    j.job_id = std::move(id);
+    j.state = std::move(state);
+    j.partition = "gpu";
+    j.gpu_type = "h100";
+    j.gpus_per_node = gpus;
+    j.time_limit_minutes = minutes;
+    j.user = "bob";
+    return j;
+  };
+  FakeCluster& alpha = Cluster("alpha");
+  for (const char* node : {"alpha-n1", "alpha-n2"}) {
+    alpha.queued.push_back(job("1", "RUNNING", 8, 11));
+    alpha.queued.back().nodelist = node;
+    alpha.queued.back().start_time = t - 60;
+    alpha.queued.back().end_time = t + 600;
+  }
+  alpha.queued.push_back(job(placed->job.native_id, "PENDING", 1, 5));
+  alpha.queued.back().submit_time = t - 30;
+  for (int i = 0; i < 40; ++i) {
+    alpha.queued.push_back(job(std::to_string(200 + i), "PENDING", 1, 5));
+    alpha.queued.back().submit_time = t - 20 + i;
+  }
+  alpha.start_in = 6 * 3600;  // sbatch --test-only: a new job's start
+  Cluster("beta").start_in = 400;
+  for (int i = 0; i < 2; ++i) {  // the first look records it pending, the next weighs it
+    now_ += 60;
+    manager_->Tick();
+  }
+  EXPECT_EQ(Get(id).cluster, "alpha");
+  EXPECT_FALSE(HasEvent(id, "moved"));
+  EXPECT_EQ(Cluster("beta").submissions, 0);
+  // The same queue, the job now last in line: 20 min there, beta 13 min
+  // sooner, and it moves.
+  alpha.queued[2].submit_time = t + 100;
+  now_ += 60;
+  manager_->Tick();
+  EXPECT_EQ(Get(id).cluster, "beta");
+  EXPECT_TRUE(HasEvent(id, "moved"));
 }
 
 // estimates: calibrated: beta's estimates lately came true at three times

@@ -239,6 +239,36 @@ TEST(PlacementTest, BesideJobsOnANodeUpAnywayTheWorthWeighsWhatTheJobAddsToTheBi
   EXPECT_EQ(tie.verdicts[*tie.chosen].partition, "cloud");
 }
 
+// A move's weighing: where the job pends, it holds back the jobs queued
+// behind it; a move to the cloud spares them that wait too, and
+// overflow.worth counts it.
+TEST(PlacementTest, AMoveAlsoSparesTheJobsQueuedBehindItTheirWait) {
+  Policy policy;
+  policy.overflow_after = std::chrono::minutes(1);
+  policy.wait_worth = 2.0;
+  // Its own place on alpha in 5 min; a spot node booted for it, $0.50: the
+  // 5 min it saves are worth $0.17.
+  Candidate here = At("alpha", "gpu", kNow + 300, true);
+  Candidate spot = Cloud("spot", kNow + 6, 0.50, true);
+  spot.gpus = 1;
+  auto alone = Place({here, spot}, policy, kNow);
+  EXPECT_EQ(alone.verdicts[*alone.chosen].cluster, "alpha");
+  // 6 GPUs' jobs behind it, each starting 2 min later for its run: 12 GPU-min
+  // more of waiting, $0.40; with its own, worth its cost.
+  here.gpus_queued_behind = 6;
+  here.holds_those_behind_s = 120;
+  auto spares = Place({here, spot}, policy, kNow);
+  EXPECT_EQ(spares.verdicts[*spares.chosen].cluster, "delta");
+  // 3 GPUs' jobs behind: $0.36 in all, still less.
+  here.gpus_queued_behind = 3;
+  auto fewer = Place({here, spot}, policy, kNow);
+  EXPECT_EQ(fewer.verdicts[*fewer.chosen].cluster, "alpha");
+  EXPECT_EQ(fewer.verdicts[1].reason,
+            "the wait it saves (5 min sooner than alpha, and 2 min sooner for the jobs queued "
+            "behind it there wanting 3 GPU(s)) is worth $0.36 at overflow.worth ($2.00 a GPU-hour "
+            "of waiting), less than its cost $0.50");
+}
+
 // overflow.worth also chooses among elastic partitions: an on-demand node
 // up now is not bought for a spot node's boot of a few seconds.
 TEST(PlacementTest, AnElasticPartitionSoonerButDearerIsHeldBackForTheOneWorthMore) {

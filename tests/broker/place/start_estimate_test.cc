@@ -57,6 +57,43 @@ TEST(StartEstimateTest, PendingJobsAheadTakeTheGpusFirst) {
   EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow + 300), q, kCatalog).start, kNow + 300);
 }
 
+// A move's weighing: the job pends on this cluster already. Its estimate is
+// its own place in the queue (behind the jobs before it, not behind the whole
+// queue and itself, as a new job's), and the jobs after it are counted: its
+// run holds them back.
+TEST(StartEstimateTest, APendingJobsOwnPlaceInTheQueueAndTheJobsBehindIt) {
+  // 8 GPUs, all held until +5 min; then 4 pending 8-GPU jobs of 10 min, ours
+  // (id 12) the second.
+  std::vector<cluster::QueuedJob> q = {Job("RUNNING", 8, kNow - 60, kNow + 300, 10)};
+  for (int i = 0; i < 4; ++i) {
+    q.push_back(Job("PENDING", 8, 0, 0, 10));
+    q.back().job_id = std::to_string(11 + i);
+    q.back().submit_time = kNow - 100 + i;
+  }
+  EstimateInput in = In(8, 8, kNow + 300);
+  const auto fresh = AccountForPendingWork(in, q, kCatalog);
+  EXPECT_EQ(fresh.start, kNow + 300 + 4 * 600);  // a new job: behind all four
+  EXPECT_FALSE(fresh.own_found);
+  in.own_job_id = "12";
+  const auto own = AccountForPendingWork(in, q, kCatalog);
+  ASSERT_TRUE(own.own_found);
+  EXPECT_EQ(own.start, kNow + 300 + 600);  // behind job 11 only
+  EXPECT_EQ(own.pending_ahead, 1);
+  EXPECT_EQ(own.pending_gpus, 8);
+  EXPECT_EQ(own.pending_behind, 2);
+  EXPECT_EQ(own.gpus_behind, 16);
+  EXPECT_EQ(own.own_run_s, 600);
+  // Its GPUs free by the layout, still pending: the scheduler's next pass, now.
+  q[0].state = "COMPLETED";
+  in.own_job_id = "11";
+  const auto first = AccountForPendingWork(in, q, kCatalog);
+  EXPECT_EQ(first.start, kNow);
+  EXPECT_EQ(first.gpus_behind, 24);
+  // Gone from the queue (started or cancelled meanwhile): a new job's estimate.
+  in.own_job_id = "99";
+  EXPECT_FALSE(AccountForPendingWork(in, q, kCatalog).own_found);
+}
+
 // Regression: jobs held by their user (sbatch --hold) or an admin waited
 // "ahead" of every new job, so a cluster with held jobs looked hours away.
 TEST(StartEstimateTest, HeldJobsAreNotAhead) {
