@@ -258,6 +258,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   std::int64_t laid = 0;
   double backlog_gpu_s = 0;  // beyond kMostLaidOut
   std::optional<std::time_t> own_start;
+  std::time_t own_planned = 0;  // Slurm's plan for it
   for (const cluster::QueuedJob* j : pending) {
     const std::int64_t minutes = j->time_limit_minutes > 0 ? j->time_limit_minutes : in.minutes;
     const std::int64_t seconds =
@@ -276,6 +277,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     if (!in.own_job_id.empty() && j->job_id == in.own_job_id) {
       out.own_found = true;
       out.own_run_s = seconds;
+      own_planned = j->start_time;
       // Its own place in the queue: where it fits behind the jobs before it
       // (for its whole limit, as Slurm fits it).
       if (auto fit = layout.Fit(nodes, per_node, minutes * 60, false)) {
@@ -296,10 +298,12 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     out.pending_gpus += j->TotalGpus() * j->tasks;
   }
   if (out.own_found) {
-    // Pending, its GPUs free by the layout: the scheduler starts it at its
-    // next pass (Slurm's answer is a new job's, behind the queue).
     if (!own_start) return out;
-    out.start = std::max(*own_start, in.now);
+    // Pending with its GPUs free by the layout: something else holds it
+    // (CPUs, memory, a reservation, a limit), or the scheduler has not
+    // passed yet. Slurm knows which: its plan for the job, else its answer
+    // for a new one.
+    out.start = *own_start > in.now ? *own_start : (own_planned > in.now ? own_planned : floor);
     out.moved = out.start > floor;
     out.earlier = out.start < floor;
     return out;

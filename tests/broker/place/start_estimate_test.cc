@@ -83,12 +83,15 @@ TEST(StartEstimateTest, APendingJobsOwnPlaceInTheQueueAndTheJobsBehindIt) {
   EXPECT_EQ(own.pending_behind, 2);
   EXPECT_EQ(own.gpus_behind, 16);
   EXPECT_EQ(own.own_run_s, 600);
-  // Its GPUs free by the layout, still pending: the scheduler's next pass, now.
+  // Its GPUs free by the layout, yet pending: something else holds it, and
+  // Slurm's word stands: its plan for the job, else its answer for a new one.
   q[0].state = "COMPLETED";
   in.own_job_id = "11";
   const auto first = AccountForPendingWork(in, q, kCatalog);
-  EXPECT_EQ(first.start, kNow);
+  EXPECT_EQ(first.start, kNow + 300);
   EXPECT_EQ(first.gpus_behind, 24);
+  q[1].start_time = kNow + 40;
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 40);
   // Gone from the queue (started or cancelled meanwhile): a new job's estimate.
   in.own_job_id = "99";
   EXPECT_FALSE(AccountForPendingWork(in, q, kCatalog).own_found);
