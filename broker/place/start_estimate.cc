@@ -299,11 +299,13 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   }
   if (out.own_found) {
     if (!own_start) return out;
-    // Pending with its GPUs free by the layout: something else holds it
-    // (CPUs, memory, a reservation, a limit), or the scheduler has not
-    // passed yet. Slurm knows which: its plan for the job, else its answer
-    // for a new one.
-    out.start = *own_start > in.now ? *own_start : (own_planned > in.now ? own_planned : floor);
+    // Pending with its GPUs free by the layout: the scheduler has not
+    // passed yet, or something else holds it (CPUs, memory, a reservation,
+    // a limit). Slurm knows which: its plan for the job (now, or when that
+    // other thing lets go), else its answer for a new one.
+    out.start = *own_start > in.now ? *own_start
+                : own_planned > 0   ? std::max(own_planned, in.now)
+                                    : floor;
     out.moved = out.start > floor;
     out.earlier = out.start < floor;
     return out;

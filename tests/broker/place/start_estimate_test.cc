@@ -92,6 +92,9 @@ TEST(StartEstimateTest, APendingJobsOwnPlaceInTheQueueAndTheJobsBehindIt) {
   EXPECT_EQ(first.gpus_behind, 24);
   q[1].start_time = kNow + 40;
   EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 40);
+  // Planned now (the scheduler's next pass): now, not a new job's wait.
+  q[1].start_time = kNow - 2;
+  EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow);
   // Gone from the queue (started or cancelled meanwhile): a new job's estimate.
   in.own_job_id = "99";
   EXPECT_FALSE(AccountForPendingWork(in, q, kCatalog).own_found);
