@@ -328,9 +328,9 @@ TEST_F(JobManagerTest, AMoveWeighsTheJobsOwnPlaceInItsClustersQueue) {
   ASSERT_TRUE(placed.ok()) << placed.status().message();
   ASSERT_EQ(placed->job.cluster, "alpha");
   const std::time_t t = std::time(nullptr);
-  auto job = [&](std::string id, std::string state, std::int64_t gpus, std::int64_t minutes) {
+  auto job = [&](std::string job_id, std::string state, std::int64_t gpus, std::int64_t minutes) {
     cluster::QueuedJob j;
-    j.job_id = std::move(id);
+    j.job_id = std::move(job_id);
     j.state = std::move(state);
     j.partition = "gpu";
     j.gpu_type = "h100";
