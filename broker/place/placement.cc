@@ -46,10 +46,14 @@ std::string Duration(std::chrono::seconds d) {
   return FormatWait(static_cast<std::time_t>(d.count()), 0).substr(3);
 }
 
+// What GPU-seconds of waiting are worth at overflow.worth.
+double GpuWaitWorth(double gpu_seconds, const Policy& policy) {
+  return gpu_seconds / 3600 * *policy.wait_worth;
+}
+
 // What `seconds` of the job's wait are worth at overflow.worth (per GPU).
 double WaitWorth(double seconds, const Candidate& c, const Policy& policy) {
-  return seconds / 3600 * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)) *
-         *policy.wait_worth;
+  return GpuWaitWorth(seconds * static_cast<double>(std::max<std::int64_t>(c.gpus, 1)), policy);
 }
 
 // What overflow.worth weighs against the wait: what the job adds to the
@@ -116,7 +120,7 @@ void HoldBackWhatIsNotWorthItsCost(const std::vector<Candidate>& candidates, con
     // there: taken away, it spares them that wait too.
     const double behind_gpu_s =
         static_cast<double>(fixed.gpus_queued_behind) * fixed.holds_those_behind_s;
-    const double worth = WaitWorth(saved_s, c, policy) + behind_gpu_s / 3600 * *policy.wait_worth;
+    const double worth = WaitWorth(saved_s, c, policy) + GpuWaitWorth(behind_gpu_s, policy);
     if (WeighedCost(c) > worth + 0.005) {
       const std::string behind =
           behind_gpu_s > 0
