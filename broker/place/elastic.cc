@@ -120,6 +120,20 @@ std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
   return cloud::ExpectedCost(use, *facts.price);
 }
 
+std::optional<double> BootedNodesAddedCost(const ElasticFacts& facts,
+                                           const cluster::Description& description,
+                                           const std::string& partition, std::int64_t nodes,
+                                           std::int64_t job_gpus_per_node, std::int64_t minutes) {
+  if (!facts.price) return std::nullopt;
+  const double whole_nodes = static_cast<double>(std::max<std::int64_t>(nodes, 1));
+  const double fixed_s = static_cast<double>(facts.boot_seconds + facts.idle_tail_seconds);
+  const double run_s = static_cast<double>(minutes) * 60;
+  return cloud::NodeTimeCost(whole_nodes * fixed_s,
+                             static_cast<int>(GpusPerNode(description, partition)), *facts.price) +
+         cloud::NodeTimeCost(whole_nodes * run_s, static_cast<int>(job_gpus_per_node),
+                             *facts.price);
+}
+
 std::vector<std::time_t> NodesKeptUpUntil(const std::vector<cluster::QueuedJob>& jobs,
                                           std::string_view nodes) {
   auto names = cluster::ExpandHostlist(nodes);

@@ -83,6 +83,17 @@ std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
                                       NodeStart start, bool filled);
 
+// What a job that boots `nodes` nodes the waiting work fills (ExpectedJobCost
+// with `filled`) adds to the provider's bill: its GPUs for its `minutes`,
+// and the nodes' boot and idle tail whole. The bill shares those among the
+// jobs on the nodes, but the job that boots them causes them: the jobs
+// that join it later add their runs only. nullopt when the partition has no
+// price.
+std::optional<double> BootedNodesAddedCost(const ElasticFacts& facts,
+                                           const cluster::Description& description,
+                                           const std::string& partition, std::int64_t nodes,
+                                           std::int64_t job_gpus_per_node, std::int64_t minutes);
+
 // Until when the jobs running on each of `nodes` (a Slurm hostlist, as
 // sbatch --test-only names them) keep it up: the latest end Slurm gives
 // them (their start plus time limit). 0 for a node with none, or when the

@@ -73,12 +73,14 @@ struct Candidate {
   // (free). `cost_basis` says which, for explain.
   std::optional<double> cost;
   std::string cost_basis;
-  // What placing it there adds to the provider's bill, where that is less
-  // than its cost: beside jobs that keep its nodes up past its time limit,
+  // What placing it there adds to the provider's bill, where that differs
+  // from its cost: beside jobs that keep its nodes up past its time limit,
   // nothing; a little past them, the node time it adds (elastic.h
   // AddedNodeCost; further, its share stands: the jobs after it share
-  // that time). overflow.worth and a tie of estimates weigh this; budgets
-  // and explain's cost count `cost`.
+  // that time). On nodes it boots that the waiting work fills, more than
+  // its share: their boot and idle tail whole, which booting them causes
+  // (elastic.h BootedNodesAddedCost). overflow.worth and a tie of estimates
+  // weigh this; budgets and explain's cost count `cost`.
   std::optional<double> added_cost;
   // The GPUs the job asks for, all nodes together (what its wait is worth
   // is counted per GPU: Policy::wait_worth).

@@ -345,15 +345,28 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
           fmt::format("; it adds {} to the bill: its node up {} past the jobs there",
                       FormatCost(*adds, currency), FormatWait(plan.now + past, plan.now).substr(3));
     }
+  } else if (cand.cost && filled && start == NodeStart::kBoots) {
+    // The bill shares the boot and idle tail, but booting the nodes causes
+    // them: weighed whole, an on-demand node is not opened for a short job
+    // that spot would start a little later, its cost then carried by the
+    // jobs that join it.
+    cand.added_cost = BootedNodesAddedCost(plan.elastic[candidate], d, cand.partition, nodes,
+                                           cand.gpus / nodes, minutes);
+    if (cand.added_cost) {
+      added = fmt::format(
+          "; booting them adds {} to the bill: their boot and idle tail whole, and its GPUs for "
+          "its run",
+          FormatCost(*cand.added_cost, currency));
+    }
   }
   if (!plan.elastic[candidate].elastic) {
     cand.cost_basis = "its GPUs at the cluster's rate";
   } else if (filled) {
     cand.cost_basis = fmt::format(
         "its GPUs' share of {} node time, boot and idle tail included: {} GPU(s) waiting on {} "
-        "fill the rest",
+        "fill the rest{}",
         start == NodeStart::kBoots ? "the booted" : "the", fixed->pending_gpus_ahead,
-        fixed->cluster);
+        fixed->cluster, added);
   } else if (start == NodeStart::kBoots) {
     cand.cost_basis = "boot and idle tail included";
   } else if (start == NodeStart::kIdleUp) {

@@ -249,7 +249,8 @@ TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootFor
 // time, boot and idle tail included, because the work waiting fills the rest
 // (before, the first job to boot a node paid for all of it, so under
 // overflow.worth no job ever started a burst, and every later one had a
-// node to share).
+// node to share). What overflow.worth weighs is more: booting the node
+// causes its boot and idle tail, whole.
 TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
   for (int i = 0; i < 2; ++i) ASSERT_FALSE(FillAlphaNode(true).empty());
   ASSERT_FALSE(FillAlphaNode(false).empty());  // the third waits
@@ -264,7 +265,9 @@ TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
               MatchesRegex("(.|\n)*estimate: sbatch --test-only, a node's boot first "
                            "[^\n]*\n +cost: \\$0\\.[0-9]{2} for its time limit, its "
                            "GPUs' share of the booted node time, boot and idle tail "
-                           "included: 8 GPU\\(s\\) waiting on alpha fill the rest\n(.|\n)*"))
+                           "included: 8 GPU\\(s\\) waiting on alpha fill the rest; booting "
+                           "them adds \\$[0-9.]+ to the bill: their boot and idle tail whole, "
+                           "and its GPUs for its run\n(.|\n)*"))
       << why.out;
 }
 

@@ -52,17 +52,28 @@ spank_err_t spank_setenv(spank_t, const char* var, const char* val, int overwrit
   fake.env[var] = val;
   return Err(ESPANK_SUCCESS);
 }
+// spank.h puts an enum before the "...", so clang warns that va_start after
+// a parameter that undergoes promotion is undefined; slurmstepd's own
+// spank_get_item does the same, and the ABIs Slurm runs on pass it as an int.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wvarargs"
+#endif
 spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   va_list ap;
   va_start(ap, item);
   uint32_t* out = va_arg(ap, uint32_t*);
   va_end(ap);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
   auto it = fake.items.find(item);
   if (it == fake.items.end()) return Err(ESPANK_NOT_AVAIL);
   *out = it->second;
   return Err(ESPANK_SUCCESS);
 }
-static void Log(std::vector<std::string>* to, const char* fmt, va_list ap) {
+__attribute__((format(printf, 2, 0))) static void Log(std::vector<std::string>* to, const char* fmt,
+                                                      va_list ap) {
   char buf[2048];
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   to->emplace_back(buf);

@@ -128,6 +128,26 @@ TEST(ElasticTest, WaitingWorkFillsTheNodesAJobBoots) {
 }
 
 // Where sbatch --test-only would put the job says how it meets the nodes.
+// The job that boots nodes a burst fills is billed its share of them, but
+// adds their boot and idle tail whole: the jobs that join it add their runs.
+TEST(ElasticTest, BootingNodesTheWaitingWorkFillsAddsTheirBootAndIdleTailWhole) {
+  config::ClusterSettings s;
+  s.boot_time = 120;
+  s.suspend_time = 600;
+  s.cost_default = 4.0;
+  const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
+  const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
+  // 2 nodes, 1 of their 8 GPUs each, 30 min: (2 + 10) min x 8 GPUs x 2
+  // nodes, and 30 min x 1 GPU x 2 nodes, at $4.
+  const double added = *BootedNodesAddedCost(f, d, "cloud", 2, 1, 30);
+  EXPECT_DOUBLE_EQ(added, (2 * 12.0 / 60 * 8 + 2 * 0.5 * 1) * 4);
+  // More than its share of the bill, less than the nodes for its limit.
+  EXPECT_GT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, true));
+  EXPECT_LT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, false));
+  EXPECT_FALSE(BootedNodesAddedCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 1, 30)
+                   .has_value());
+}
+
 TEST(ElasticTest, TheNodesSlurmNamesSayWhetherTheJobBootsOrShares) {
   EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERED_DOWN"), "delta-n1"), NodeStart::kBoots);
   EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERING_DOWN"), "delta-n1"), NodeStart::kBoots);
