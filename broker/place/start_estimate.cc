@@ -173,6 +173,10 @@ class GpuLayout {
 // square of the work laid out.
 constexpr std::int64_t kMostLaidOut = 2000;
 
+// The furthest ahead Slurm's backfill plans a job (bf_window's largest value,
+// 43200 minutes); a start further out is its word for "not planned".
+constexpr std::time_t kLongestSlurmPlan = 30 * 24 * 3600;
+
 }  // namespace
 
 AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
@@ -302,10 +306,12 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     // Pending with its GPUs free by the layout: the scheduler has not
     // passed yet, or something else holds it (CPUs, memory, a reservation,
     // a limit). Slurm knows which: its plan for the job (now, or when that
-    // other thing lets go), else its answer for a new one.
-    out.start = *own_start > in.now ? *own_start
-                : own_planned > 0   ? std::max(own_planned, in.now)
-                                    : floor;
+    // other thing lets go), else its answer for a new one. A plan past the
+    // largest backfill window (bf_window at most 30 days) is none: Slurm
+    // gives a job it cannot plan a start a year ahead, and taken at its word
+    // that sent jobs pending on an elastic cluster away and back again.
+    const bool planned = own_planned > 0 && own_planned - in.now <= kLongestSlurmPlan;
+    out.start = *own_start > in.now ? *own_start : planned ? std::max(own_planned, in.now) : floor;
     out.moved = out.start > floor;
     out.earlier = out.start < floor;
     return out;
