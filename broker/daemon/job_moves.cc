@@ -52,10 +52,15 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
     if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty())
       continue;
     // The policy's word on an elastic cluster (overflow.after, spot, a
-    // budget) holds for a move as for a placement.
+    // budget) holds for a move as for a placement, but its weighing of a
+    // new job's wait and cost not for the cluster the job pends on: it was
+    // placed there, and its place stands. Held back like a new job, it
+    // counted as never starting there, and jobs pending on the cloud were
+    // moved to fixed clusters that started them minutes later.
     const auto kind = plan.decision.verdicts[i].kind;
-    if (kind == place::Verdict::Kind::kHeldBack || kind == place::Verdict::Kind::kOverBudget ||
-        kind == place::Verdict::Kind::kExcluded) {
+    const bool weighed_out =
+        kind == place::Verdict::Kind::kHeldBack || kind == place::Verdict::Kind::kOverBudget;
+    if (kind == place::Verdict::Kind::kExcluded || (weighed_out && c.cluster != job.cluster)) {
       continue;
     }
     if (c.cluster == job.cluster) {

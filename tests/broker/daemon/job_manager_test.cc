@@ -370,6 +370,48 @@ TEST_F(JobManagerTest, AMoveWeighsTheJobsOwnPlaceInItsClustersQueue) {
   EXPECT_TRUE(HasEvent(id, "moved"));
 }
 
+// A job pending on an elastic cluster keeps its place there when a fixed
+// cluster comes within overflow.after: the policy holds the elastic cluster
+// back from a new job, but the job there is weighed by its own start. Held
+// back like a new job, it counted as never starting there and was moved to
+// the later fixed start (the benchmark moved jobs off delta, "against in
+// 365 d 0 h on delta").
+TEST_F(JobManagerTest, AJobPendingOnAnElasticClusterIsNotMovedByTheOverflowPolicy) {
+  ws_.config.settings.clusters["beta"].boot_time = 5;  // elastic
+  ws_.policy.overflow_after = std::chrono::minutes(15);
+  ws_.config.settings.failover.migrate_after = 10;
+  ws_.config.settings.failover.migrate_gain = 60;
+  for (auto& h : ws_.handles) h.settings = ws_.config.settings.For(h.name);
+  Restart();
+  now_ = std::time(nullptr);
+  Cluster("alpha").start_in = 3600;  // past overflow.after (15 min): beta
+  Cluster("beta").start_in = 60;
+  const std::string id = "sky-20260101-000000-000032";
+  auto placed = manager_->Submit({id, Input(), false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->job.cluster, "beta");
+  cluster::QueuedJob pending;
+  pending.job_id = placed->job.native_id;
+  pending.state = "PENDING";
+  pending.partition = "h100-cluster";
+  pending.gpu_type = "nvidia_h100_80gb_hbm3";
+  pending.gpus_per_node = 1;
+  pending.time_limit_minutes = 5;
+  pending.user = "alice";
+  pending.submit_time = now_;
+  Cluster("beta").queued.push_back(pending);
+  // alpha now within overflow.after: a new job would wait for it; this one
+  // starts on beta in a minute, and stays.
+  Cluster("alpha").start_in = 600;
+  for (int i = 0; i < 3; ++i) {
+    now_ += 60;
+    manager_->Tick();
+  }
+  EXPECT_EQ(Get(id).cluster, "beta");
+  EXPECT_FALSE(HasEvent(id, "moved"));
+  EXPECT_EQ(Cluster("alpha").submissions, 0);
+}
+
 // estimates: calibrated: beta's estimates lately came true at three times
 // their waits, so its 400 s is taken as 20 min and alpha's 10 min wins.
 TEST_F(JobManagerTest, CalibratedEstimatesTakeEachClustersWaitsAsTheyLatelyCameTrue) {
