@@ -306,10 +306,9 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     // Pending with its GPUs free by the layout: the scheduler has not
     // passed yet, or something else holds it (CPUs, memory, a reservation,
     // a limit). Slurm knows which: its plan for the job (now, or when that
-    // other thing lets go), else its answer for a new one. A plan past the
-    // largest backfill window (bf_window at most 30 days) is none: Slurm
-    // gives a job it cannot plan a start a year ahead, and taken at its word
-    // that sent jobs pending on an elastic cluster away and back again.
+    // other thing lets go), else its answer for a new one. A start past the
+    // largest backfill window (bf_window at most 30 days) is no plan of the
+    // backfill's, and is not taken as one.
     const bool planned = own_planned > 0 && own_planned - in.now <= kLongestSlurmPlan;
     out.start = *own_start > in.now ? *own_start : planned ? std::max(own_planned, in.now) : floor;
     out.moved = out.start > floor;

@@ -95,9 +95,8 @@ TEST(StartEstimateTest, APendingJobsOwnPlaceInTheQueueAndTheJobsBehindIt) {
   // Planned now (the scheduler's next pass): now, not a new job's wait.
   q[1].start_time = kNow - 2;
   EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow);
-  // A year ahead is Slurm's word for a job it cannot plan, not a plan: a
-  // new job's answer stands (taken at its word, jobs pending on delta were
-  // moved away and back).
+  // A start a year ahead is past any backfill window, no plan: a new job's
+  // answer stands.
   q[1].start_time = kNow + 365 * 24 * 3600;
   EXPECT_EQ(AccountForPendingWork(in, q, kCatalog).start, kNow + 300);
   // Gone from the queue (started or cancelled meanwhile): a new job's estimate.
