@@ -174,7 +174,7 @@ class GpuLayout {
 constexpr std::int64_t kMostLaidOut = 2000;
 
 // The furthest ahead Slurm's backfill plans a job (bf_window's largest value,
-// 43200 minutes); a start further out is its word for "not planned".
+// 43200 minutes); a start further out is none of its plans.
 constexpr std::time_t kLongestSlurmPlan = 30 * 24 * 3600;
 
 }  // namespace
