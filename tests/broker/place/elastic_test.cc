@@ -77,11 +77,17 @@ TEST(ElasticTest, TheBootIsMeasuredFromTheLedgerElseTheSettingsSayIt) {
   EXPECT_EQ(f.boot_seconds, 0);
 }
 
-TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
+// A 2 min boot, a 10 min idle tail, $4 a GPU-hour.
+config::ClusterSettings Billed() {
   config::ClusterSettings s;
   s.boot_time = 120;
   s.suspend_time = 600;
   s.cost_default = 4.0;
+  return s;
+}
+
+TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
+  const config::ClusterSettings s = Billed();
   const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
   const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
   // 2 nodes, 4 of their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
@@ -127,14 +133,10 @@ TEST(ElasticTest, WaitingWorkFillsTheNodesAJobBoots) {
   EXPECT_FALSE(WaitingWorkFillsNodes(d, "cloud", 1, 1, 0));
 }
 
-// Where sbatch --test-only would put the job says how it meets the nodes.
 // The job that boots nodes a burst fills is billed its share of them, but
 // adds their boot and idle tail whole: the jobs that join it add their runs.
 TEST(ElasticTest, BootingNodesTheWaitingWorkFillsAddsTheirBootAndIdleTailWhole) {
-  config::ClusterSettings s;
-  s.boot_time = 120;
-  s.suspend_time = 600;
-  s.cost_default = 4.0;
+  const config::ClusterSettings s = Billed();
   const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
   const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
   // 2 nodes, 1 of their 8 GPUs each, 30 min: (2 + 10) min x 8 GPUs x 2
@@ -148,6 +150,7 @@ TEST(ElasticTest, BootingNodesTheWaitingWorkFillsAddsTheirBootAndIdleTailWhole) 
                    .has_value());
 }
 
+// Where sbatch --test-only would put the job says how it meets the nodes.
 TEST(ElasticTest, TheNodesSlurmNamesSayWhetherTheJobBootsOrShares) {
   EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERED_DOWN"), "delta-n1"), NodeStart::kBoots);
   EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERING_DOWN"), "delta-n1"), NodeStart::kBoots);
