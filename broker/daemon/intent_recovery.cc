@@ -11,6 +11,16 @@
 
 namespace skyslurm::daemon {
 
+// Intents are settled on every look, not only after a crash: one left open by
+// a cluster that did not answer in time (a busy controller during a burst) is
+// settled on a later look by this same daemon, and its event must not claim a
+// restart that never happened.
+std::string JobManager::SettledWhen(const store::Intent& intent) const {
+  if (inherited_intents_.contains(intent.id)) return "after a restart of skyslurmd";
+  if (intent.cluster.empty()) return "on a later look";
+  return "once " + intent.cluster + " answered";
+}
+
 void JobManager::SettleIntent(const store::Intent& intent) {
   std::lock_guard lock(LockFor(intent.sky_id));
   auto job = store_.Get(intent.sky_id);
@@ -28,8 +38,8 @@ void JobManager::SettleIntent(const store::Intent& intent) {
         job->state = "CANCELLED";
         job->reason = "cancelled by the user";
         job->ended = Now();
-        SKY_RETURN_IF_ERROR(Record(*job, EventKind::kCancelled,
-                                   "skyslurm cancel, settled after a restart of skyslurmd"));
+        SKY_RETURN_IF_ERROR(
+            Record(*job, EventKind::kCancelled, "skyslurm cancel, settled " + SettledWhen(intent)));
       }
       return store_.EndIntent(intent.id);
     });
@@ -68,9 +78,9 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       }
       SKY_RETURN_IF_ERROR(store_.SetCopyState(intent.cluster, intent.native_id, "CANCELLED"));
       if (current && !store::IsFinalState(job->state)) {
-        SKY_RETURN_IF_ERROR(
-            DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason, EventKind::kRecovered,
-                       "the move's cancel was settled after a restart of skyslurmd"));
+        SKY_RETURN_IF_ERROR(DetachCopy(*job, "CANCELLED", "MIGRATING", job->reason,
+                                       EventKind::kRecovered,
+                                       "the move's cancel was settled " + SettledWhen(intent)));
       }
       return store_.EndIntent(intent.id);
     });
@@ -112,8 +122,8 @@ void JobManager::SettleIntent(const store::Intent& intent) {
       job->state = "PENDING";  // the next look records what it really is
       job->submitted = found->submit_time != 0 ? found->submit_time : Now();
       SKY_RETURN_IF_ERROR(Record(*job, EventKind::kRecovered,
-                                 "found on the cluster after a restart of skyslurmd",
-                                 found->key.cluster, found->key.job_id));
+                                 "found on the cluster " + SettledWhen(intent), found->key.cluster,
+                                 found->key.job_id));
     }
     return store_.EndIntent(intent.id);
   });

@@ -22,13 +22,17 @@
 // job_moves.cc (move a pending job). See docs/failover.md.
 namespace skyslurm::daemon {
 
-
 JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : store_(store),
       ws_(workspace),
       options_(std::move(options)),
       policy_(workspace.config.settings.failover),
-      started_(Now()) {}
+      started_(Now()) {
+  // What a crash left open; intents this daemon opens are settled by it.
+  if (auto open = store_.OpenIntents(); open.ok()) {
+    for (const auto& intent : *open) inherited_intents_.insert(intent.id);
+  }
+}
 
 std::time_t JobManager::Now() const {
   return options_.clock ? options_.clock() : std::time(nullptr);

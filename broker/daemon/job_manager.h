@@ -204,6 +204,10 @@ class JobManager {
   // live one is cancelled unless it is the job's current copy.
   void SettleStaleCopies();
   void SettleIntent(const store::Intent& intent);
+  // When an open intent is settled, for its event: "after a restart of
+  // skyslurmd" for one open when this daemon started, else "once <cluster>
+  // answered" (or "on a later look").
+  std::string SettledWhen(const store::Intent& intent) const;
   std::vector<std::string> DeadClusters();
   // The job's folder for a cluster (place/job_folder.h, folder_copy.cc):
   // measured against sync_limit before anything is sent (the error says
@@ -229,6 +233,7 @@ class JobManager {
   ManagerOptions options_;
   config::FailoverSettings policy_;
   std::time_t started_;  // a cluster silent since then is as silent as one that stopped
+  std::set<std::int64_t> inherited_intents_;  // open when this daemon started
 
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;

@@ -114,6 +114,7 @@ class FakeCluster final : public backend::Backend {
       }
       if (only_if_pending && j.state != "PENDING") return OkStatus();
       j.state = "CANCELLED";
+      if (silent_after_cancel) slow_reads = true;
       return OkStatus();
     }
     return UnavailableError("scancel: error: Invalid job id specified");
@@ -159,8 +160,9 @@ class FakeCluster final : public backend::Backend {
   }
   // slow_reads: a controller busy with a burst; its queue reads time out,
   // its submissions are answered.
+  // silent_after_cancel: its queue reads time out once a cancel went through.
   bool down = false, refuse = false, refuse_estimate = false, lose_answers = false,
-       slow_reads = false;
+       slow_reads = false, silent_after_cancel = false;
   std::time_t start_in = 0;
   int submissions = 0, estimates = 0, estimates_with_submissions = 0;
   std::vector<cluster::QueuedJob> queued;  // what a probe sees (squeue)
@@ -526,6 +528,36 @@ TEST_F(JobManagerTest, AStaleCopyOfAJobThatEndedElsewhereIsCancelledOnReturn) {
   EXPECT_TRUE(HasEvent(id, "duplicate-cancelled"));
 }
 
+// A move whose cancel went through but whose cluster then did not answer
+// (a busy controller in a burst) is settled by the same daemon on a later
+// look. Regression: its event said "after a restart of skyslurmd" on the
+// cloud benchmark, where the daemon had never restarted.
+TEST_F(JobManagerTest, AMoveSettledOnALaterLookDoesNotClaimARestart) {
+  ws_.config.settings.failover.migrate_after = 10;
+  ws_.config.settings.failover.migrate_gain = 20;
+  Restart();
+  const std::string id = "sky-20260101-000000-000022";
+  auto placed = manager_->Submit({id, Input(), false});
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  ASSERT_EQ(placed->job.cluster, "alpha");
+  Cluster("alpha").start_in = 600;
+  Cluster("alpha").silent_after_cancel = true;
+  now_ += 60;
+  manager_->Tick();  // cancelled on alpha; alpha then silent
+  ASSERT_EQ(store_->OpenIntents()->size(), 1u);
+  Cluster("alpha").silent_after_cancel = Cluster("alpha").slow_reads = false;
+  now_ += 5;
+  manager_->Tick();
+  EXPECT_TRUE(store_->OpenIntents()->empty());
+  std::string detail;
+  for (const auto& e : manager_->History(id)) {
+    if (e.kind == "recovered") detail = e.detail;
+  }
+  EXPECT_EQ(detail, "the move's cancel was settled once alpha answered");
+  EXPECT_EQ(Get(id).cluster, "beta");
+  EXPECT_EQ(Cluster("alpha").LiveWithTag(id) + Cluster("beta").LiveWithTag(id), 1);
+}
+
 TEST_F(JobManagerTest, ACopyThatEndedBeforeACrashIsAdoptedNotRunAgain) {
   // The daemon wrote the job and its intent, sbatch ran, the job finished,
   // and the daemon died before recording any of it.
@@ -552,6 +584,11 @@ TEST_F(JobManagerTest, ACopyThatEndedBeforeACrashIsAdoptedNotRunAgain) {
   manager_->Tick();
   EXPECT_EQ(Get(id).state, "COMPLETED");
   EXPECT_TRUE(HasEvent(id, "recovered"));
+  bool says_restart = false;
+  for (const auto& e : manager_->History(id)) {
+    says_restart |= e.detail == "found on the cluster after a restart of skyslurmd";
+  }
+  EXPECT_TRUE(says_restart);
 }
 
 // A submission whose answer was lost while its sbatch was still on its way
