@@ -78,7 +78,14 @@ class Interpreter {
       case Opt::kAccount: r_.account = value; break;
       case Opt::kQos: r_.qos = value; break;
       case Opt::kJobName: r_.job_name = value; break;
-      case Opt::kArray: r_.array = value; break;
+      case Opt::kArray: {
+        auto indices = ParseArrayIndices(value);
+        if (!indices.ok()) return fail(indices.status());
+        // An empty value (or commas only) is no array, as sbatch takes it.
+        r_.array_indices = *indices;
+        r_.array = *indices ? std::optional<std::string>(value) : std::nullopt;
+        break;
+      }
       case Opt::kDependency: r_.dependency = value; break;
       case Opt::kOutput: r_.output = value; break;
       case Opt::kError: r_.error = value; break;

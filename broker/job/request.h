@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/job/argv_parser.h"
+#include "broker/job/array_indices.h"
 #include "broker/job/directives.h"
 #include "broker/job/option_table.h"
 #include "broker/job/script.h"
@@ -90,6 +91,8 @@ struct Request {
   std::vector<std::string> partitions;  // -p a,b
   std::optional<std::string> account, qos, job_name, array, dependency, output, error, input,
       chdir, container, export_env, wrap, reservation, nodelist, exclude, licenses, comment;
+  // --array read (array_indices.h); `array` keeps the text as written.
+  std::optional<ArrayIndices> array_indices;
   bool hold = false, wait = false, parsable = false, test_only = false;
   bool hetjob = false;
   std::vector<std::string> other_container_options;  // pyxis-style --container-*

@@ -97,9 +97,20 @@ TEST(RequestTest, BadValuesNameTheSourceAndTheOption) {
   EXPECT_EQ(missing.status().message(), "job.sh:2: option '--partition' requires an argument");
   auto operand = Sbatch({"job.sh"}, {}, "#!/bin/sh\n#SBATCH -N 2 gpu\n");
   EXPECT_EQ(operand.status().message(), "job.sh:2: invalid directive: 'gpu' is not an option");
+  auto array = Sbatch({"job.sh"}, {}, "#!/bin/sh\n#SBATCH --array=0-9,12-3%4\n");
+  EXPECT_THAT(array.status().message(),
+              HasSubstr("job.sh:2: --array: '12-3': the range ends before it starts"));
   auto sky = Sbatch({"--sky-retry-on-failure=lots", "job.sh"}, {}, kScript);
   EXPECT_THAT(sky.status().message(),
               HasSubstr("command line: invalid --sky-retry-on-failure value 'lots'"));
+}
+
+// sbatch takes an empty --array for no array: a later one undoes an earlier.
+TEST(RequestTest, AnEmptyArrayIsNoArray) {
+  auto r = Sbatch({"--array=", "job.sh"}, {}, "#!/bin/sh\n#SBATCH --array=0-3\ntrue\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->array);
+  EXPECT_FALSE(r->array_indices);
 }
 
 TEST(RequestTest, ScriptProblemsAreErrors) {
@@ -197,6 +208,9 @@ TEST(CorpusTest, Array) {
   auto r = Sbatch({kData + "array_sweep.sh"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(*r->array, "0-99%10");
+  ASSERT_TRUE(r->array_indices);
+  EXPECT_EQ(r->array_indices->indices.size(), 100u);
+  EXPECT_EQ(r->array_indices->throttle, 10);
   EXPECT_EQ(*r->cpus_per_task, 8);
   EXPECT_EQ(r->gpus[0].scope, GpuAsk::Scope::kPerJob);
   EXPECT_EQ(r->gpus[0].type, "a100");

@@ -45,9 +45,9 @@ int EnvInt(const char* name, int fallback) {
 // real sbatch of the cluster the job goes to reads it. A value sbatch's own
 // parser refuses is then refused by that sbatch at submission (nothing is
 // submitted, its message is shown), not by skyslurm's parser before placement.
-const std::set<std::string> kCarried = {"array",  "dependency", "distribution", "cpu-freq",
-                                        "signal", "mail-type",  "export",       "begin",
-                                        "nice",   "open-mode",  "exclusive",    "deadline"};
+const std::set<std::string> kCarried = {"dependency", "distribution", "cpu-freq", "signal",
+                                        "mail-type",  "export",       "begin",    "nice",
+                                        "open-mode",  "exclusive",    "deadline"};
 
 // Other options sbatch needs beside one under test for its own checks to pass.
 std::vector<std::string> ContextFor(const std::string& option) {
@@ -223,6 +223,45 @@ std::string SlurmMinutes(const std::string& text) {
   return t.ok() ? Minutes(*t) : "unreadable '" + text + "'";
 }
 
+// The held array's tasks as slurmctld stored them (ArrayTaskId: "1,3,5-7",
+// steps where it chooses, "0-100:10"; scontrol cuts a long one short with
+// "...") against skyslurm's reading, both written as plain runs; the
+// throttle from ArrayTaskThrottle. Slurm's text is expanded here, not by
+// skyslurm's parser.
+std::pair<std::string, std::string> CompareArrays(const std::map<std::string, std::string>& job,
+                                                  const job::Request& r) {
+  auto it = job.find("ArrayTaskId");
+  std::string slurm_text = it == job.end() ? "" : it->second;
+  const bool cut = slurm_text.ends_with("...");
+  if (cut) slurm_text.resize(slurm_text.size() - 3);
+  slurm_text = slurm_text.substr(0, slurm_text.find('%'));
+  std::vector<std::int64_t> slurm;
+  std::stringstream in(slurm_text);
+  std::string element;
+  while (std::getline(in, element, ',')) {
+    const auto dash = element.find('-'), colon = element.find(':');
+    const std::int64_t first = std::stoll(element);
+    const std::int64_t last =
+        dash == std::string::npos ? first : std::stoll(element.substr(dash + 1));
+    const std::int64_t step =
+        colon == std::string::npos ? 1 : std::stoll(element.substr(colon + 1));
+    for (std::int64_t i = first; i <= last; i += step) slurm.push_back(i);
+  }
+  if (cut && !slurm.empty()) slurm.pop_back();  // may itself be cut short
+  auto throttle = job.find("ArrayTaskThrottle");
+  const std::string slurm_throttle =
+      throttle == job.end() || throttle->second == "0" ? "" : "%" + throttle->second;
+  if (it == job.end()) return {"(none)", r.array_indices ? "an array" : "(none)"};
+  if (!r.array_indices) return {"an array", "(none)"};
+  std::vector<std::int64_t> ours = r.array_indices->indices;
+  if (cut && ours.size() > slurm.size()) ours.resize(slurm.size());
+  const std::string ours_throttle =
+      r.array_indices->throttle ? fmt::format("%{}", *r.array_indices->throttle) : "";
+  const std::string tail = cut ? "..." : "";
+  return {job::FormatArrayIndices(slurm) + tail + slurm_throttle,
+          job::FormatArrayIndices(ours) + tail + ours_throttle};
+}
+
 // What slurmctld stored for the option, and what skyslurm read, as text.
 std::pair<std::string, std::string> Compare(const std::string& option,
                                             const std::map<std::string, std::string>& job,
@@ -276,6 +315,7 @@ std::pair<std::string, std::string> Compare(const std::string& option,
     return gpus("TresPerNode", {job::Opt::kGres, job::Opt::kGpusPerNode});
   }
   if (option == "gpus") return gpus("TresPerJob", {job::Opt::kGpus});
+  if (option == "array") return CompareArrays(job, r);
   if (option == "gpus-per-task") return gpus("TresPerTask", {job::Opt::kGpusPerTask});
   return {"", ""};  // carried: acceptance only
 }
