@@ -79,6 +79,10 @@ SchedulerType=sched/backfill
 # 22.05 starts batch jobs only on a scheduler pass; the default 30 s pass would
 # make every test wait.
 SchedulerParameters=bf_interval=1
+# Arrays of up to 10,000 tasks (22.05's default is 1001), and room for their
+# finished tasks' records for MinJobAge beside everything else.
+MaxArraySize=10001
+MaxJobCount=100000
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
