@@ -37,7 +37,9 @@ Result<std::optional<ArrayIndices>> ParseArrayIndices(std::string_view text);
 
 // Slurm's way of writing a set of indices: runs of consecutive ones as
 // "MIN-MAX", others alone, comma-separated ("1,3,5-7"); with the throttle,
-// "%N" after them. Steps are written out ("0-8:3" is "0,3,6"), as Slurm does.
+// "%N" after them. Steps are written out ("0-8:3" is "0,3,6"), as Slurm
+// writes short ones; it writes a longer array that is one stepped run with
+// its step ("0-100:10"), the same tasks.
 std::string FormatArrayIndices(std::span<const std::int64_t> indices);
 std::string FormatArrayIndices(const ArrayIndices& array);
 

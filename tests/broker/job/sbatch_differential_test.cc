@@ -233,8 +233,12 @@ std::pair<std::string, std::string> CompareArrays(const std::map<std::string, st
   auto it = job.find("ArrayTaskId");
   std::string slurm_text = it == job.end() ? "" : it->second;
   const bool cut = slurm_text.ends_with("...");
-  if (cut) slurm_text.resize(slurm_text.size() - 3);
   slurm_text = slurm_text.substr(0, slurm_text.find('%'));
+  if (cut) {
+    // The last element may itself be cut short ("5-"): up to the last comma.
+    const auto comma = slurm_text.rfind(',');
+    slurm_text.resize(comma == std::string::npos ? 0 : comma);
+  }
   std::vector<std::int64_t> slurm;
   std::stringstream in(slurm_text);
   std::string element;
@@ -247,7 +251,6 @@ std::pair<std::string, std::string> CompareArrays(const std::map<std::string, st
         colon == std::string::npos ? 1 : std::stoll(element.substr(colon + 1));
     for (std::int64_t i = first; i <= last; i += step) slurm.push_back(i);
   }
-  if (cut && !slurm.empty()) slurm.pop_back();  // may itself be cut short
   auto throttle = job.find("ArrayTaskThrottle");
   const std::string slurm_throttle =
       throttle == job.end() || throttle->second == "0" ? "" : "%" + throttle->second;
