@@ -134,6 +134,28 @@ std::optional<double> BootedNodesAddedCost(const ElasticFacts& facts,
                              *facts.price);
 }
 
+WaitingWorkGain GainOfWaitingWork(const ElasticFacts& facts,
+                                  const cluster::Description& description,
+                                  const std::string& partition, std::int64_t nodes,
+                                  std::int64_t job_gpus_per_node, std::int64_t minutes,
+                                  std::int64_t waiting_gpus, double fixed_wait_s,
+                                  double boot_wait_s, double wait_worth_per_gpu_hour) {
+  WaitingWorkGain gain;
+  const std::int64_t rest =
+      (GpusPerNode(description, partition) - job_gpus_per_node) * std::max<std::int64_t>(nodes, 1);
+  if (!facts.price || rest <= 0 || waiting_gpus < rest) return gain;
+  gain.gpus = rest;
+  // The rest GPUs nearest the back of the work ahead of the job: those the
+  // moves take first (the longer a job's wait, the more a move saves it).
+  const double their_wait =
+      fixed_wait_s * (1.0 - static_cast<double>(rest) / (2.0 * static_cast<double>(waiting_gpus)));
+  gain.spared_s = std::max(0.0, their_wait - boot_wait_s);
+  gain.wait_worth = static_cast<double>(rest) * gain.spared_s / 3600.0 * wait_worth_per_gpu_hour;
+  gain.run_cost =
+      cloud::NodeTimeCost(static_cast<double>(minutes) * 60, static_cast<int>(rest), *facts.price);
+  return gain;
+}
+
 std::vector<std::time_t> NodesKeptUpUntil(const std::vector<cluster::QueuedJob>& jobs,
                                           std::string_view nodes) {
   auto names = cluster::ExpandHostlist(nodes);

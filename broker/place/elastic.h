@@ -5,6 +5,8 @@
 // cluster's description and its ledger in, facts out.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -93,6 +95,31 @@ std::optional<double> BootedNodesAddedCost(const ElasticFacts& facts,
                                            const cluster::Description& description,
                                            const std::string& partition, std::int64_t nodes,
                                            std::int64_t job_gpus_per_node, std::int64_t minutes);
+
+// What the waiting jobs that fill the rest of the nodes a job boots
+// (WaitingWorkFillsNodes) gain from them, at `wait_worth` per GPU-hour of
+// waiting: the nodes are opened for that work, not for the one job, so the
+// job that boots them is weighed at what booting adds (BootedNodesAddedCost)
+// less this gain, never below its share. Those jobs are the `rest` GPUs
+// waiting just ahead of it on the fixed cluster (`waiting_gpus` ahead of
+// it, which it reaches `fixed_wait_s` from now): on a queue that drains at
+// an even rate they start, on average, at fixed_wait_s x (1 - rest /
+// (2 x waiting_gpus)), and the nodes would start them `boot_wait_s` from
+// now. Their runs are taken as the job's `minutes` (the one run time known
+// here), billed for their GPUs at the partition's price.
+struct WaitingWorkGain {
+  std::int64_t gpus = 0;  // the rest of the nodes' GPUs
+  double spared_s = 0;    // the wait each of them is spared, on average
+  double wait_worth = 0;  // what those waits are worth
+  double run_cost = 0;    // their GPUs' bill for their runs
+  double Net() const { return std::max(0.0, wait_worth - run_cost); }
+};
+WaitingWorkGain GainOfWaitingWork(const ElasticFacts& facts,
+                                  const cluster::Description& description,
+                                  const std::string& partition, std::int64_t nodes,
+                                  std::int64_t job_gpus_per_node, std::int64_t minutes,
+                                  std::int64_t waiting_gpus, double fixed_wait_s,
+                                  double boot_wait_s, double wait_worth_per_gpu_hour);
 
 // Until when the jobs running on each of `nodes` (a Slurm hostlist, as
 // sbatch --test-only names them) keep it up: the latest end Slurm gives

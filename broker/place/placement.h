@@ -79,7 +79,9 @@ struct Candidate {
   // AddedNodeCost; further, its share stands: the jobs after it share
   // that time). On nodes it boots that the waiting work fills, more than
   // its share: their boot and idle tail whole, which booting them causes
-  // (elastic.h BootedNodesAddedCost). overflow.worth and a tie of estimates
+  // (elastic.h BootedNodesAddedCost), less what the work that fills them
+  // gains (GainOfWaitingWork, under overflow.worth), never below its
+  // share. overflow.worth and a tie of estimates
   // weigh this; budgets and explain's cost count `cost`.
   std::optional<double> added_cost;
   // The GPUs the job asks for, all nodes together (what its wait is worth

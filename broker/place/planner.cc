@@ -297,7 +297,8 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
 // The candidate's expected cost for the job's time limit (its partition's
 // price; none when it has none).
 void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
-                    const job::Request& request, std::string_view currency) {
+                    const job::Request& request, const Policy& policy) {
+  const std::string_view currency = policy.currency;
   Candidate& cand = plan.candidates[candidate];
   const cluster::Description& d = plan.clusters[cluster].inventory->description;
   const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
@@ -349,7 +350,10 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
     // The bill shares the boot and idle tail, but booting the nodes causes
     // them: weighed whole, an on-demand node is not opened for a short job
     // that spot would start a little later, its cost then carried by the
-    // jobs that join it.
+    // jobs that join it. But the nodes are opened for the waiting work that
+    // fills them: what those jobs gain over their runs' bill is taken off
+    // (never below its share): weighed job by job, a node opened only when
+    // one job's wait alone paid for its boot.
     cand.added_cost = BootedNodesAddedCost(plan.elastic[candidate], d, cand.partition, nodes,
                                            cand.gpus / nodes, minutes);
     if (cand.added_cost) {
@@ -357,6 +361,25 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
           "; booting them adds {} to the bill: their boot and idle tail whole, and its GPUs for "
           "its run",
           FormatCost(*cand.added_cost, currency));
+      if (policy.wait_worth && cand.start && fixed->start) {
+        const WaitingWorkGain gain = GainOfWaitingWork(
+            plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes, minutes,
+            fixed->pending_gpus_ahead, static_cast<double>(*fixed->start - plan.now),
+            static_cast<double>(std::max<std::time_t>(*cand.start - plan.now, 0)),
+            *policy.wait_worth);
+        if (gain.Net() > 0.005) {
+          const double whole = *cand.added_cost;
+          cand.added_cost = std::max(*cand.cost, whole - gain.Net());
+          added += fmt::format(
+              "; weighed at {}{}: less what the {} GPU(s) waiting just ahead of it on {} that "
+              "fill the rest gain (about {} sooner each, worth {} at overflow.worth over {} for "
+              "their runs)",
+              FormatCost(*cand.added_cost, currency),
+              whole - gain.Net() <= *cand.cost ? " (its share)" : "", gain.gpus, fixed->cluster,
+              FormatWait(plan.now + std::lround(gain.spared_s), plan.now).substr(3),
+              FormatCost(gain.wait_worth, currency), FormatCost(gain.run_cost, currency));
+        }
+      }
     }
   }
   if (!plan.elastic[candidate].elastic) {
@@ -388,7 +411,7 @@ void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& 
     ApplyEstimate(plan, chosen, plan.deferred->cluster, *answer, false, request, catalog);
     cand.start_basis += ", with the submission";
     // Priced before the estimate said whether nodes boot: again.
-    if (cand.cost) PriceCandidate(plan, chosen, plan.deferred->cluster, request, policy.currency);
+    if (cand.cost) PriceCandidate(plan, chosen, plan.deferred->cluster, request, policy);
     plan.decision = Place(plan.candidates, policy, plan.now);
     return;
   }
@@ -607,7 +630,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
                   catalog);
   }
   for (const auto& t : priced) {
-    PriceCandidate(plan, t.candidate, t.cluster, request, options.policy.currency);
+    PriceCandidate(plan, t.candidate, t.cluster, request, options.policy);
   }
   plan.decision = Place(plan.candidates, options.policy, plan.now);
   plan.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

@@ -269,6 +269,21 @@ TEST_F(CloudOverflowTest, InABurstTheJobThatBootsANodeIsPricedAtItsShare) {
                            "them adds \\$[0-9.]+ to the bill: their boot and idle tail whole, "
                            "and its GPUs for its run\n(.|\n)*"))
       << why.out;
+  // Weighed against the wait (overflow.worth), the node is opened for the
+  // work waiting on alpha that fills it: what the 7 GPUs just ahead gain
+  // (alpha starts them minutes later) is taken off what the boot adds.
+  WriteFile(settings(), ReadFile(settings()) + "overflow: { worth: 40 }\n");
+  why = Typed({skyslurm, "explain", "--sky-any-cluster=alpha,delta", "-N1", "--gres=gpu:h100:1",
+               "-t", "10", "--wrap", "sleep 1"});
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_THAT(why.out,
+              MatchesRegex("(.|\n)*booting them adds \\$[0-9.]+ to the bill: their boot and idle "
+                           "tail whole, and its GPUs for its run; weighed at \\$[0-9.]+ \\(its "
+                           "share\\): less what the 7 GPU\\(s\\) waiting just ahead of it on "
+                           "alpha that fill the rest gain \\(about [0-9]+ (s|min) sooner each, "
+                           "worth \\$[0-9.]+ at overflow.worth over \\$[0-9.]+ for their "
+                           "runs\\)\n(.|\n)*"))
+      << why.out;
 }
 
 // A managed job on a spot node the provider takes back (NODE_FAIL): skyslurmd

@@ -150,6 +150,42 @@ TEST(ElasticTest, BootingNodesTheWaitingWorkFillsAddsTheirBootAndIdleTailWhole) 
                    .has_value());
 }
 
+// A node a burst fills is opened for the waiting work, not for the one job
+// that boots it: what the jobs that fill the rest gain (their waits spared,
+// less their runs' bill) is what the boot buys besides that job's wait.
+TEST(ElasticTest, TheWaitingWorkThatFillsTheNodesGainsTheWaitsItIsSpared) {
+  const config::ClusterSettings s = Billed();  // cloud at $4 a GPU-hour
+  const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
+  const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
+  // A 1-GPU, 10-min job reaching the front of 14 GPUs of waiting work in
+  // 40 min; the node starts it in 2 min. The 7 GPUs just ahead of it start,
+  // on average, at 40 x (1 - 7/28) = 30 min: 28 min sooner, worth 7 x 28/60
+  // x $3 at overflow.worth; their 10-min runs cost 7 x 10/60 x $4.
+  WaitingWorkGain g = GainOfWaitingWork(f, d, "cloud", 1, 1, 10, 14, 2400, 120, 3.0);
+  EXPECT_EQ(g.gpus, 7);
+  EXPECT_DOUBLE_EQ(g.spared_s, 1680);
+  EXPECT_DOUBLE_EQ(g.wait_worth, 7 * 28.0 / 60 * 3);
+  EXPECT_DOUBLE_EQ(g.run_cost, 7 * 10.0 / 60 * 4);
+  EXPECT_DOUBLE_EQ(g.Net(), 7 * 28.0 / 60 * 3 - 7 * 10.0 / 60 * 4);
+  // The deeper the queue, the nearer their waits come to the job's own.
+  EXPECT_GT(GainOfWaitingWork(f, d, "cloud", 1, 1, 10, 70, 2400, 120, 3.0).spared_s, g.spared_s);
+  // Waits shorter than their runs are worth less than the runs' bill:
+  // nothing gained, never a negative gain.
+  g = GainOfWaitingWork(f, d, "cloud", 1, 1, 10, 14, 600, 120, 3.0);
+  EXPECT_LT(g.wait_worth, g.run_cost);
+  EXPECT_DOUBLE_EQ(g.Net(), 0);
+  // Waits the boot does not beat are spared nothing.
+  EXPECT_DOUBLE_EQ(GainOfWaitingWork(f, d, "cloud", 1, 1, 10, 14, 100, 120, 3.0).spared_s, 0);
+  // Nothing fills the rest (too little waits, a whole-node job, no price):
+  // no gain.
+  EXPECT_EQ(GainOfWaitingWork(f, d, "cloud", 1, 1, 10, 6, 2400, 120, 3.0).gpus, 0);
+  EXPECT_DOUBLE_EQ(GainOfWaitingWork(f, d, "cloud", 1, 8, 10, 16, 2400, 120, 3.0).Net(), 0);
+  EXPECT_DOUBLE_EQ(GainOfWaitingWork(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 1, 10,
+                                     14, 2400, 120, 3.0)
+                       .Net(),
+                   0);
+}
+
 // Where sbatch --test-only would put the job says how it meets the nodes.
 TEST(ElasticTest, TheNodesSlurmNamesSayWhetherTheJobBootsOrShares) {
   EXPECT_EQ(NodeStartOn(Delta("idle+CLOUD+POWERED_DOWN"), "delta-n1"), NodeStart::kBoots);
