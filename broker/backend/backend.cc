@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
+#include "broker/backend/array_tasks.h"
 #include "broker/util/deadline.h"
 
 namespace skyslurm::backend {
@@ -9,7 +12,7 @@ namespace skyslurm::backend {
 Result<std::vector<JobInfo>> Backend::Jobs(std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Queue(timeout));
   std::erase_if(all, [](const JobInfo& j) { return j.sky_id.empty(); });
-  return all;
+  return FoldArrayTasks(std::move(all));
 }
 
 EstimatedSubmission Backend::EstimateThenSubmit(const SubmitSpec& spec,

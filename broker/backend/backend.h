@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <map>
 #include <optional>
@@ -112,6 +113,10 @@ struct JobInfo {
   std::string name;
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
   int exit_code = 0;
+  // An array's tasks folded into one row (array_tasks.h): how many of its
+  // tasks are in view, by phase name ("PENDING" 6, "RUNNING" 2); empty for
+  // a job that is not an array.
+  std::map<std::string, std::int64_t> array_tasks;
 };
 
 // Makes a job fit for one kind of cluster, or says why it cannot run there
@@ -166,10 +171,11 @@ class Backend : public JobTranslator {
   }
 
   // Every job in the cluster's queue (running, pending, and those ended a
-  // short while ago), sky id or not.
+  // short while ago), sky id or not; an array as its tasks (array_tasks.h).
   virtual Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) = 0;
 
-  // The jobs carrying a sky id.
+  // The jobs carrying a sky id, an array's tasks folded into one row
+  // (FoldArrayTasks): a sky job's array is one job.
   Result<std::vector<JobInfo>> Jobs(std::chrono::milliseconds timeout);
 
   // Cancels a job; with only_if_pending a job that has started is left

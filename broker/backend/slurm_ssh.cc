@@ -97,7 +97,7 @@ Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::mill
   auto left = [&] { return deadline.left(); };
   // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
   if (!spec.first_attempt) {
-    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Queue(left()));
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Jobs(left()));  // an array as one
     for (const JobInfo& j : existing) {
       if (j.sky_id == spec.sky_id && IsLive(j.phase)) return j.key;
     }

@@ -245,6 +245,10 @@ ApiServer::ApiServer(JobManager& manager)
       row["reason"] = r.reason;
       row["name"] = r.name;
       row["since"] = Json::Int64{r.since};
+      if (!r.tasks.empty()) {
+        row["tasks"] = Json::Value(Json::objectValue);
+        for (const auto& [phase, n] : r.tasks) row["tasks"][phase] = Json::Int64{n};
+      }
       v["jobs"].append(row);
     }
     v["clusters"] = Json::Value(Json::arrayValue);

@@ -2,9 +2,26 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "broker/backend/job_phase.h"
 
 namespace skyslurm::daemon {
+
+namespace {
+
+// "3 COMPLETED, 1 FAILED": an array's tasks by phase.
+std::string TaskCounts(const std::map<std::string, std::int64_t>& tasks) {
+  std::string out;
+  for (const auto& [phase, n] : tasks) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", n, phase);
+  }
+  return out;
+}
+
+}  // namespace
 
 bool MovePays(std::time_t here, std::time_t there, int gain) { return there + gain <= here; }
 
@@ -47,7 +64,11 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
       return {};
     }
     const long pending = static_cast<long>(seen.now - job.submitted);
-    if (pending >= policy.migrate_after && job.moves < policy.max_moves) {
+    // An array is not moved whole: scancel --state=PENDING of it would
+    // cancel its pending tasks and leave one that started meanwhile, and the
+    // tasks cancelled would never run. Its pending tasks move with spreading.
+    const bool array = !c.array_tasks.empty();
+    if (pending >= policy.migrate_after && job.moves < policy.max_moves && !array) {
       return {Action::kWeighMove, "PENDING",
               fmt::format("pending {} s on {} (migrate_after {} s)", pending, job.cluster,
                           policy.migrate_after)};
@@ -67,6 +88,13 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   // A final state.
   const std::string where = fmt::format("{}:{}", job.cluster, job.native_id);
+  // An array ended: restarted whole, its tasks that completed would run
+  // twice.
+  if (!c.array_tasks.empty()) {
+    return {Action::kFinish, std::string(backend::PhaseName(phase)),
+            fmt::format("{} on {} ({} of its tasks; an array is not restarted)", c.state, where,
+                        TaskCounts(c.array_tasks))};
+  }
   if (job.managed && backend::IsInfrastructureFailure(phase)) {
     if (job.restarts < policy.max_restarts) {
       return {Action::kRestart, "RECOVERING",

@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "broker/backend/array_tasks.h"
 #include "broker/backend/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
@@ -195,18 +196,22 @@ std::vector<QueueRow> JobManager::Queue() {
                                    ? entry->ssh->user
                                    : ws_.config.paths.user;
       for (const auto& j : it->second.jobs) {
-        if (j.user != user) continue;
         if (!backend::IsLive(j.phase)) continue;  // as squeue: what has not ended
+        // This user's jobs there, and the sky jobs in this user's store
+        // (over a login node they may run under another account).
+        auto sky = j.sky_id.empty() ? Result<store::SkyJob>(NotFoundError("no sky id"))
+                                    : store_.Get(j.sky_id);
+        if (j.user != user && !sky.ok()) continue;
         QueueRow r{j.sky_id,     j.key.cluster,
                    j.key.job_id, j.user,
                    j.state,      j.reason,
-                   j.name,       backend::IsWaiting(j.phase) ? j.submit_time : j.start_time};
-        if (!j.sky_id.empty()) {
+                   j.name,       backend::IsWaiting(j.phase) ? j.submit_time : j.start_time,
+                   j.array_tasks};
+        if (sky.ok()) {
           // A sky job's row is its current copy; stale copies say so.
-          auto sky = store_.Get(j.sky_id);
-          if (sky.ok() && (sky->cluster != j.key.cluster || sky->native_id != j.key.job_id)) {
+          if (sky->cluster != j.key.cluster || sky->native_id != j.key.job_id) {
             r.reason = "stale copy of " + j.sky_id;
-          } else if (sky.ok()) {
+          } else {
             shown.insert(j.sky_id);
           }
         }
@@ -310,7 +315,8 @@ void JobManager::Tick() {
       // since may be missing from it (the policy's queue_read guard).
       v.read_at = reading_since_[name];
       v.error.clear();
-      v.jobs = std::move(*result);
+      // An array's tasks are one job, as the store knows it (array_tasks.h).
+      v.jobs = backend::FoldArrayTasks(std::move(*result));
     } else {
       v.error = result.status().message();
     }

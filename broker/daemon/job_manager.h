@@ -85,6 +85,9 @@ struct QueueRow {
   std::string reason;
   std::string name;
   std::time_t since = 0;  // submitted (pending) or started (running)
+  // An array: its tasks in view by phase name ("PENDING" 6, "RUNNING" 2);
+  // empty for a job that is not one.
+  std::map<std::string, std::int64_t> tasks;
 };
 
 // Whether `id` has the shape of a sky id (sky_id.h).

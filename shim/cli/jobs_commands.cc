@@ -72,12 +72,22 @@ int RunQueue(bool json) {
   std::vector<std::vector<std::string>> rows = {
       {"SKY_ID", "CLUSTER", "JOBID", "USER", "STATE", "TIME", "NAME", "REASON"}};
   for (const auto& j : (*answer)["jobs"]) {
+    // An array is one line; its tasks by state lead the reason.
+    std::string reason = j["reason"].asString();
+    if (j.isMember("tasks")) {
+      std::string tasks;
+      for (const auto& phase : j["tasks"].getMemberNames()) {
+        tasks +=
+            fmt::format("{}{} {}", tasks.empty() ? "" : ", ", j["tasks"][phase].asInt64(), phase);
+      }
+      reason = fmt::format("tasks: {}{}{}", tasks, reason.empty() ? "" : "; ", reason);
+    }
     rows.push_back({j["sky_id"].asString().empty() ? "-" : j["sky_id"].asString(),
                     j["cluster"].asString().empty() ? "-" : j["cluster"].asString(),
                     j["native_id"].asString().empty() ? "-" : j["native_id"].asString(),
                     j["user"].asString(), j["state"].asString(),
                     Elapsed(static_cast<std::time_t>(j["since"].asInt64()), now),
-                    j["name"].asString(), j["reason"].asString()});
+                    j["name"].asString(), reason});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {

@@ -132,6 +132,28 @@ TEST(FailoverPolicyTest, AJobMissingFromAFreshQueueIsGoneButNotRightAfterSubmiss
   EXPECT_EQ(d.state, "GONE");
 }
 
+// An array (its tasks folded into one row) is neither moved whole while it
+// pends nor restarted whole when it ends: either would cancel or rerun
+// tasks that are not the daemon's to repeat.
+TEST(FailoverPolicyTest, AnArrayIsNeverMovedOrRestartedWhole) {
+  Observation pending = Seen("PENDING");
+  pending.copy->array_tasks = {{"PENDING", 6}};
+  store::SkyJob old = Job("PENDING", kNow - 61);
+  old.reason = "Resources";
+  EXPECT_EQ(Decide(old, pending, Policy()).action, Action::kNone);
+  Observation failed = Seen("NODE_FAIL");
+  failed.copy->array_tasks = {{"COMPLETED", 5}, {"NODE_FAIL", 1}};
+  store::SkyJob managed = Job("RUNNING");
+  managed.managed = true;
+  Decision d = Decide(managed, failed, Policy());
+  EXPECT_EQ(d.action, Action::kFinish);
+  EXPECT_EQ(d.state, "NODE_FAIL");
+  EXPECT_THAT(d.reason,
+              HasSubstr("5 COMPLETED, 1 NODE_FAIL of its tasks; an array is not restarted"));
+  // The same end of a job that is not an array restarts it.
+  EXPECT_EQ(Decide(managed, Seen("NODE_FAIL"), Policy()).action, Action::kRestart);
+}
+
 TEST(FailoverPolicyTest, MovePaysOnlyWithTheGain) {
   EXPECT_TRUE(MovePays(kNow + 600, kNow, 300));
   EXPECT_TRUE(MovePays(kNow + 300, kNow, 300));

@@ -355,6 +355,40 @@ TEST_F(DaemonTest, AManagedJobIsTrackedQueuedLoggedAndCancelled) {
   EXPECT_EQ(Sky({"status", "sky-20000101-000000-000000"}).exit_code, 1);
 }
 
+// A routed array is one sky job: Slurm lists it task by task ("452_[2-5%2]"
+// pending, "452_0" running), and the daemon follows it as the one job it
+// submitted (regression: it recorded the array GONE within seconds, its id
+// missing from the queue, and cancelled running tasks as duplicate copies).
+TEST_F(DaemonTest, AnArrayIsTrackedAsOneJobAndEveryTaskRunsOnce) {
+  const std::string ran = tmp_.File("ran");
+  const std::string id = SubmitManaged(
+      {"--array=0-5%2", Script("array.sh",
+                               "#!/bin/bash\n#SBATCH --gres=gpu:h100:1\n#SBATCH -t 5\n"
+                               "echo $SLURM_ARRAY_TASK_ID >> " +
+                                   ran + "\nsleep 4\n")});
+  Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
+  ASSERT_TRUE(Is(s, "RUNNING")) << s.toStyledString();
+  const std::string cluster = s["job"]["cluster"].asString();
+  const std::string native = s["job"]["native_id"].asString();
+  EXPECT_THAT(native, ::testing::MatchesRegex("[0-9]+"));
+  // One line, its tasks counted by state.
+  CommandOutput queue = Sky({"queue"});
+  EXPECT_THAT(queue.out, ::testing::ContainsRegex(id + " +" + cluster + " +" + native +
+                                                  " +root +RUNNING .*tasks: [0-9]+ [A-Z]+"))
+      << queue.out;
+  s = WaitFor(
+      id, [](const Json::Value& v) { return Is(v, "COMPLETED"); }, std::chrono::seconds(120));
+  ASSERT_TRUE(Is(s, "COMPLETED")) << s.toStyledString();
+  EXPECT_FALSE(HasEvent(s, "duplicate-cancelled")) << s.toStyledString();
+  EXPECT_EQ(s["job"]["moves"].asInt(), 0);
+  // Every index ran, once.
+  std::ifstream in(ran);
+  std::vector<std::string> indices;
+  for (std::string line; std::getline(in, line);) indices.push_back(line);
+  std::sort(indices.begin(), indices.end());
+  EXPECT_THAT(indices, ::testing::ElementsAre("0", "1", "2", "3", "4", "5"));
+}
+
 TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
   Fill("alpha", "gpu:h100:8", 20);
   Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);

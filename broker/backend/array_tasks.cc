@@ -1,0 +1,128 @@
+#include "broker/backend/array_tasks.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "broker/cluster/queue.h"
+
+namespace skyslurm::backend {
+
+std::string_view ArrayJobId(std::string_view job_id) {
+  const auto underscore = job_id.find('_');
+  return underscore == std::string_view::npos ? job_id : job_id.substr(0, underscore);
+}
+
+namespace {
+
+// How many tasks a row stands for: "452_[1-3,7%2]" four, "452_5" one.
+std::int64_t TasksOf(std::string_view job_id) {
+  const auto open = job_id.find("_[");
+  if (open == std::string_view::npos || job_id.back() != ']') return 1;
+  return std::max<std::int64_t>(
+      1, cluster::ArrayTaskCount(job_id.substr(open + 2, job_id.size() - open - 3)));
+}
+
+// The end that decides an ended array's: the infrastructure's faults first
+// (what a site sees first), then the tasks' own.
+int EndRank(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::kNodeFail:
+      return 0;
+    case JobPhase::kBootFail:
+      return 1;
+    case JobPhase::kPreempted:
+      return 2;
+    case JobPhase::kFailed:
+      return 3;
+    case JobPhase::kTimeout:
+      return 4;
+    case JobPhase::kCancelled:
+      return 5;
+    default:
+      return 6;
+  }
+}
+
+JobInfo Fold(const std::vector<const JobInfo*>& tasks) {
+  JobInfo out = *tasks.front();
+  out.key.job_id = std::string(ArrayJobId(out.key.job_id));
+  out.array_tasks.clear();
+  bool unknown = false, started = false, live = false, any_pending = false, all_held = true;
+  const JobInfo* pending_row = nullptr;
+  const JobInfo* ended = nullptr;
+  const JobInfo* running = nullptr;
+  out.start_time = 0;
+  out.end_time = 0;
+  out.exit_code = 0;
+  for (const JobInfo* t : tasks) {
+    out.array_tasks[std::string(PhaseName(t->phase))] += TasksOf(t->key.job_id);
+    if (t->submit_time != 0 && (out.submit_time == 0 || t->submit_time < out.submit_time)) {
+      out.submit_time = t->submit_time;
+    }
+    if (t->phase == JobPhase::kUnknown) unknown = true;
+    if (IsLive(t->phase)) live = true;
+    if (IsWaiting(t->phase)) {
+      any_pending = true;
+      all_held = all_held && t->phase == JobPhase::kHeld;
+      if (pending_row == nullptr) pending_row = t;
+      continue;
+    }
+    started = true;
+    if (t->start_time != 0 && (out.start_time == 0 || t->start_time < out.start_time)) {
+      out.start_time = t->start_time;
+    }
+    out.end_time = std::max(out.end_time, t->end_time);
+    if (HasNodes(t->phase) && (running == nullptr || t->phase == JobPhase::kRunning)) running = t;
+    if (IsFinal(t->phase)) {
+      out.exit_code = std::max(out.exit_code, t->exit_code);
+      if (ended == nullptr || EndRank(t->phase) < EndRank(ended->phase)) ended = t;
+    }
+  }
+  if (unknown) {
+    out.phase = JobPhase::kUnknown;
+  } else if (started && live) {
+    out.phase = JobPhase::kRunning;
+    const JobInfo* shown = running != nullptr ? running : pending_row;
+    out.state = "RUNNING";
+    out.reason = shown != nullptr ? shown->reason : "None";
+  } else if (started) {
+    out.phase = ended->phase;
+    out.state = ended->state;
+    out.reason = ended->reason;
+  } else {
+    out.phase = any_pending && all_held ? JobPhase::kHeld : JobPhase::kPending;
+    out.state = pending_row->state;
+    out.reason = pending_row->reason;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<JobInfo> FoldArrayTasks(std::vector<JobInfo> rows) {
+  // Rows of one array, in queue order, by (cluster, array job id).
+  std::map<std::pair<std::string, std::string>, std::vector<const JobInfo*>> arrays;
+  for (const JobInfo& j : rows) {
+    const std::string_view base = ArrayJobId(j.key.job_id);
+    if (j.sky_id.empty() || base.size() == j.key.job_id.size()) continue;
+    arrays[{j.key.cluster, std::string(base)}].push_back(&j);
+  }
+  if (arrays.empty()) return rows;
+  std::vector<JobInfo> out;
+  out.reserve(rows.size());
+  for (const JobInfo& j : rows) {
+    const std::string_view base = ArrayJobId(j.key.job_id);
+    if (j.sky_id.empty() || base.size() == j.key.job_id.size()) {
+      out.push_back(j);
+      continue;
+    }
+    auto it = arrays.find({j.key.cluster, std::string(base)});
+    if (it == arrays.end() || it->second.front() != &j) continue;  // folded into its first row
+    out.push_back(Fold(it->second));
+  }
+  return out;
+}
+
+}  // namespace skyslurm::backend
