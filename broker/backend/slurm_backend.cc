@@ -165,6 +165,14 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   }
   const std::size_t help_query = queries.size();
   if (!plugins_cached) queries.push_back({.argv = {"sbatch", "--help"}});
+  // MaxArraySize, as rarely changed as the modules: cached alike.
+  std::vector<std::string> config_lines;
+  const bool config_cached = cached("max-array-size", &config_lines);
+  if (config_cached && !config_lines.empty()) {
+    inv.description.max_array_size = cluster::ParseMaxArraySize(config_lines.front());
+  }
+  const std::size_t config_query = queries.size();
+  if (!config_cached) queries.push_back({.argv = {"scontrol", "show", "config"}});
   std::vector<std::string> programs;
   for (auto& q : queries) {
     programs.push_back(q.argv[0]);
@@ -210,6 +218,14 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
       }
       inv.description.plugin_options_known = true;
       keep("plugin-options", inv.description.plugin_options);
+    }
+  }
+  if (!config_cached) {
+    if (auto out = Checked("scontrol", std::move(results[config_query])); out.ok()) {
+      inv.description.max_array_size = cluster::ParseMaxArraySize(out->out);
+      if (inv.description.max_array_size) {
+        keep("max-array-size", {fmt::format("MaxArraySize = {}", *inv.description.max_array_size)});
+      }
     }
   }
   inv.probed_at = std::time(nullptr);

@@ -1,4 +1,3 @@
-#include "broker/util/strings.h"
 #include "broker/cluster/description.h"
 
 #include <fmt/format.h>
@@ -6,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -13,6 +13,7 @@
 
 #include "broker/cluster/hostlist.h"
 #include "broker/job/values.h"
+#include "broker/util/strings.h"
 
 namespace skyslurm::cluster {
 namespace {
@@ -300,6 +301,20 @@ Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text) {
   return partitions;
 }
 
+std::optional<std::int64_t> ParseMaxArraySize(std::string_view text) {
+  // "MaxArraySize            = 1001", one key a line.
+  for (const std::string& line : SplitList(text, '\n')) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos || Trim(line.substr(0, eq)) != "MaxArraySize") continue;
+    const std::string value = Trim(line.substr(eq + 1));
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || n < 0) return std::nullopt;
+    return n;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> ParseModuleAvail(std::string_view text) {
   std::vector<std::string> modules;
   std::size_t start = 0;
@@ -342,6 +357,8 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
         d.name = v.as<std::string>();
       } else if (key == "slurm_version") {
         d.slurm_version = v.as<std::string>();
+      } else if (key == "max_array_size") {
+        d.max_array_size = v.as<std::int64_t>();
       } else if (key == "modules") {
         d.modules_known = true;
         for (const auto& m : v) d.modules.push_back(m.as<std::string>());
@@ -506,6 +523,7 @@ std::string DescriptionToYaml(const Description& d) {
   if (d.modules_known) {
     out << YAML::Key << "modules" << YAML::Value << YAML::Flow << d.modules;
   }
+  if (d.max_array_size) out << YAML::Key << "max_array_size" << YAML::Value << *d.max_array_size;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -537,6 +555,9 @@ Result<Description> Describe(const ClusterAccess& access) {
   if (!partitions.ok()) return partitions.status().WithContext(access.name);
   d.partitions = *partitions;
   d.BuildIndex();
+  if (auto config = run({"scontrol", "show", "config"}); config.ok()) {
+    d.max_array_size = ParseMaxArraySize(config->out);
+  }
   // Environment modules: Lmod or Tcl modules, whichever the shell has; a
   // login shell may not define `module`, so fall back to Lmod's init.
   Command modules;

@@ -85,6 +85,9 @@ struct Description {
   // of a plugin the cluster does not load is refused by its sbatch.
   std::vector<std::string> plugin_options;
   bool plugin_options_known = false;  // false: not read (a description file)
+  // Its MaxArraySize (scontrol show config): every array index must be
+  // below it. nullopt: not known (then only slurmctld checks).
+  std::optional<std::int64_t> max_array_size;
 
   const Partition* FindPartition(std::string_view name) const;
   const Partition* DefaultPartition() const;
@@ -115,6 +118,10 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
 
 // `scontrol show partition -o`: one line per partition, Key=Value pairs.
 Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text);
+
+// `scontrol show config`: its MaxArraySize ("MaxArraySize = 1001"); nullopt
+// when the text has none, or not a number.
+std::optional<std::int64_t> ParseMaxArraySize(std::string_view text);
 
 // `module -t avail` (Lmod or Tcl modules) output: "name/version" lines;
 // folder headers and bare "name/" lines are not modules.

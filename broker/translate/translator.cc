@@ -143,6 +143,16 @@ class Translator {
       job_.caveats.push_back(
           fmt::format("--array={}: the whole array goes to one cluster", *r_.array));
     }
+    // slurmctld refuses an index at or above its MaxArraySize ("Invalid job
+    // array specification"): said here, with the index and the limit.
+    if (r_.array_indices && !r_.array_indices->indices.empty() && target_.max_array_size &&
+        r_.array_indices->indices.back() >= *target_.max_array_size) {
+      const Setting* a = r_.Effective(Opt::kArray);
+      reasons_.push_back(
+          fmt::format("--array={}{}: index {} is at or above {}'s MaxArraySize ({})",
+                      r_.array.value_or(""), a != nullptr ? " (" + Where(*a) + ")" : "",
+                      r_.array_indices->indices.back(), target_.name, *target_.max_array_size));
+    }
     if (r_.wait && peer_) {
       job_.caveats.push_back(fmt::format("--wait: waiting for the job on {}", target_.name));
     }

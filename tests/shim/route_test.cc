@@ -1,6 +1,7 @@
 // `sbatch --sky-any-cluster job.sh` end to end, typed as a new user would:
 // the testbed's ready user (HOME=$TB/home: ~/.slurm/config, known_hosts,
 // skyslurm.yaml naming alpha home) with the shim first on PATH.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -218,6 +219,20 @@ TEST_F(RouteTest, ErrorsAreSbatchsOwnShape) {
   EXPECT_EQ(nowhere.exit_code, 1);
   EXPECT_THAT(nowhere.err, HasSubstr("sbatch: error: skyslurm: no cluster can run this job"));
   EXPECT_THAT(nowhere.err, HasSubstr("gamma: cannot run it: gamma has no B200 GPUs"));
+  // An array index no cluster takes (the testbed's MaxArraySize is 10001):
+  // refused before any cluster is asked to submit it, naming the option.
+  CommandOutput big = Typed(
+      {"sbatch", "--sky-any-cluster", "--array=0,5000,10001", "-o", "/dev/null", "--wrap", "true"});
+  EXPECT_EQ(big.exit_code, 1);
+  EXPECT_THAT(big.err, HasSubstr("sbatch: error: skyslurm: no cluster can run this job"));
+  for (const char* cluster : {"alpha", "beta", "gamma"}) {
+    EXPECT_THAT(big.err, HasSubstr(fmt::format("{}: cannot run it: --array=0,5000,10001 (command "
+                                               "line): index 10001 is at or above {}'s "
+                                               "MaxArraySize (10001)",
+                                               cluster, cluster)))
+        << big.err;
+  }
+  EXPECT_EQ(big.out, "");
 }
 
 TEST_F(RouteTest, QuietPrintsNothingAndWaitReturnsTheJobsExitStatus) {

@@ -140,6 +140,24 @@ TEST(ModuleAvailTest, LmodTerseOutput) {
               ElementsAre("gcc/12.2", "gcc/13.1", "python/3.11"));
 }
 
+// The testbed's `scontrol show config` (Slurm 22.05; MaxArraySize=10001).
+TEST(ScontrolConfigTest, MaxArraySizeFromRealOutputOfTheTestbed) {
+  EXPECT_EQ(ParseMaxArraySize(Read("alpha.scontrol-config.txt")), 10001);
+  EXPECT_EQ(ParseMaxArraySize("MaxArraySize            = 1001\n"), 1001);
+  EXPECT_EQ(ParseMaxArraySize("MaxArraySizeX = 5\nMaxJobCount = 10000\n"), std::nullopt);
+  EXPECT_EQ(ParseMaxArraySize("MaxArraySize = many\n"), std::nullopt);
+  EXPECT_EQ(ParseMaxArraySize(""), std::nullopt);
+}
+
+// A description file may give it; what it does not give is not known.
+TEST(DescriptionYamlTest, MaxArraySizeRoundTrips) {
+  auto d = ParseDescriptionYaml("name: x\nmax_array_size: 1001\n", "x.yaml");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->max_array_size, 1001);
+  EXPECT_THAT(DescriptionToYaml(*d), HasSubstr("max_array_size: 1001\n"));
+  EXPECT_FALSE(ParseDescriptionYaml("name: x\n", "x.yaml")->max_array_size.has_value());
+}
+
 TEST(DescriptionYamlTest, RoundTripsTheFixtures) {
   for (const char* name : {"alpha.yaml", "beta.yaml", "gamma.yaml"}) {
     auto d = ParseDescriptionYaml(Read(name), name);

@@ -267,6 +267,29 @@ TEST_F(TranslatorTest, JobsThatMoveWithACaveat) {
                           "where you submit"));
 }
 
+// An index at or above a cluster's MaxArraySize: its slurmctld would refuse
+// the array ("Invalid job array specification"); said here with the index,
+// the limit, and where the option came from.
+TEST_F(TranslatorTest, AnArrayIndexAtOrAboveTheClustersMaxArraySizeCannotRunThere) {
+  cluster::Description beta = Cluster("beta");
+  beta.max_array_size = 1001;
+  const TranslateContext ctx{"alpha", &catalog_, &settings_, "", &home_modules_};
+  Translation t = Translate(
+      Parse({"job.sh"}, "#!/bin/sh\n#SBATCH --array=0-1000:500,1001%4\ntrue\n"), beta, ctx);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.reasons[0],
+            "--array=0-1000:500,1001%4 (job.sh:2): index 1001 is at or above beta's MaxArraySize "
+            "(1001)");
+  EXPECT_TRUE(Translate(Parse({"--array=0-1000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
+  // The home cluster's limit holds as well.
+  cluster::Description alpha = Cluster("alpha");
+  alpha.max_array_size = 10;
+  EXPECT_FALSE(Translate(Parse({"-a", "10", "job.sh"}, "#!/bin/sh\ntrue\n"), alpha, ctx).ok());
+  // Not known (a description file without it): left to slurmctld.
+  beta.max_array_size.reset();
+  EXPECT_TRUE(Translate(Parse({"--array=5000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
+}
+
 TEST_F(TranslatorTest, ConstraintFeatureRespelled) {
   cluster::Description d = Cluster("gamma");
   for (auto& n : d.nodes) n.features = {"gpu", "A100"};
