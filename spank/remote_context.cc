@@ -225,9 +225,21 @@ int RemoteUserInit(spank_t sp) {
   f.job_id = std::to_string(job_id);
   const std::string ours = JobEnv(sp, kOursVar).value_or("");
   // A routed job brings its task id (stable across moves): never replaced.
-  const bool task_id_known = JobEnv(sp, "SKYPILOT_TASK_ID").has_value();
+  const auto task_id = JobEnv(sp, "SKYPILOT_TASK_ID");
+  const bool task_id_known = task_id.has_value();
   if (!task_id_known) f.submit_time = SubmitTime(f.job_id);
-  for (const auto& [name, value] : SkypilotEnv(f, task_id_known)) Set(sp, name, value, ours);
+  f.task_id = task_id.value_or("");
+  f.array_task_id = JobEnv(sp, "SLURM_ARRAY_TASK_ID").value_or("");
+  for (const auto& [name, value] : SkypilotEnv(f, task_id_known)) {
+    if (name == "SKYPILOT_TASK_ID" && task_id_known) {
+      // A routed array's task: skyslurm's id, not the user's, with its index.
+      if (spank_setenv(sp, name.c_str(), value.c_str(), 1) == ESPANK_SUCCESS) {
+        SetByUs()[name] = value;
+      }
+      continue;
+    }
+    Set(sp, name, value, ours);
+  }
   std::string set_names;
   for (const auto& [name, value] : SetByUs()) {
     set_names += (set_names.empty() ? "" : ",") + name + ":" + Hash(value);

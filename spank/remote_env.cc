@@ -1,5 +1,6 @@
 #include "spank/remote_env.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +63,22 @@ long GpusFrom(const char* gpus_on_node, const char* job_gpus) {
   return count;
 }
 
+namespace {
+
+// A sky id as skyslurm routes a job with it ("sky-20261204-194459-853421":
+// letters, digits and '-', as broker/job/sky_id.h; the plugin links none of
+// the broker). An id with the index already ("..._7", a step of the task)
+// or one the user chose is not.
+bool IsSkyId(const std::string& id) {
+  if (id.rfind("sky-", 0) != 0 || id.size() > 64) return false;
+  for (char c : id) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& f,
                                                              bool task_id_known) {
   std::string ips;
@@ -78,6 +95,8 @@ std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& f,
   };
   if (!task_id_known) {
     env.emplace_back("SKYPILOT_TASK_ID", TaskIdForUnroutedJob(f.submit_time, f.cluster, f.job_id));
+  } else if (!f.array_task_id.empty() && IsSkyId(f.task_id)) {
+    env.emplace_back("SKYPILOT_TASK_ID", f.task_id + "_" + f.array_task_id);
   }
   return env;
 }

@@ -19,12 +19,16 @@ struct StepFacts {
   std::string partition;
   std::string job_id;
   std::time_t submit_time = 0; // for a task id when the job was not routed
+  std::string task_id;         // the SKYPILOT_TASK_ID the job brings ("": none)
+  std::string array_task_id;   // SLURM_ARRAY_TASK_ID ("": not an array's task)
 };
 
 // SKYPILOT_NODE_IPS (newline-separated), SKYPILOT_NUM_NODES,
-// SKYPILOT_NODE_RANK, SKYPILOT_NUM_GPUS_PER_NODE, SKYPILOT_TASK_ID (only
-// when `task_id_known` is false: routed jobs bring theirs),
-// SKYPILOT_CLUSTER_INFO (JSON).
+// SKYPILOT_NODE_RANK, SKYPILOT_NUM_GPUS_PER_NODE, SKYPILOT_CLUSTER_INFO
+// (JSON), and SKYPILOT_TASK_ID: when `task_id_known` is false, one for the
+// job (TaskIdForUnroutedJob); a routed job brings its own, which stays,
+// but a routed array's task gets it with its index ("sky-...-abcdef_7"),
+// so that every task of one sky job has an id of its own.
 std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& facts,
                                                              bool task_id_known);
 

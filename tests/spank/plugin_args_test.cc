@@ -55,8 +55,20 @@ TEST(RemoteEnvTest, SkypilotVariables) {
             "{\"cloud\": \"slurm\", \"cluster\": \"beta\", \"region\": \"beta\", \"zone\": "
             "\"h100-cluster\"}");
   // A routed job brings its own task id.
+  f.task_id = "sky-20261204-194459-853421";
   auto routed = SkypilotEnv(f, true);
   for (const auto& [k, v] : routed) EXPECT_NE(k, "SKYPILOT_TASK_ID");
+  // A routed array's task: the job's id with the task's index.
+  f.array_task_id = "7";
+  m = {};
+  for (const auto& [k, v] : SkypilotEnv(f, true)) m[k] = v;
+  EXPECT_EQ(m["SKYPILOT_TASK_ID"], "sky-20261204-194459-853421_7");
+  // Once only (a step of the task brings it with the index), and never to
+  // an id the user chose.
+  for (const std::string id : {"sky-20261204-194459-853421_7", "my-run", "sky-run.7"}) {
+    f.task_id = id;
+    for (const auto& [k, v] : SkypilotEnv(f, true)) EXPECT_NE(k, "SKYPILOT_TASK_ID") << id;
+  }
 }
 
 TEST(RemoteEnvTest, JsonIsEscaped) {

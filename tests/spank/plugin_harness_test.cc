@@ -173,6 +173,20 @@ TEST_F(PluginHarnessTest, RoutedJobsKeepTheirTaskId) {
   EXPECT_EQ(fake.env["SKYPILOT_TASK_ID"], "sky-20261130-043925-abcdef");
 }
 
+// A routed array's tasks: each its own id, the job's with its index; a step
+// inside the task keeps it.
+TEST_F(PluginHarnessTest, ARoutedArraysTaskGetsTheJobsTaskIdWithItsIndex) {
+  ASSERT_EQ(Call("slurm_spank_init"), 0);
+  fake.env = {{"SKYPILOT_TASK_ID", "sky-20261130-043925-abcdef"},
+              {"SLURM_ARRAY_TASK_ID", "12"},
+              {"SLURM_JOB_NODELIST", "n1"}};
+  ASSERT_EQ(Call("slurm_spank_user_init"), 0);
+  EXPECT_EQ(fake.env["SKYPILOT_TASK_ID"], "sky-20261130-043925-abcdef_12");
+  ASSERT_EQ(Call("slurm_spank_user_init"), 0);  // an srun step of the task
+  EXPECT_EQ(fake.env["SKYPILOT_TASK_ID"], "sky-20261130-043925-abcdef_12");
+  EXPECT_TRUE(fake.errors.empty()) << fake.errors.front();
+}
+
 TEST_F(PluginHarnessTest, EnvOffSetsNothing) {
   ASSERT_EQ(Call("slurm_spank_init", {"env=no"}), 0);
   fake.env = {{"SLURM_JOB_NODELIST", "n1"}};

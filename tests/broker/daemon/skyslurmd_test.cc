@@ -4,6 +4,7 @@
 // node, real preemption on gamma, the private socket, and SIGKILL at every
 // fault point. The daemon is started on demand with a fast policy
 // (poll 1 s, migrate after 3 s, dead after 5 s) and stopped after each test.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <json/json.h>
@@ -364,7 +365,7 @@ TEST_F(DaemonTest, AnArrayIsTrackedAsOneJobAndEveryTaskRunsOnce) {
   const std::string id = SubmitManaged(
       {"--array=0-5%2", Script("array.sh",
                                "#!/bin/bash\n#SBATCH --gres=gpu:h100:1\n#SBATCH -t 5\n"
-                               "echo $SLURM_ARRAY_TASK_ID >> " +
+                               "echo $SLURM_ARRAY_TASK_ID $SKYPILOT_TASK_ID >> " +
                                    ran + "\nsleep 4\n")});
   Json::Value s = WaitFor(id, [](const Json::Value& v) { return Is(v, "RUNNING"); });
   ASSERT_TRUE(Is(s, "RUNNING")) << s.toStyledString();
@@ -381,12 +382,15 @@ TEST_F(DaemonTest, AnArrayIsTrackedAsOneJobAndEveryTaskRunsOnce) {
   ASSERT_TRUE(Is(s, "COMPLETED")) << s.toStyledString();
   EXPECT_FALSE(HasEvent(s, "duplicate-cancelled")) << s.toStyledString();
   EXPECT_EQ(s["job"]["moves"].asInt(), 0);
-  // Every index ran, once.
+  // Every index ran, once, each task with the sky job's task id and its
+  // index (SKYPILOT_TASK_ID).
   std::ifstream in(ran);
-  std::vector<std::string> indices;
-  for (std::string line; std::getline(in, line);) indices.push_back(line);
-  std::sort(indices.begin(), indices.end());
-  EXPECT_THAT(indices, ::testing::ElementsAre("0", "1", "2", "3", "4", "5"));
+  std::vector<std::string> tasks;
+  for (std::string line; std::getline(in, line);) tasks.push_back(line);
+  std::sort(tasks.begin(), tasks.end());
+  std::vector<std::string> expected;
+  for (int i = 0; i < 6; ++i) expected.push_back(fmt::format("{} {}_{}", i, id, i));
+  EXPECT_EQ(tasks, expected);
 }
 
 TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
