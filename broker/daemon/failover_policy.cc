@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,6 +37,9 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
         fmt::format("cluster {} has not answered for {} s (cluster_dead_after {} s)", job.cluster,
                     silent, policy.cluster_dead_after);
     if (job.state == "PENDING" || job.state == "SUBMITTING") {
+      // A held job starts nowhere before whoever holds it releases it, and
+      // they release it by its id there (scontrol release): it stays.
+      if (seen.held) return {};
       return {Action::kReplace, "MIGRATING", why};
     }
     if (job.state != "UNKNOWN") {
@@ -114,6 +118,10 @@ Decision Decide(const store::SkyJob& job, const Observation& seen,
   }
   return {Action::kFinish, std::string(backend::PhaseName(phase)),
           fmt::format("{} on {}", c.state, where)};
+}
+
+std::time_t SilentSince(std::time_t heard, std::time_t failing_since) {
+  return failing_since == 0 ? 0 : std::max(heard, failing_since);
 }
 
 }  // namespace skyslurm::daemon

@@ -15,10 +15,15 @@ namespace skyslurm::daemon {
 
 struct Observation {
   std::time_t now = 0;
-  // When the job's cluster last answered (0: never yet), and when the queue
-  // below was read.
+  // When the job's cluster last answered (0: never yet), or, when it does
+  // not answer now, since when it has been asked and not answered; and when
+  // the queue below was read.
   std::time_t cluster_answered = 0;
   bool answered_now = false;
+  // Whether the job waits on a hold (a user's or admin's), as its cluster
+  // last showed it or, not seen since its submission, as it was submitted
+  // (--hold). Looked for only when the cluster does not answer.
+  bool held = false;
   std::time_t queue_read = 0;
   // The job's live copy in that queue; nullopt when it is not there.
   std::optional<backend::JobInfo> copy;
@@ -41,6 +46,14 @@ struct Decision {
 
 Decision Decide(const store::SkyJob& job, const Observation& seen,
                 const config::FailoverSettings& policy);
+
+// Since when a cluster whose reads fail has been silent: since it was last
+// heard from (`heard`: a read's answer or a submission's), or since the
+// first read that failed since then was started, whichever is later; 0 when
+// no read has failed (`failing_since` 0). A daemon that was slow to ask
+// (its look busy recording a burst of jobs) does not make a cluster silent:
+// only the time it was asked and did not answer does.
+std::time_t SilentSince(std::time_t heard, std::time_t failing_since);
 
 // A move pays when the other cluster starts the job at least `gain` seconds
 // before the job's own cluster would.

@@ -11,6 +11,7 @@
 #include "broker/backend/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
+#include "broker/job/request.h"
 #include "broker/place/audit.h"
 #include "broker/place/planner.h"
 #include "broker/place/submission.h"
@@ -27,8 +28,7 @@ JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, Mana
     : store_(store),
       ws_(workspace),
       options_(std::move(options)),
-      policy_(workspace.config.settings.failover),
-      started_(Now()) {
+      policy_(workspace.config.settings.failover) {
   // What a crash left open; intents this daemon opens are settled by it.
   if (auto open = store_.OpenIntents(); open.ok()) {
     for (const auto& intent : *open) inherited_intents_.insert(intent.id);
@@ -82,17 +82,30 @@ Status JobManager::DetachCopy(store::SkyJob& job, const std::string& copy_state,
   });
 }
 
+namespace {
+
+// Whether the job waits on a hold: as its cluster last showed it (the
+// reason recorded from its queue) or, when no read since its submission has
+// shown it, as it was submitted (--hold, -H, in the arguments or the
+// script).
+bool HeldAsLastKnown(const store::SkyJob& job, std::time_t queue_read) {
+  if (job.reason.starts_with("JobHeld")) return true;
+  if (queue_read > job.submitted) return false;  // seen since, and not held
+  auto input = JobInputFromText(job.input_json);
+  if (!input.ok()) return false;
+  auto request = job::ParseRequest(input->ToRequestInput());
+  return request.ok() && request->hold;
+}
+
+}  // namespace
+
 std::vector<std::string> JobManager::DeadClusters() {
   std::lock_guard lock(view_mu_);
   std::vector<std::string> dead;
   const std::time_t now = Now();
   for (const auto& [name, v] : views_) {
-    if (!v.answered_now && v.heard() != 0 && now - v.heard() >= policy_.cluster_dead_after) {
-      dead.push_back(name);
-    } else if (!v.answered_now && v.heard() == 0 && !v.error.empty() &&
-               now - started_ >= policy_.cluster_dead_after) {
-      dead.push_back(name);  // silent since the daemon started
-    }
+    const std::time_t since = v.silent_since();
+    if (since != 0 && now - since >= policy_.cluster_dead_after) dead.push_back(name);
   }
   return dead;
 }
@@ -310,6 +323,7 @@ void JobManager::Tick() {
     ClusterView& v = views_[name];
     v.answered_now = result.ok();
     if (result.ok()) {
+      v.failing_since = 0;
       v.answered = now;
       // What the queue showed is as of the read's start: a job submitted
       // since may be missing from it (the policy's queue_read guard).
@@ -319,6 +333,7 @@ void JobManager::Tick() {
       v.jobs = backend::FoldArrayTasks(std::move(*result));
     } else {
       v.error = result.status().message();
+      if (v.failing_since == 0) v.failing_since = reading_since_[name];
     }
   }
   SettleStaleCopies();
@@ -349,7 +364,7 @@ void JobManager::Tick() {
     {
       std::lock_guard vlock(view_mu_);
       const ClusterView& v = views_[job.cluster];
-      seen.cluster_answered = v.heard();
+      seen.cluster_answered = v.answered_now ? v.heard() : v.silent_since();
       seen.answered_now = v.answered_now;
       seen.queue_read = v.read_at;
       for (const auto& [name, view] : views_) {
@@ -360,11 +375,9 @@ void JobManager::Tick() {
           if (backend::IsLive(j.phase)) copies.push_back(j);
         }
       }
-      if (seen.cluster_answered == 0 && !v.error.empty()) {
-        seen.cluster_answered = started_;  // silent since the daemon started
-      }
     }
     if (ResolveCopies(job, copies)) continue;  // looked at again next time
+    if (!seen.answered_now) seen.held = HeldAsLastKnown(job, seen.queue_read);
     Decision d = Decide(job, seen, policy_);
     switch (d.action) {
       case Action::kNone:

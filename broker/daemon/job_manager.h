@@ -25,6 +25,7 @@
 #include "broker/backend/backend.h"
 #include "broker/config/settings.h"
 #include "broker/daemon/event_kind.h"
+#include "broker/daemon/failover_policy.h"
 #include "broker/daemon/job_input.h"
 #include "broker/job/sky_id.h"
 #include "broker/place/workspace.h"
@@ -166,11 +167,21 @@ class JobManager {
     std::time_t contacted = 0;
     std::time_t read_at = 0;  // when `jobs` was read
     bool answered_now = false;
+    // When the first read that failed since the last answer was started
+    // (0: none failed since). A look of the daemon's own that is slow (a
+    // burst of jobs to record) must not count as the cluster's silence:
+    // it is silent only for as long as it was asked and did not answer.
+    std::time_t failing_since = 0;
     std::string error;
     std::vector<backend::JobInfo> jobs;
     std::string answer_error() const { return answered_now ? "" : error; }
     // When it was last heard from, by a read or an answer; 0: never.
     std::time_t heard() const { return std::max(answered, contacted); }
+    // Since when it has been asked and not answered (0: it answers, or was
+    // never asked yet).
+    std::time_t silent_since() const {
+      return answered_now ? 0 : SilentSince(heard(), failing_since);
+    }
   };
 
   std::time_t Now() const;
@@ -235,7 +246,6 @@ class JobManager {
   place::Workspace& ws_;
   ManagerOptions options_;
   config::FailoverSettings policy_;
-  std::time_t started_;  // a cluster silent since then is as silent as one that stopped
   std::set<std::int64_t> inherited_intents_;  // open when this daemon started
 
   std::mutex locks_mu_;

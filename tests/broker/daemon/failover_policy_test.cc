@@ -103,6 +103,24 @@ TEST(FailoverPolicyTest, ADeadClusterReplacesPendingJobsAndMarksRunningOnesUnkno
   EXPECT_EQ(Decide(Job("UNKNOWN"), Seen("RUNNING"), Policy()).state, "RUNNING");
 }
 
+// Regression: in a burst (1,000 held jobs from 16 shells, on a slow CI
+// machine) jobs were moved off a cluster that was busy, not dead: one read
+// failed after a look of the daemon's own took long, and the silence was
+// counted from the answer before that look. Now it counts from when the
+// cluster was asked; and a held job stays where its hold was given.
+TEST(FailoverPolicyTest, SilenceIsTheTimeAClusterWasAskedAndAHeldJobStays) {
+  EXPECT_EQ(SilentSince(kNow - 60, 0), 0);  // no read failed
+  // Last answer 40 s ago; the daemon asked again only 12 s ago (its look
+  // was busy), and that read failed: silent 12 s, not 40.
+  EXPECT_EQ(SilentSince(kNow - 40, kNow - 12), kNow - 12);
+  EXPECT_EQ(SilentSince(kNow - 5, kNow - 12), kNow - 5);  // a submission answered since
+  Observation silent = Seen(std::nullopt, kNow - 30);
+  EXPECT_EQ(Decide(Job("PENDING"), silent, Policy()).action, Action::kReplace);
+  silent.held = true;
+  EXPECT_EQ(Decide(Job("PENDING"), silent, Policy()).action, Action::kNone);
+  EXPECT_EQ(Decide(Job("SUBMITTING"), silent, Policy()).action, Action::kNone);
+}
+
 TEST(FailoverPolicyTest, ManagedJobsRestartOnInfrastructureFailuresOnly) {
   store::SkyJob job = Job("RUNNING");
   job.managed = true;

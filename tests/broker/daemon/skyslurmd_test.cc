@@ -430,11 +430,19 @@ TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
   std::string id, stale;
   ASSERT_NO_FATAL_FAILURE(PendOnBeta(&id, &stale));
+  // A held job beside it stays: it starts nowhere before it is released,
+  // and it is released by its id on beta.
+  const std::string held = SubmitManaged({"--hold", Script("held.sh", kSleeper)});
+  const std::string held_at = Where(Status(held));
+  ASSERT_THAT(held_at, ::testing::StartsWith("beta:"));
   ASSERT_TRUE(TestbedScriptRun("stop-cluster", "beta").success());
   Undo restart{[this] { TestbedScriptRun("start-cluster", "beta"); }};
   const auto died = std::chrono::steady_clock::now();
   Json::Value s = WaitReplacedOnAlpha(id);
   std::printf("dead cluster: re-placed %lld ms after beta's slurmctld stopped\n", MsSince(died));
+  Json::Value h = Status(held);
+  EXPECT_EQ(Where(h), held_at) << h.toStyledString();
+  EXPECT_FALSE(HasEvent(h, "re-placed")) << h.toStyledString();
   ASSERT_TRUE(TestbedScriptRun("start-cluster", "beta").success());
   ExpectOneCopyLeft(id, stale);
 }
@@ -685,6 +693,7 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
   // Each cluster's own queue: every job printed is there, once, with its
   // own sky id, and nothing else of this test's is.
   std::set<std::string> sky_ids;
+  std::set<std::string> queued_keys;
   int queued = 0;
   for (const char* c : kClusters) {
     CommandOutput q = RunOn(tb_, c, {"squeue", "-h", "-n", "skyload", "-o", "%i %k"});
@@ -692,7 +701,8 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
     for (std::string line; std::getline(lines, line);) {
       ++queued;
       const std::string key = std::string(c) + ":" + line.substr(0, line.find(' '));
-      EXPECT_EQ(landed.count(key), 1u) << key << " is queued but was not printed";
+      queued_keys.insert(key);
+      EXPECT_EQ(landed.count(key), 1u) << key << " (" << line << ") is queued but was not printed";
       if (landed.count(key) != 0) {
         EXPECT_EQ(landed[key], 1) << key;
       }
@@ -700,6 +710,9 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
     }
   }
   EXPECT_EQ(queued, jobs);
+  for (const auto& [key, times] : landed) {
+    EXPECT_TRUE(queued_keys.contains(key)) << key << " was printed but is not queued";
+  }
 }
 
 // A submission that meets a daemon still exiting (it stopped answering, and
