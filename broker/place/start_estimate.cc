@@ -176,6 +176,9 @@ constexpr std::int64_t kMostLaidOut = 2000;
 // The furthest ahead Slurm's backfill plans a job (bf_window's largest value,
 // 43200 minutes); a start further out is none of its plans.
 constexpr std::time_t kLongestSlurmPlan = 30 * 24 * 3600;
+// A pending job submitted this recently may not have been passed over by
+// the scheduler yet (skyslurmd's own, just sent in a burst).
+constexpr std::time_t kJustSent = 10;
 
 }  // namespace
 
@@ -260,6 +263,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
     return a->submit_time < b->submit_time;
   });
   std::int64_t laid = 0;
+  bool all_ahead_just_sent = true;
   double backlog_gpu_s = 0;  // beyond kMostLaidOut
   std::optional<std::time_t> own_start;
   std::time_t own_planned = 0;  // Slurm's plan for it
@@ -290,6 +294,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
       }
       continue;
     }
+    if (j->submit_time <= 0 || in.now - j->submit_time > kJustSent) all_ahead_just_sent = false;
     // A pending array's tasks each wait for their GPUs.
     for (std::int64_t t = 0; t < j->tasks; ++t) {
       if (laid++ < kMostLaidOut) {
@@ -321,8 +326,18 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   if (backlog_gpu_s > 0) {
     *start += static_cast<std::time_t>(backlog_gpu_s / static_cast<double>(in.capacity));
   }
-  // Its GPUs are free now: whatever else holds it back, Slurm knows.
-  if (*start <= in.now) return out;
+  // Its GPUs are free now: whatever else holds it back, Slurm knows;
+  // unless all that is ahead of it are jobs sent seconds ago, which the
+  // scheduler has not started yet: Slurm's answer then keeps a whole node
+  // for each of them (its plan is per node), and a burst of one-GPU jobs
+  // made a cluster with 17 free GPUs say "in 5 min". The layout's stands.
+  if (*start <= in.now) {
+    if (out.pending_ahead > 0 && all_ahead_just_sent && floor > in.now) {
+      out.start = in.now;
+      out.earlier = true;
+    }
+    return out;
+  }
   out.start = *start;
   out.moved = *start > floor;
   out.earlier = *start < floor;

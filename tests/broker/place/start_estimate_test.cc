@@ -180,6 +180,28 @@ TEST(StartEstimateTest, GpusFreeNowKeepSlurmsAnswer) {
   EXPECT_FALSE(e.earlier);
 }
 
+// Issue 16: in a burst, the jobs just sent to gamma pend until the
+// scheduler's next pass, and its --test-only answer keeps a whole node for
+// each: "in 5 min" with 17 of 24 GPUs free. With only jobs sent seconds ago
+// ahead, the layout's "now" stands; with an older one ahead (something may
+// hold them all: CPUs, memory, a limit), Slurm's answer still does.
+TEST(StartEstimateTest, JobsJustSentAheadDoNotKeepSlurmsLaterAnswer) {
+  std::vector<cluster::QueuedJob> q = {Job("RUNNING", 7, kNow - 5, kNow + 295, 5)};
+  for (int i = 0; i < 7; ++i) {
+    cluster::QueuedJob sent = Job("PENDING", 1, 0, 0, 5);
+    sent.submit_time = kNow - 2;
+    q.push_back(sent);
+  }
+  auto e = AccountForPendingWork(In(1, 24, kNow + 300), q, kCatalog);
+  EXPECT_EQ(e.start, kNow);
+  EXPECT_TRUE(e.earlier);
+  EXPECT_EQ(e.pending_ahead, 7);
+  q[1].submit_time = kNow - 60;  // pending a minute: not the scheduler's delay
+  e = AccountForPendingWork(In(1, 24, kNow + 300), q, kCatalog);
+  EXPECT_EQ(e.start, kNow + 300);
+  EXPECT_FALSE(e.earlier);
+}
+
 // Three 8-GPU nodes, as the testbed's gamma.
 EstimateInput OnNodes(std::int64_t gpus, std::int64_t job_nodes, std::time_t test_only) {
   EstimateInput in = In(gpus, 24, test_only);
