@@ -8,6 +8,20 @@
 
 namespace skyslurm::backend {
 
+namespace {
+
+// A job of ours shown in a view: sent without a partition, it is in the
+// cluster's default one (as Slurm puts it), where the start estimates
+// count the work ahead of a job.
+cluster::QueuedJob InItsPartition(cluster::QueuedJob job, const cluster::Inventory& view) {
+  if (job.partition.empty()) {
+    if (const cluster::Partition* p = view.description.DefaultPartition()) job.partition = p->name;
+  }
+  return job;
+}
+
+}  // namespace
+
 CachingBackend::CachingBackend(Backend& inner, CacheOptions options,
                                std::function<Clock::time_point()> clock)
     : inner_(inner), options_(options), now_(clock ? std::move(clock) : [] { return Clock::now(); }) {}
@@ -84,7 +98,39 @@ void CachingBackend::AddRecentSubmits(cluster::Inventory& inventory) {
     const cluster::QueuedJob& job = recent.second;
     const bool listed = std::any_of(inventory.jobs.begin(), inventory.jobs.end(),
                                     [&](const cluster::QueuedJob& j) { return j.job_id == job.job_id; });
-    if (!listed) inventory.jobs.push_back(job);
+    if (!listed) inventory.jobs.push_back(InItsPartition(job, inventory));
+  }
+  for (const auto& [token, job] : reserved_) {
+    inventory.jobs.push_back(InItsPartition(job, inventory));
+  }
+}
+
+std::uint64_t CachingBackend::Reserve(const SubmitSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint64_t token = next_reservation_++;
+  auto q = inner_.AsQueued(spec, {inner_.name(), fmt::format("placing-{}", token)});
+  if (!q) return 0;
+  if (cached_) cached_->jobs.push_back(InItsPartition(*q, *cached_));
+  if (last_good_) last_good_->jobs.push_back(InItsPartition(*q, *last_good_));
+  reserved_.emplace(token, std::move(*q));
+  ++placed_;
+  return token;
+}
+
+std::uint64_t CachingBackend::placed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return placed_;
+}
+
+void CachingBackend::Unreserve(std::uint64_t token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reserved_.find(token);
+  if (it == reserved_.end()) return;
+  const std::string id = it->second.job_id;
+  reserved_.erase(it);
+  for (auto* view : {&cached_, &last_good_}) {
+    if (*view)
+      std::erase_if((*view)->jobs, [&](const cluster::QueuedJob& j) { return j.job_id == id; });
   }
 }
 
@@ -106,8 +152,8 @@ void CachingBackend::Submitted(const SubmitSpec& spec, const Result<JobKey>& key
     return;
   }
   if (auto q = inner_.AsQueued(spec, *key)) {
-    if (cached_) cached_->jobs.push_back(*q);
-    if (last_good_) last_good_->jobs.push_back(*q);
+    if (cached_) cached_->jobs.push_back(InItsPartition(*q, *cached_));
+    if (last_good_) last_good_->jobs.push_back(InItsPartition(*q, *last_good_));
     // A probe on its way may have read the queue before this job: it is
     // added to the probes that come back without it, for a while.
     recent_submits_.emplace_back(now_(), std::move(*q));

@@ -81,6 +81,20 @@ class CachingBackend final : public Backend {
     return inner_.NodeUses(since, timeout);
   }
 
+  // A job decided for this cluster whose submission has not returned yet
+  // (its folder copied first, its sbatch on its way): counted in every view
+  // from now until Unreserve, so that the decisions taken meanwhile (a
+  // burst from several shells, placed at once) see the GPUs it will take.
+  // Returns its token; 0 when the job cannot be shown as queued (nothing
+  // is reserved). Unreserve after the submission has returned: a job
+  // submitted is by then in the view as itself.
+  std::uint64_t Reserve(const SubmitSpec& spec);
+  void Unreserve(std::uint64_t token);
+  // How many jobs have been reserved here so far: a decision taken on a
+  // view older than the last of them may be stale. (A reserved job's
+  // submission changes nothing in the view: it was counted already.)
+  std::uint64_t placed() const;
+
   void Invalidate();
   // Probes now (unless a probe is on its way) and keeps the answer: the
   // daemon keeps its view warm each poll, so that a submission never waits
@@ -101,7 +115,7 @@ class CachingBackend final : public Backend {
   Backend& inner_;
   CacheOptions options_;
   std::function<Clock::time_point()> now_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable probed_;
   bool probing_ = false;
   std::uint64_t invalidations_ = 0;  // a probe begun before one is stale
@@ -115,6 +129,10 @@ class CachingBackend final : public Backend {
   // Jobs submitted lately, with when: added to a probe that missed them.
   std::deque<std::pair<Clock::time_point, cluster::QueuedJob>> recent_submits_;
   void AddRecentSubmits(cluster::Inventory& inventory);  // under mu_
+  // Reserved jobs, by token (Reserve), shown as "placing-<token>".
+  std::map<std::uint64_t, cluster::QueuedJob> reserved_;
+  std::uint64_t next_reservation_ = 1;
+  std::uint64_t placed_ = 0;
   // The last good probe, kept for max_stale even after an invalidation.
   std::optional<cluster::Inventory> last_good_;
   Clock::time_point last_good_at_{};

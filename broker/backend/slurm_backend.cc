@@ -245,7 +245,13 @@ std::optional<cluster::QueuedJob> SlurmBackend::AsQueued(const SubmitSpec& spec,
   job::RequestInput in;
   in.tool = job::Tool::kSbatch;
   in.args = spec.job.args;
-  in.args.push_back("job.sh");
+  // The script as an operand, unless the command is --wrap's (sbatch takes
+  // no operand with it): before, every --wrap job was shown as nothing, and
+  // a burst of them was placed on a view without the ones just sent.
+  const bool wrapped = std::any_of(in.args.begin(), in.args.end(), [](const std::string& a) {
+    return a == "--wrap" || a.starts_with("--wrap=");
+  });
+  if (!wrapped) in.args.push_back("job.sh");
   in.script_text = spec.job.script;
   auto request = job::ParseRequest(in);
   if (!request.ok()) return std::nullopt;
@@ -253,7 +259,11 @@ std::optional<cluster::QueuedJob> SlurmBackend::AsQueued(const SubmitSpec& spec,
   q.job_id = key.job_id;
   q.state = "PENDING";
   q.reason = request->hold ? "JobHeldUser" : "Priority";
-  q.partition = spec.job.partitions.empty() ? "" : spec.job.partitions.front();
+  // As sent: the translation's partition, else what the options ask
+  // ("a,b", as squeue lists a job pending for several), else the default.
+  q.partition = !spec.job.partitions.empty()
+                    ? spec.job.partitions.front()
+                    : fmt::format("{}", fmt::join(request->partitions, ","));
   q.comment = SkyTag(spec.sky_id);
   q.submit_time = std::time(nullptr);
   q.nodes = request->nodes ? request->nodes->min : 1;

@@ -184,6 +184,8 @@ class JobManager {
     }
   };
 
+  // Held from a placement's choice to its reservation (PlaceAndSubmit).
+  std::mutex placing_mu_;
   std::time_t Now() const;
   backend::Backend* BackendOf(const std::string& cluster);
   std::mutex& LockFor(const std::string& sky_id);

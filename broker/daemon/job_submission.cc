@@ -21,6 +21,45 @@ using place::AppendAudit;
 using place::AuditLine;
 using place::NoClusterMessage;
 
+namespace {
+
+backend::CachingBackend* CacheOf(place::Workspace& ws, const std::string& cluster) {
+  for (std::size_t i = 0; i < ws.handles.size() && i < ws.caching.size(); ++i) {
+    if (ws.handles[i].name == cluster) return ws.caching[i];
+  }
+  return nullptr;
+}
+
+// How many jobs have been reserved on each cluster, by name.
+std::map<std::string, std::uint64_t> PlacedSoFar(place::Workspace& ws) {
+  std::map<std::string, std::uint64_t> placed;
+  for (std::size_t i = 0; i < ws.handles.size() && i < ws.caching.size(); ++i) {
+    if (ws.caching[i] != nullptr) placed[ws.handles[i].name] = ws.caching[i]->placed();
+  }
+  return placed;
+}
+
+// A job decided for a cluster, counted in its view until its submission has
+// returned (CachingBackend::Reserve), whichever way it returns.
+class Reservation {
+ public:
+  Reservation(place::Workspace& ws, const std::string& cluster, const backend::SubmitSpec& spec)
+      : cache_(CacheOf(ws, cluster)) {
+    if (cache_ != nullptr) token_ = cache_->Reserve(spec);
+  }
+  ~Reservation() {
+    if (token_ != 0) cache_->Unreserve(token_);
+  }
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+
+ private:
+  backend::CachingBackend* cache_ = nullptr;
+  std::uint64_t token_ = 0;
+};
+
+}  // namespace
+
 // The answer of the last submission on this thread (under the job's lock).
 thread_local std::string JobManager::last_answer_workdir_;
 thread_local std::vector<std::string> JobManager::last_answer_notes_;
@@ -88,7 +127,25 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     // first, spot only when nothing else can run the job.
     options.policy.spot = place::SpotUse::kAvoid;
   }
-  place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+  // Decisions taken at once (a burst from several shells) would each see
+  // the same view: the one that chose a cluster another job was reserved
+  // on since its view was taken is taken again (cheap: the probes and the
+  // same job's estimates are cached), at most twice; the choice and the
+  // reservation that shows it to the next decisions go together.
+  place::Plan plan;
+  std::unique_lock placing(placing_mu_, std::defer_lock);
+  for (int replans = 0;; ++replans) {
+    const std::map<std::string, std::uint64_t> placed = PlacedSoFar(ws_);
+    plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+    placing.lock();
+    if (replans == 2 || !plan.decision.chosen) break;
+    const std::string& cluster = plan.candidates[*plan.decision.chosen].cluster;
+    const backend::CachingBackend* cache = CacheOf(ws_, cluster);
+    if (cache == nullptr || !placed.contains(cluster) || cache->placed() == placed.at(cluster)) {
+      break;
+    }
+    placing.unlock();
+  }
   // A plan whose estimate goes with the submission is audited once it is known.
   if (kind == EventKind::kSubmitted && !plan.deferred) {
     AppendAudit(ws_.config.paths.state_dir,
@@ -96,6 +153,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   }
   if (!plan.decision.chosen && !leaving.empty()) {
     // Nowhere else after all: back where it was rather than nowhere.
+    placing.unlock();
     return PlaceAndSubmit(job, kind, why, avoid, first_attempt);
   }
   if (!plan.decision.chosen) {
@@ -130,6 +188,10 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
   const sync::WorkdirPlan folder =
       place::PlanJobFolder(ws_, *target, request, job.sky_id, input.cwd);
   place::ApplyJobFolder(folder, request, &spec);
+  // Counted where it goes from now on: the decisions taken while its folder
+  // is copied and its sbatch is on its way see the GPUs it will take.
+  const Reservation reserved(ws_, target->name, spec);
+  placing.unlock();
   // A submission sbatch (or the copy before it) refused: the first one's
   // final answer; a later one's passing trouble, retried.
   auto refused = [&](const std::string& msg) -> Status {

@@ -27,6 +27,10 @@ class CountingBackend final : public Backend {
     if (fail_probe) return UnavailableError("down");
     cluster::Inventory inv;
     inv.description.name = name_;
+    cluster::Partition gpu;
+    gpu.name = "gpu";
+    gpu.is_default = true;
+    inv.description.partitions = {gpu};
     inv.probed_at = probes;
     inv.ended = ended;
     return inv;
@@ -104,6 +108,49 @@ TEST(CachingBackendTest, AJustSubmittedJobAProbeSawEndedIsNotAddedBack) {
   inner.ended.clear();
   clock.now += std::chrono::seconds(3);
   EXPECT_TRUE(cached.Probe(std::chrono::seconds(1))->jobs.empty());
+}
+
+// Issue 16: a burst from several shells is placed at once; each decision
+// must see the jobs decided just before it whose sbatch has not returned,
+// and the jobs sent without a partition in the default one (where the start
+// estimates count the work ahead). Before, they were counted nowhere, and
+// 30 one-GPU jobs went to alpha's 16 free GPUs in two seconds.
+TEST(CachingBackendTest, AReservedJobIsInEveryViewUntilItsSubmissionReturns) {
+  CountingBackend inner;
+  inner.queued_view = true;
+  FakeClock clock;
+  CachingBackend cached(inner, {.probe_ttl = std::chrono::seconds(2)}, clock.fn());
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());  // a view in the cache
+  const std::uint64_t a = cached.Reserve({});
+  const std::uint64_t b = cached.Reserve({});
+  ASSERT_NE(a, 0u);
+  ASSERT_NE(a, b);
+  auto view = cached.Probe(std::chrono::seconds(1));
+  ASSERT_EQ(view->jobs.size(), 2u);
+  EXPECT_EQ(view->jobs[0].job_id, "placing-" + std::to_string(a));
+  EXPECT_EQ(view->jobs[0].partition, "gpu");  // the default, where Slurm puts it
+  // A fresh probe (which cannot list them) still shows them.
+  clock.now += std::chrono::seconds(3);
+  view = cached.Probe(std::chrono::seconds(1));
+  EXPECT_EQ(inner.probes, 2);
+  ASSERT_EQ(view->jobs.size(), 2u);
+  // a's submission returned: the job itself instead of its reservation.
+  ASSERT_TRUE(cached.Submit({}, std::chrono::seconds(1)).ok());
+  cached.Unreserve(a);
+  view = cached.Probe(std::chrono::seconds(1));
+  ASSERT_EQ(view->jobs.size(), 2u);
+  EXPECT_EQ(view->jobs[0].job_id, "placing-" + std::to_string(b));
+  EXPECT_EQ(view->jobs[1].job_id, "7");
+  EXPECT_EQ(view->jobs[1].partition, "gpu");
+  cached.Unreserve(b);
+  cached.Unreserve(b);  // once is enough
+  clock.now += std::chrono::seconds(3);
+  view = cached.Probe(std::chrono::seconds(1));
+  ASSERT_EQ(view->jobs.size(), 1u);
+  EXPECT_EQ(view->jobs[0].job_id, "7");
+  // A backend that cannot show a job reserves nothing.
+  inner.queued_view = false;
+  EXPECT_EQ(cached.Reserve({}), 0u);
 }
 
 TEST(CachingBackendTest, CallersThatMissTogetherShareOneProbe) {

@@ -715,6 +715,90 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
   }
 }
 
+// Issue 16: a burst of separate one-GPU jobs from 8 shell loops at once is
+// placed on a view that counts the jobs skyslurmd has just placed (their
+// sbatch not returned yet, or not yet in a queue read), so the jobs spread
+// over the clusters in proportion to what each starts soonest: on the idle
+// testbed, its free GPUs (alpha 16, beta 8, gamma 24 in their default
+// partitions). Before, --wrap jobs were shown as nothing and a burst piled
+// onto whichever cluster looked emptiest (30 to alpha's 16 GPUs at once).
+TEST_F(DaemonTest, ABurstOfSeparateJobsFromEightLoopsSpreadsByFreeGpus) {
+  const std::map<std::string, int> free_gpus = {{"alpha", 16}, {"beta", 8}, {"gamma", 24}};
+  for (const char* c : kClusters) {
+    // Idle: the jobs of the tests before are cancelled (scancel returns
+    // before they leave the queue).
+    std::string left;
+    for (int i = 0; i < 60; ++i) {
+      left = Trim(RunOn(tb_, c, {"squeue", "-h", "-t", "R,PD", "-o", "%i %j"}).out);
+      if (left.empty()) break;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    ASSERT_EQ(left, "") << c << " is not idle";
+    cleanup_names_.push_back({c, "skyspread"});
+  }
+  extra_env_.emplace_back("SKYSLURM_MIGRATE_AFTER", "600");  // placement, not moves
+  ASSERT_EQ(Sky({"queue"}).exit_code, 0);                    // the daemon up
+  const int jobs = 100;
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::map<std::string, int> split;
+  std::vector<std::thread> loops;
+  for (int t = 0; t < 8; ++t) {
+    loops.emplace_back([&] {
+      for (int i; (i = next++) < jobs;) {
+        CommandOutput out =
+            Typed({"sbatch", "--sky-any-cluster", "--gpus=1", "-t", "5", "-J", "skyspread", "-o",
+                   "/dev/null", "--parsable", "--wrap", "sleep 60"});
+        std::lock_guard lock(mu);
+        const std::string line = Trim(out.out);
+        if (out.exit_code != 0 || line.find(';') == std::string::npos) {
+          failures.push_back(out.out + out.err);
+          continue;
+        }
+        ++split[line.substr(line.find(';') + 1)];
+      }
+    });
+  }
+  for (auto& t : loops) t.join();
+  ASSERT_TRUE(failures.empty()) << failures.size() << " failed, the first: " << failures.front();
+  int total_free = 0;
+  for (const auto& [c, n] : free_gpus) total_free += n;
+  std::printf("100 one-GPU jobs from 8 loops:");
+  for (const auto& [c, n] : free_gpus) {
+    const double share = jobs * static_cast<double>(n) / total_free;
+    std::printf(" %s %d (free GPUs %d, share %.1f)", c.c_str(), split[c], n, share);
+  }
+  std::printf("\n");
+  for (const auto& [c, n] : split) {
+    EXPECT_TRUE(free_gpus.contains(c)) << c << " got " << n;
+    EXPECT_LT(n, jobs) << c << " got them all";
+  }
+  for (const auto& [c, n] : free_gpus) {
+    const double share = jobs * static_cast<double>(n) / total_free;
+    EXPECT_GE(split[c], 0.5 * share) << c;
+    EXPECT_LE(split[c], 1.5 * share) << c;
+  }
+  // The first jobs fill the free GPUs: in the order skyslurmd decided
+  // (its decisions log), none is sent more than its free GPUs and a few of
+  // the decisions taken at once. Before, the first 30 went to alpha's 16;
+  // then, while gamma's sbatch --test-only said "in 5 min" for free GPUs
+  // behind the jobs just sent there (start_estimate.h), 16 to 26.
+  std::map<std::string, int> first;
+  std::istringstream decisions(ReadFile(state_ + "/decisions.log"));
+  int decided = 0;
+  for (std::string line; std::getline(decisions, line) && decided < total_free;) {
+    const auto at = line.find(" chosen=");
+    if (at == std::string::npos) continue;
+    ++decided;
+    ++first[line.substr(at + 8, line.find('/', at) - at - 8)];
+  }
+  std::printf("the first %d:", total_free);
+  for (const auto& [c, n] : free_gpus) std::printf(" %s %d", c.c_str(), first[c]);
+  std::printf("\n");
+  for (const auto& [c, n] : free_gpus) EXPECT_LE(first[c], n + 4) << c;
+}
+
 // A submission that meets a daemon still exiting (it stopped answering, and
 // keeps the lock until its connections and watches are closed, seconds on
 // the testbed) starts a new one as soon as the lock is free: before, the
