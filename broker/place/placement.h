@@ -87,6 +87,10 @@ struct Candidate {
   // The GPUs the job asks for, all nodes together (what its wait is worth
   // is counted per GPU: Policy::wait_worth).
   std::int64_t gpus = 0;
+  // A job array's tasks (PlanOptions::lay_out_array_tasks): when each
+  // starts here, the first at `start`; empty when the estimate has no layout
+  // of them (array_split.h then takes one task at a time from `start`).
+  std::vector<std::time_t> task_starts;
 };
 
 // A budget the job's expected cost is held to: `limit` for the period,

@@ -76,6 +76,8 @@ struct ProbeOutcome {
   std::chrono::milliseconds took{0};
 };
 
+}  // namespace
+
 std::int64_t JobMinutes(const job::Request& r, const cluster::Description& d,
                         const std::string& partition) {
   if (r.time_limit && r.time_limit->minutes) return *r.time_limit->minutes;
@@ -85,6 +87,8 @@ std::int64_t JobMinutes(const job::Request& r, const cluster::Description& d,
   }
   return 60;
 }
+
+namespace {
 
 std::int64_t JobGpus(const job::Request& r) {
   const std::int64_t nodes = r.nodes ? r.nodes->min : 1;
@@ -206,13 +210,16 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   if (plan.run_times_from_history) in.limit_use = &inv.limit_use;
   if (plan.pending_copy && plan.pending_copy->cluster == cand.cluster) {
     in.own_job_id = plan.pending_copy->job_id;
+  } else if (plan.lay_out_array_tasks && request.array_indices) {
+    in.tasks = static_cast<std::int64_t>(request.array_indices->indices.size());
   }
   if (answer.counts_work_ahead) {
     cand.start = answer.start;
     cand.start_basis = answer.basis;
   } else {
-    const AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
+    AdjustedEstimate adjusted = AccountForPendingWork(in, inv.jobs, catalog);
     cand.start = adjusted.start;
+    cand.task_starts = std::move(adjusted.task_starts);
     cand.pending_gpus_ahead = adjusted.pending_gpus;
     if (adjusted.own_found) {
       cand.gpus_queued_behind = adjusted.gpus_behind;
@@ -291,6 +298,12 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
         ", its wait taken at {}% (the real waits of the last {} jobs placed there over their "
         "estimates)",
         std::lround(scale->second.factor * 100), scale->second.jobs);
+  }
+  // An array's tasks wait for what the first waits for (Slurm's answer, a
+  // boot, the calibration): each later by as much.
+  if (!cand.task_starts.empty() && *cand.start > cand.task_starts.front()) {
+    const std::time_t later = *cand.start - cand.task_starts.front();
+    for (std::time_t& t : cand.task_starts) t += later;
   }
 }
 
@@ -435,6 +448,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   Plan plan;
   plan.now = options.now != 0 ? options.now : std::time(nullptr);
   plan.run_times_from_history = options.policy.run_times_from_history;
+  plan.lay_out_array_tasks = options.lay_out_array_tasks;
   plan.estimate_scales = options.policy.estimate_scales;
   plan.pending_copy = options.pending_copy;
   // Who is a candidate at all.

@@ -57,6 +57,9 @@ struct PlanOptions {
   std::vector<std::string> only;  // --sky-any-cluster=a,b
   std::string pinned;             // --sky-infra=NAME
   std::time_t now = 0;            // 0: the clock
+  // A job array: lay out when each of its tasks starts on each candidate
+  // (Candidate::task_starts), for spreading it (array_split.h).
+  bool lay_out_array_tasks = false;
   // A job only one candidate can run, whose start its cluster's last look
   // does not make certain, is not estimated here: no choice waits on the
   // answer. The plan chooses it and names it (Plan::deferred); the caller
@@ -83,7 +86,8 @@ struct ClusterResult {
 
 struct Plan {
   std::time_t now = 0;
-  bool run_times_from_history = false;  // Policy::run_times_from_history
+  bool run_times_from_history = false;                   // Policy::run_times_from_history
+  bool lay_out_array_tasks = false;                      // PlanOptions::lay_out_array_tasks
   std::map<std::string, EstimateScale> estimate_scales;  // Policy::estimate_scales
   std::optional<PlanOptions::PendingCopy> pending_copy;  // PlanOptions::pending_copy
   std::vector<ClusterResult> clusters;
@@ -123,6 +127,11 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
 // flushing its streams): exit() would tear down OpenSSL and libssh under the
 // thread's feet.
 std::size_t TasksStillRunning();
+
+// The job's time limit on a cluster's partition, in minutes: its own, else
+// the partition's default, else its maximum, else an hour.
+std::int64_t JobMinutes(const job::Request& r, const cluster::Description& d,
+                        const std::string& partition);
 
 Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
               const catalog::AcceleratorCatalog& catalog, const std::string& home,

@@ -323,8 +323,25 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   const auto [nodes, per_node] = shape(in.job_nodes, 0, in.gpus);
   std::optional<std::time_t> start = layout.Fit(nodes, per_node, in.minutes * 60, false);
   if (!start) return out;  // more than the partition will ever have free: Slurm's answer stands
-  if (backlog_gpu_s > 0) {
-    *start += static_cast<std::time_t>(backlog_gpu_s / static_cast<double>(in.capacity));
+  const auto behind_backlog =
+      static_cast<std::time_t>(backlog_gpu_s / static_cast<double>(in.capacity));
+  *start += behind_backlog;
+  if (in.tasks > 1) {
+    // An array's tasks, each where the ones before it left room; past the
+    // laid-out ones, one more every share of the partition's GPU time.
+    const std::int64_t laid_tasks = std::min(in.tasks, kMostLaidOutTasks);
+    out.task_starts.reserve(static_cast<std::size_t>(in.tasks));
+    for (std::int64_t t = 0; t < laid_tasks; ++t) {
+      auto at = layout.Fit(nodes, per_node, in.minutes * 60, true);
+      if (!at) break;
+      out.task_starts.push_back(*at + behind_backlog);
+    }
+    const double spacing =
+        static_cast<double>(in.gpus * in.minutes * 60) / static_cast<double>(in.capacity);
+    const std::time_t last = out.task_starts.empty() ? *start : out.task_starts.back();
+    for (std::int64_t t = 1; static_cast<std::int64_t>(out.task_starts.size()) < in.tasks; ++t) {
+      out.task_starts.push_back(last + static_cast<std::time_t>(spacing * static_cast<double>(t)));
+    }
   }
   // Its GPUs are free now: whatever else holds it back, Slurm knows;
   // unless all that is ahead of it are jobs sent seconds ago, which the

@@ -56,6 +56,9 @@ struct EstimateInput {
   // id; "" for a new job. Its start is then its own place in the queue, and
   // the jobs behind it are counted (AdjustedEstimate::gpus_behind).
   std::string own_job_id;
+  // A job array's tasks, each asking for `gpus` (a new job only): the
+  // starts of this many are laid out, one after another (task_starts).
+  std::int64_t tasks = 1;
 };
 
 struct AdjustedEstimate {
@@ -71,7 +74,17 @@ struct AdjustedEstimate {
   int pending_behind = 0;
   std::int64_t gpus_behind = 0;
   std::int64_t own_run_s = 0;
+  // With EstimateInput::tasks above 1: when each of that many tasks starts
+  // by the layout, each laid out after the ones before it (behind the same
+  // work as the first); the first kMostLaidOutTasks laid out, the rest at
+  // the rate the partition's GPUs run them. Empty when the layout has no
+  // say (no GPUs asked, none in the partition, more than it ever has free).
+  std::vector<std::time_t> task_starts;
 };
+
+// How many of an array's tasks the layout places one by one; further ones
+// follow at the partition's rate.
+inline constexpr std::int64_t kMostLaidOutTasks = 2000;
 
 AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
                                        const std::vector<cluster::QueuedJob>& queue,

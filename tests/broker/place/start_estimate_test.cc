@@ -281,10 +281,40 @@ TEST(StartEstimateTest, AVeryLongQueueCountsBeyondTheLayoutAsGpuTime) {
   EXPECT_EQ(e.pending_ahead, 5000);
 }
 
+TEST(StartEstimateTest, AnArraysTasksAreLaidOutOneAfterAnother) {
+  // 4 GPUs, 1 free now (3 held for 10 min by a running job): of six 1-GPU
+  // tasks of 10 min, one starts now, three at +10 min (when the job ends)
+  // and one more at +10 (the first's GPU), the last at +20.
+  std::vector<cluster::QueuedJob> q = {Job("RUNNING", 3, kNow - 60, kNow + 600, 20)};
+  EstimateInput in = In(1, 4, kNow);
+  in.tasks = 6;
+  auto e = AccountForPendingWork(in, q, kCatalog);
+  EXPECT_EQ(e.start, kNow);
+  EXPECT_EQ(e.task_starts, (std::vector<std::time_t>{kNow, kNow + 600, kNow + 600, kNow + 600,
+                                                     kNow + 600, kNow + 1200}));
+  // A single job's answer has none.
+  EXPECT_TRUE(AccountForPendingWork(In(1, 4, kNow), q, kCatalog).task_starts.empty());
+}
+
+TEST(StartEstimateTest, TasksBeyondTheLaidOutOnesFollowAtThePartitionsRate) {
+  EstimateInput in = In(1, 4, kNow);
+  in.tasks = kMostLaidOutTasks + 8;
+  auto e = AccountForPendingWork(in, {}, kCatalog);
+  ASSERT_EQ(e.task_starts.size(), static_cast<std::size_t>(in.tasks));
+  // 4 at a time, 10 min each: the 2000th task starts in wave 499; then one
+  // every 150 s.
+  const std::time_t last_laid = kNow + 499 * 600;
+  EXPECT_EQ(e.task_starts[kMostLaidOutTasks - 1], last_laid);
+  EXPECT_EQ(e.task_starts[kMostLaidOutTasks], last_laid + 150);
+  EXPECT_EQ(e.task_starts.back(), last_laid + 8 * 150);
+  EXPECT_TRUE(std::is_sorted(e.task_starts.begin(), e.task_starts.end()));
+}
+
 TEST(OverlapTest, PartitionsSharingNodes) {
   auto d = cluster::ParseDescriptionYaml(
       "name: beta\npartitions:\n  - {name: a, nodes: 'n[1-2]'}\n  - {name: b, nodes: n2}\n"
-      "  - {name: c, nodes: n3}\nnodes:\n  - {name: 'n[1-3]', cpus: 1, memory_mb: 1, gres: 'gpu:h100:4'}\n",
+      "  - {name: c, nodes: n3}\nnodes:\n  - {name: 'n[1-3]', cpus: 1, memory_mb: 1, gres: "
+      "'gpu:h100:4'}\n",
       "x");
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(OverlappingPartitions(*d, "a"), (std::set<std::string>{"a", "b"}));
