@@ -62,13 +62,17 @@ int Main(int argc, char** argv) {
   CLI::App* queue = app.add_subcommand("queue", "Your jobs on every cluster, in one table");
   bool queue_json = false;
   queue->add_flag("--json", queue_json, "Print JSON");
+  bool queue_expand = false;
+  queue->add_flag("--expand", queue_expand,
+                  "A spread array's parts each on a line (one per cluster)");
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel jobs: a sky id or cluster:jobid");
   std::vector<std::string> cancel_ids;
-  cancel->add_option("ids", cancel_ids, "sky-... or cluster:jobid")->required();
+  cancel->add_option("ids", cancel_ids, "sky-..., sky-..._[7,9-12] (tasks) or cluster:jobid")
+      ->required();
   CLI::App* logs = app.add_subcommand("logs", "A job's output, from whichever cluster it runs on");
   std::string logs_id;
   bool logs_follow = false;
-  logs->add_option("id", logs_id, "sky-... or cluster:jobid")->required();
+  logs->add_option("id", logs_id, "sky-..., sky-..._7 (one task) or cluster:jobid")->required();
   logs->add_flag("-f,--follow", logs_follow, "Keep printing until the job ends");
   CLI::App* status = app.add_subcommand("status", "A job's state, placement history and reasons");
   std::string status_id;
@@ -109,7 +113,7 @@ int Main(int argc, char** argv) {
   if (describe->parsed()) return skyslurm::cli::RunDescribe(describe_clusters);
   if (gpus->parsed()) return skyslurm::cli::RunGpus(gpus_json);
   if (check->parsed()) return skyslurm::cli::RunCheck();
-  if (queue->parsed()) return skyslurm::cli::RunQueue(queue_json);
+  if (queue->parsed()) return skyslurm::cli::RunQueue(queue_json, queue_expand);
   if (cancel->parsed()) return skyslurm::cli::RunCancel(cancel_ids);
   if (logs->parsed()) return skyslurm::cli::RunLogs(logs_id, logs_follow);
   if (status->parsed()) return skyslurm::cli::RunStatus(status_id, status_json);

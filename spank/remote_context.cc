@@ -240,6 +240,16 @@ int RemoteUserInit(spank_t sp) {
     }
     Set(sp, name, value, ours);
   }
+  if (!f.array_task_id.empty()) {
+    // A part of an array skyslurm spread over clusters: its tasks see the
+    // whole array's bounds (skyslurmd sends them), as on one cluster.
+    for (const std::string what : {"MIN", "MAX", "COUNT"}) {
+      const auto whole = JobEnv(sp, ("SKYSLURM_ARRAY_TASK_" + what).c_str());
+      if (whole && !whole->empty()) {
+        spank_setenv(sp, ("SLURM_ARRAY_TASK_" + what).c_str(), whole->c_str(), 1);
+      }
+    }
+  }
   std::string set_names;
   for (const auto& [name, value] : SetByUs()) {
     set_names += (set_names.empty() ? "" : ",") + name + ":" + Hash(value);

@@ -267,6 +267,12 @@ std::optional<cluster::QueuedJob> SlurmBackend::AsQueued(const SubmitSpec& spec,
   q.comment = SkyTag(spec.sky_id);
   q.submit_time = std::time(nullptr);
   q.nodes = request->nodes ? request->nodes->min : 1;
+  // An array pends as its tasks: each waits for its GPUs (a part of a
+  // spread array counted as one task let the next part's placement see
+  // its cluster as empty).
+  if (request->array_indices && !request->array_indices->indices.empty()) {
+    q.tasks = static_cast<std::int64_t>(request->array_indices->indices.size());
+  }
   if (request->time_limit && request->time_limit->minutes) {
     q.time_limit_minutes = *request->time_limit->minutes;
   }

@@ -133,8 +133,11 @@ Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::mill
 Status SlurmSshBackend::Cancel(const std::string& job_id, bool only_if_pending,
                                std::chrono::milliseconds timeout) {
   // slurmrestd's DELETE has no state filter: a cancel of a pending job only
-  // (a move) stays scancel --state=PENDING, atomic in slurmctld.
-  if (!rest_ || only_if_pending || pool_->RestUnavailable()) {
+  // (a move) stays scancel --state=PENDING, atomic in slurmctld. Its path
+  // names one job or task: some tasks of an array ("23_[5,9-12]") go to
+  // scancel too (slurmrestd: "Unable to parse URL path").
+  if (!rest_ || only_if_pending || pool_->RestUnavailable() ||
+      job_id.find('[') != std::string::npos) {
     return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
   }
   auto answer = pool_->Rest("DELETE", fmt::format("{}/job/{}", kRestApi, job_id), "", timeout);

@@ -40,6 +40,8 @@ Json::Value JobJson(const store::SkyJob& j) {
   v["started"] = Json::Int64{j.started};
   v["ended"] = Json::Int64{j.ended};
   v["exit_code"] = j.exit_code;
+  if (!j.parent.empty()) v["parent"] = j.parent;
+  if (!j.indices.empty()) v["indices"] = j.indices;
   return v;
 }
 
@@ -156,6 +158,10 @@ ApiServer::ApiServer(JobManager& manager)
     v["home"] = answer->home;
     v["notes"] = Json::Value(Json::arrayValue);
     for (const auto& note : answer->notes) v["notes"].append(note);
+    if (!answer->parts.empty()) {
+      v["parts"] = Json::Value(Json::arrayValue);
+      for (const auto& p : answer->parts) v["parts"].append(JobJson(p));
+    }
     Reply(res, 201, v);
   });
   s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
@@ -179,6 +185,10 @@ ApiServer::ApiServer(JobManager& manager)
       ev["native_id"] = e.native_id;
       ev["detail"] = e.detail;
       v["events"].append(ev);
+    }
+    if (auto parts = manager_.PartsOf(job->sky_id); !parts.empty()) {
+      v["parts"] = Json::Value(Json::arrayValue);
+      for (const auto& p : parts) v["parts"].append(JobJson(p));
     }
     v["copies"] = Json::Value(Json::arrayValue);
     for (const auto& c : manager_.CopiesOf(job->sky_id)) {
@@ -232,10 +242,11 @@ ApiServer::ApiServer(JobManager& manager)
     v["final"] = job.ok() && store::IsFinalState(job->state);
     Reply(res, 200, v);
   });
-  s.Get("/v1/queue", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["jobs"] = Json::Value(Json::arrayValue);
-    for (const auto& r : manager_.Queue()) {
+    // expand: a spread array's parts each as a row.
+    for (const auto& r : manager_.Queue(req.has_param("expand"))) {
       Json::Value row(Json::objectValue);
       row["sky_id"] = r.sky_id;
       row["cluster"] = r.cluster;

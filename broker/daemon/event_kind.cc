@@ -44,6 +44,10 @@ std::string_view EventName(EventKind kind) {
       return "copied";
     case EventKind::kFetched:
       return "fetched";
+    case EventKind::kSpread:
+      return "spread";
+    case EventKind::kTasksCancelled:
+      return "tasks-cancelled";
   }
   return "event";
 }

@@ -28,6 +28,8 @@ enum class EventKind {
   kDuplicateCancelled,  // a second live copy was cancelled
   kCopied,              // its folder was copied to the cluster it goes to
   kFetched,             // its --sky-sync-back files were fetched (or could not be)
+  kSpread,              // an array split into parts over several clusters
+  kTasksCancelled,      // some of an array's tasks were cancelled (skyslurm cancel ID_[..])
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

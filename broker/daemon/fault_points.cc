@@ -13,19 +13,21 @@ namespace skyslurm::daemon {
 
 const std::vector<std::string_view>& FaultPointNames() {
   static const std::vector<std::string_view> names = {
-      "submit.recorded",   // the job is in the store, nothing sent
-      "submit.intent",     // the intent to submit is written
-      "submit.copied",     // the job's folder is copied there, nothing submitted
-      "submit.sent",       // sbatch answered, the answer not recorded
-      "submit.done",       // recorded, not yet answered to the client
-      "move.intent",       // the intent to cancel the pending copy is written
-      "move.cancelled",    // scancel --state=PENDING answered
-      "move.released",     // the old copy is recorded cancelled, the move not made
-      "move.sent",         // the new copy is submitted, not recorded
-      "restart.recorded",  // the restart is recorded, nothing sent
-      "restart.sent",      // the new copy is submitted, not recorded
-      "cancel.intent",     // the intent to cancel is written
-      "cancel.sent",       // scancel answered, not recorded
+      "submit.recorded",    // the job is in the store, nothing sent
+      "submit.intent",      // the intent to submit is written
+      "submit.copied",      // the job's folder is copied there, nothing submitted
+      "submit.sent",        // sbatch answered, the answer not recorded
+      "submit.done",        // recorded, not yet answered to the client
+      "spread.recorded",    // an array's parts are in the store, none sent
+      "spread.first-sent",  // its first part is submitted and recorded, the others not
+      "move.intent",        // the intent to cancel the pending copy is written
+      "move.cancelled",     // scancel --state=PENDING answered
+      "move.released",      // the old copy is recorded cancelled, the move not made
+      "move.sent",          // the new copy is submitted, not recorded
+      "restart.recorded",   // the restart is recorded, nothing sent
+      "restart.sent",       // the new copy is submitted, not recorded
+      "cancel.intent",      // the intent to cancel is written
+      "cancel.sent",        // scancel answered, not recorded
   };
   return names;
 }

@@ -110,7 +110,32 @@ std::vector<std::string> JobManager::DeadClusters() {
   return dead;
 }
 
+namespace {
+
+// "sky-..._7", "sky-..._[7,9-12]": some tasks of an array, split into the
+// sky id and the indices; nullopt for any other id.
+std::optional<std::pair<std::string, std::string>> TasksOf(const std::string& id) {
+  const auto at = id.find('_');
+  if (at == std::string::npos || id.find(':') != std::string::npos ||
+      !LooksLikeSkyId(id.substr(0, at))) {
+    return std::nullopt;
+  }
+  return std::pair{id.substr(0, at), id.substr(at + 1)};
+}
+
+}  // namespace
+
 Result<store::SkyJob> JobManager::Find(const std::string& id) {
+  if (auto tasks = TasksOf(id)) {
+    // The part that runs them (one part: the tasks of one cluster's job).
+    SKY_ASSIGN_OR_RETURN(std::vector<TaskSelection> selected,
+                         SelectTasks(tasks->first, tasks->second));
+    if (selected.size() != 1) {
+      return InvalidArgumentError(
+          fmt::format("{}: those tasks run on {} clusters; name one task", id, selected.size()));
+    }
+    return store_.Get(selected.front().part.sky_id);
+  }
   if (id.find(':') == std::string::npos) return store_.Get(id);
   const std::string cluster = id.substr(0, id.find(':'));
   const std::string native_id = id.substr(id.find(':') + 1);
@@ -129,6 +154,7 @@ Result<store::SkyJob> JobManager::Find(const std::string& id) {
 }
 
 Status JobManager::Cancel(const std::string& id) {
+  if (auto tasks = TasksOf(id)) return CancelTasks(tasks->first, tasks->second);
   auto found = Find(id);
   if (!found.ok()) {
     if (id.find(':') == std::string::npos) return found.status();
@@ -142,6 +168,21 @@ Status JobManager::Cancel(const std::string& id) {
   SKY_ASSIGN_OR_RETURN(store::SkyJob job, store_.Get(found->sky_id));
   if (store::IsFinalState(job.state)) {
     return FailedPreconditionError(fmt::format("{} has ended ({})", job.sky_id, job.state));
+  }
+  if (job.state == "SPREAD") {
+    // Every part, each under its own intent (a part whose cluster does not
+    // answer is cancelled when it does); then the whole.
+    Status first = OkStatus();
+    for (const auto& part : store_.Parts(job.sky_id).value_or({})) {
+      if (store::IsFinalState(part.state)) continue;
+      Status st = Cancel(part.sky_id);
+      if (!st.ok() && first.ok()) first = st;
+    }
+    job.state = "CANCELLED";
+    job.reason = "cancelled by the user";
+    job.ended = Now();
+    SKY_RETURN_IF_ERROR(Record(job, EventKind::kCancelled, "skyslurm cancel: every part"));
+    return first;
   }
   // One intent for the whole job, written first: the user's cancel is kept
   // whatever happens next, and every copy that may be live (the current one
@@ -171,7 +212,31 @@ Status JobManager::Cancel(const std::string& id) {
 
 Result<std::string> JobManager::Output(const std::string& id) {
   std::string cluster, native_id;
+  if (auto tasks = TasksOf(id)) {
+    // One task's output: ID_[7] of the cluster's job that runs it.
+    SKY_ASSIGN_OR_RETURN(store::SkyJob part, Find(id));
+    SKY_ASSIGN_OR_RETURN(std::vector<TaskSelection> selected,
+                         SelectTasks(tasks->first, tasks->second));
+    if (selected.front().indices.size() != 1) {
+      return InvalidArgumentError(fmt::format("{}: name one task ({}_7)", id, tasks->first));
+    }
+    if (part.cluster.empty()) {
+      return UnavailableError(
+          fmt::format("{} is {} and has no job on a cluster yet", id, part.state));
+    }
+    backend::Backend* b = BackendOf(part.cluster);
+    if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", part.cluster));
+    return b->Output(fmt::format("{}_{}", part.native_id, selected.front().indices.front()),
+                     options_.queue_timeout);
+  }
   if (auto job = Find(id); job.ok()) {
+    if (job->state == "SPREAD" || !job->parent.empty() ||
+        (job->cluster.empty() && !store_.Parts(job->sky_id).value_or({}).empty())) {
+      return InvalidArgumentError(fmt::format(
+          "{} is an array spread over clusters: skyslurm logs {}_<index> shows one task's output",
+          job->parent.empty() ? job->sky_id : job->parent,
+          job->parent.empty() ? job->sky_id : job->parent));
+    }
     cluster = job->cluster;
     native_id = job->native_id;
     if (id.find(':') != std::string::npos) {
@@ -195,7 +260,38 @@ Result<std::string> JobManager::Output(const std::string& id) {
   return b->Output(native_id, options_.queue_timeout);
 }
 
-std::vector<QueueRow> JobManager::Queue() {
+namespace {
+
+// A spread array's parts as one row: its tasks by state over all of them,
+// each cluster's in the reason ("alpha: 4 RUNNING; beta: 2 PENDING").
+QueueRow FoldParts(const store::SkyJob& whole, const std::vector<QueueRow>& parts) {
+  QueueRow row{whole.sky_id, "", "", whole.owner, "PENDING", "", "", 0, {}};
+  std::vector<std::string> clusters, ids, each;
+  for (const QueueRow& p : parts) {
+    clusters.push_back(p.cluster.empty() ? "-" : p.cluster);
+    ids.push_back(p.native_id.empty() ? "-" : p.native_id);
+    if (row.name.empty()) row.name = p.name;
+    if (p.since != 0 && (row.since == 0 || p.since < row.since)) row.since = p.since;
+    std::map<std::string, std::int64_t> tasks = p.tasks;
+    if (tasks.empty()) tasks[p.state] = 1;  // a part of one task, or not on a cluster yet
+    std::vector<std::string> counts;
+    for (const auto& [phase, n] : tasks) {
+      row.tasks[phase] += n;
+      counts.push_back(fmt::format("{} {}", n, phase));
+    }
+    each.push_back(
+        fmt::format("{}: {}", p.cluster.empty() ? p.sky_id : p.cluster, fmt::join(counts, ", ")));
+  }
+  if (row.tasks.contains("RUNNING")) row.state = "RUNNING";
+  row.cluster = fmt::format("{}", fmt::join(clusters, ","));
+  row.native_id = fmt::format("{}", fmt::join(ids, ","));
+  row.reason = fmt::format("{}", fmt::join(each, "; "));
+  return row;
+}
+
+}  // namespace
+
+std::vector<QueueRow> JobManager::Queue(bool expand) {
   std::vector<QueueRow> rows;
   std::set<std::string> shown;
   {
@@ -236,12 +332,40 @@ std::vector<QueueRow> JobManager::Queue() {
   // that does not answer.
   if (auto live = store_.List(true); live.ok()) {
     for (const auto& j : *live) {
-      if (shown.contains(j.sky_id)) continue;
+      if (shown.contains(j.sky_id) || j.state == "SPREAD") continue;
       rows.push_back({j.sky_id, j.cluster, j.native_id, j.owner, j.state, j.reason, "",
                       j.submitted != 0 ? j.submitted : j.created});
     }
   }
-  return rows;
+  if (expand) return rows;
+  // A spread array is one row where its first part's was.
+  std::map<std::string, std::vector<QueueRow>> parts;
+  std::map<std::string, store::SkyJob> wholes;
+  for (const QueueRow& r : rows) {
+    if (r.sky_id.empty() || r.reason.starts_with("stale copy")) continue;
+    auto sky = store_.Get(r.sky_id);
+    if (!sky.ok() || sky->parent.empty()) continue;
+    if (!wholes.contains(sky->parent)) {
+      auto whole = store_.Get(sky->parent);
+      if (!whole.ok()) continue;
+      wholes.emplace(sky->parent, *whole);
+    }
+    parts[sky->parent].push_back(r);
+  }
+  std::vector<QueueRow> folded;
+  for (QueueRow& r : rows) {
+    auto sky = parts.empty() || r.sky_id.empty() ? Result<store::SkyJob>(NotFoundError(""))
+                                                 : store_.Get(r.sky_id);
+    if (!sky.ok() || !parts.contains(sky->parent) || r.reason.starts_with("stale copy")) {
+      folded.push_back(std::move(r));
+      continue;
+    }
+    auto it = parts.find(sky->parent);
+    if (it->second.empty()) continue;  // folded already
+    folded.push_back(FoldParts(wholes.at(sky->parent), it->second));
+    it->second.clear();
+  }
+  return folded;
 }
 
 std::size_t JobManager::LiveJobs() {
@@ -262,6 +386,10 @@ std::vector<store::Event> JobManager::History(const std::string& sky_id) {
 std::vector<store::Copy> JobManager::CopiesOf(const std::string& sky_id) {
   auto copies = store_.Copies(sky_id);
   return copies.ok() ? *copies : std::vector<store::Copy>{};
+}
+
+std::vector<store::SkyJob> JobManager::PartsOf(const std::string& sky_id) {
+  return store_.Parts(sky_id).value_or({});
 }
 
 std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
@@ -349,6 +477,11 @@ void JobManager::Tick() {
     if (!fresh.ok()) continue;
     job = *fresh;
     if (store::IsFinalState(job.state)) continue;
+    // A spread array: its parts are jobs of their own; it ends with them.
+    if (job.state == "SPREAD") {
+      SettleSpread(job);
+      continue;
+    }
     // Between two copies (a move or restart that could not be placed yet,
     // or a crash in between): place it now.
     if (job.cluster.empty()) {

@@ -74,6 +74,10 @@ struct SubmitAnswer {
   std::string folder;              // what became of its folder (a peer): copied where, or why not
   bool home = false;               // it went to the home cluster
   std::vector<std::string> notes;  // what the user should know (modules left as written ...)
+  // A spread array: its parts (each with its cluster, native id and
+  // indices), the first as Slurm's own answer would name the job.
+  std::vector<store::SkyJob> parts;
+  std::string spread;  // how the spread beats keeping it whole, for the user
 };
 
 // One row of `skyslurm queue`.
@@ -116,7 +120,9 @@ class JobManager {
 
   // Every job of the user's on every cluster, and the sky jobs between two
   // copies; from the last look at the queues.
-  std::vector<QueueRow> Queue();
+  // A spread array is one row (its tasks counted over all its parts, each
+  // cluster's in the reason); with `expand`, a row per part.
+  std::vector<QueueRow> Queue(bool expand = false);
 
   // Settles open intents left by a crash (or by a cluster that stopped
   // answering); answers the sky jobs whose intents remain open.
@@ -134,6 +140,8 @@ class JobManager {
   std::vector<store::SkyJob> List();
   std::vector<store::Event> History(const std::string& sky_id);
   std::vector<store::Copy> CopiesOf(const std::string& sky_id);
+  // A spread array's parts (none for any other job).
+  std::vector<store::SkyJob> PartsOf(const std::string& sky_id);
 
   // What a job has cost so far on elastic clusters: each copy's share of
   // the node time its cluster billed (place/spending.h), from the cluster's
@@ -203,9 +211,32 @@ class JobManager {
   // `leaving`: the cluster a move takes the job from, placed on again only
   // when no other can run it (within the tie tolerance it could win back
   // the job the move cancelled there, losing its place in that queue).
+  // `only`: the one cluster it may go to (a spread array's part, as the
+  // split gave it); "" = any.
   Status PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                         const std::vector<std::string>& avoid, bool first_attempt,
-                        const std::string& leaving = "");
+                        const std::string& leaving = "", const std::string& only = "");
+  // A new job array that several clusters start sooner together than any
+  // one alone: recorded as a SPREAD job with a part per cluster, each part
+  // submitted (array_spread.cc). Answers false, having done nothing, when
+  // it is not worth spreading (the caller places it whole).
+  Result<bool> SpreadArray(store::SkyJob& job, const job::Request& request, const JobInput& input);
+  // The answer for a spread array: its parts, named by the first.
+  SubmitAnswer SpreadAnswer(const store::SkyJob& job);
+  // A part's tasks see the whole array's SLURM_ARRAY_TASK_MIN/MAX/COUNT: the
+  // variables the plugin sets them from (spank/remote_context.cc).
+  std::vector<std::pair<std::string, std::string>> WholeArrayEnv(const store::SkyJob& part);
+  // A spread array once every part has ended: its final state.
+  void SettleSpread(store::SkyJob& job);
+  // A spread array's parts, and the ones of them holding any of `indices`
+  // (with those indices), for cancel and logs of some tasks.
+  struct TaskSelection {
+    store::SkyJob part;
+    std::vector<std::int64_t> indices;
+  };
+  Result<std::vector<TaskSelection>> SelectTasks(const std::string& sky_id,
+                                                 const std::string& index_text);
+  Status CancelTasks(const std::string& sky_id, const std::string& index_text);
   // The job leaves its current copy (recorded as `copy_state`) for `state`,
   // in one transaction with the event.
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,

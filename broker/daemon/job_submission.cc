@@ -101,7 +101,7 @@ place::Policy JobManager::PolicyNow(std::chrono::milliseconds timeout) {
 
 Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std::string& why,
                                   const std::vector<std::string>& avoid, bool first_attempt,
-                                  const std::string& leaving) {
+                                  const std::string& leaving, const std::string& only) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
   SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
 
@@ -112,6 +112,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     }
     if (h.name == leaving && h.unavailable.empty()) {
       h.unavailable = "the cluster the job is moving from";
+    }
+    if (!only.empty() && h.name != only && h.excluded.empty()) {
+      h.excluded = fmt::format("the array's split gave this part to {}", only);
     }
   }
   place::PlanOptions options;
@@ -151,8 +154,9 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     AppendAudit(ws_.config.paths.state_dir,
                 AuditLine(plan, ws_.config.paths.user, job.sky_id, request.script_name));
   }
-  if (!plan.decision.chosen && !leaving.empty()) {
-    // Nowhere else after all: back where it was rather than nowhere.
+  if (!plan.decision.chosen && (!leaving.empty() || !only.empty())) {
+    // Nowhere else after all: back where it was rather than nowhere (a
+    // part the split gave a cluster that now says no: anywhere).
     placing.unlock();
     return PlaceAndSubmit(job, kind, why, avoid, first_attempt);
   }
@@ -180,6 +184,12 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
       .sky_id = job.sky_id, .env = &input.env, .submit_dir = input.cwd};
   if (job.restarts > 0) {
     context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
+  }
+  if (!job.parent.empty()) {
+    // A part of a spread array: its tasks are the whole array's (their
+    // SKYPILOT_TASK_ID, and the plugin's SLURM_ARRAY_TASK_MIN/MAX/COUNT).
+    context.task_id = job.parent;
+    for (auto& [name, value] : WholeArrayEnv(job)) context.extra_env.emplace_back(name, value);
   }
   backend::SubmitSpec spec = place::SpecFor(request, *plan.chosen_job(), *target, context);
   // skyslurm, not the cluster, owns a managed job's restarts.
@@ -338,6 +348,10 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
       SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), false));
     }
     if (job.state == "REFUSED") return FailedPreconditionError(job.reason);
+    if (job.state == "SPREAD" || (store::IsFinalState(job.state) && job.cluster.empty() &&
+                                  !store_.Parts(job.sky_id).value_or({}).empty())) {
+      return SpreadAnswer(job);
+    }
     const place::ClusterHandle* h = ws_.Find(job.cluster);
     return SubmitAnswer{job, job.reason, "", "", h != nullptr && h->home};
   }
@@ -358,6 +372,8 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   last_answer_notes_.clear();
   last_answer_folder_.clear();
   FaultPoint("submit.recorded");
+  SKY_ASSIGN_OR_RETURN(const bool spread, SpreadArray(job, *request, r.input));
+  if (spread) return SpreadAnswer(job);
   SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), true));
   FaultPoint("submit.done");
   return SubmitAnswer{job,

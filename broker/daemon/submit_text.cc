@@ -4,6 +4,40 @@
 
 namespace skyslurm::daemon {
 
+namespace {
+
+// A spread array: Slurm's line for its first part (the one a script reads),
+// then where every part went.
+SubmitText RenderSpread(const std::string& tool, const job::Request& request,
+                        const SubmitAnswer& answer, bool quiet) {
+  SubmitText t;
+  const store::SkyJob& job = answer.job;
+  if (request.parsable) {
+    // As Slurm prints it; the sky id, which names the whole array for
+    // skyslurm's commands and --dependency, alone on stderr's first line.
+    if (!job.native_id.empty()) t.out = fmt::format("{};{}\n", job.native_id, job.cluster);
+    t.err = fmt::format("{}\n", job.sky_id);
+    return t;
+  }
+  if (!quiet && !job.native_id.empty()) {
+    t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.native_id, job.cluster);
+  }
+  if (quiet) return t;
+  std::string where;
+  for (const auto& p : answer.parts) {
+    where += fmt::format(
+        "{}{} {}", where.empty() ? "" : ", ",
+        p.native_id.empty() ? p.sky_id + " (being submitted)" : p.cluster + ":" + p.native_id,
+        p.indices);
+  }
+  t.err +=
+      fmt::format("{}: skyslurm: {} is spread as {}: {} ({}); skyslurm queue shows it as one\n",
+                  tool, request.script_name, job.sky_id, where, answer.summary);
+  return t;
+}
+
+}  // namespace
+
 SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
                            const SubmitAnswer& answer) {
   SubmitText t;
@@ -15,6 +49,7 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
     t.exit_code = 1;
     return t;
   }
+  if (!answer.parts.empty()) return RenderSpread(tool, request, answer, quiet);
   if (job.native_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.

@@ -15,7 +15,9 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
     spec.default_job_name = std::filesystem::path(request.script_name).filename().string();
   }
   if (request.comment) spec.user_comment = *request.comment;
-  spec.export_env = {{"SKYPILOT_TASK_ID", context.sky_id}, {"SKYSLURM_CLUSTER", target.name}};
+  spec.export_env = {
+      {"SKYPILOT_TASK_ID", context.task_id.empty() ? context.sky_id : context.task_id},
+      {"SKYSLURM_CLUSTER", target.name}};
   spec.export_env.insert(spec.export_env.end(), context.extra_env.begin(), context.extra_env.end());
   if (request.export_env) {
     // As translated (paths in its values spelled for the target), else as given.

@@ -17,6 +17,9 @@ namespace skyslurm::place {
 
 struct SubmissionContext {
   std::string sky_id;
+  // The job's SKYPILOT_TASK_ID ("" = sky_id): a part of a spread array
+  // carries the whole array's.
+  std::string task_id;
   // The submitter's environment: values for the names the job's --export
   // lists without one.
   const std::map<std::string, std::string>* env = nullptr;

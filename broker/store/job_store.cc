@@ -88,6 +88,14 @@ ALTER TABLE copies ADD COLUMN source TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE jobs ADD COLUMN model_start INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 5: an array spread over clusters is one sky job with a part per
+    // cluster: each part a sky job of its own, naming the whole and its
+    // indices.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN parent TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN indices TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_parent ON jobs(parent);
+)sql",
 };
 
 // One prepared statement, finalized on scope exit.
@@ -138,7 +146,7 @@ class Stmt {
 constexpr const char* kJobColumns =
     "sky_id, owner, state, reason, cluster, native_id, input_json, managed, retry_on_failure, "
     "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
-    "model_start";
+    "model_start, parent, indices";
 
 SkyJob JobFromRow(const Stmt& s) {
   SkyJob j;
@@ -162,6 +170,8 @@ SkyJob JobFromRow(const Stmt& s) {
   j.ended = s.Int(c++);
   j.exit_code = static_cast<int>(s.Int(c++));
   j.model_start = s.Int(c++);
+  j.parent = s.Text(c++);
+  j.indices = s.Text(c++);
   return j;
 }
 
@@ -184,14 +194,16 @@ void BindJob(Stmt& s, const SkyJob& j) {
       .Bind(j.started)
       .Bind(j.ended)
       .Bind(std::int64_t{j.exit_code})
-      .Bind(j.model_start);
+      .Bind(j.model_start)
+      .Bind(j.parent)
+      .Bind(j.indices);
 }
 
 }  // namespace
 
 bool IsFinalState(const std::string& state) {
-  static const std::set<std::string> live = {"SUBMITTING", "PENDING",    "RUNNING",
-                                             "MIGRATING",  "RECOVERING", "UNKNOWN"};
+  static const std::set<std::string> live = {"SUBMITTING", "PENDING", "RUNNING", "MIGRATING",
+                                             "RECOVERING", "UNKNOWN", "SPREAD"};
   return !live.contains(state);
 }
 
@@ -296,9 +308,10 @@ Status JobStore::Apply(const std::function<Status()>& body) {
 
 Status JobStore::Insert(const SkyJob& job) {
   return Apply([&] {
-    Stmt s(db_, fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            kJobColumns)
-                    .c_str());
+    Stmt s(db_,
+           fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       kJobColumns)
+               .c_str());
     BindJob(s, job);
     if (s.Step() == SQLITE_CONSTRAINT) {
       return AlreadyExistsError(fmt::format("sky job {} exists", job.sky_id));
@@ -313,7 +326,8 @@ Status JobStore::Update(const SkyJob& job) {
         db_,
         "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
         "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
-        "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=?, model_start=? "
+        "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=?, model_start=?, "
+        "parent=?, indices=? "
         "WHERE sky_id=?");
     BindJob(s, job);
     s.Bind(job.sky_id);
@@ -337,13 +351,25 @@ Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
   std::lock_guard lock(mu_);
   Stmt s(db_, fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC", kJobColumns,
                           live_only ? " WHERE state IN ('SUBMITTING','PENDING','RUNNING',"
-                                      "'MIGRATING','RECOVERING','UNKNOWN')"
+                                      "'MIGRATING','RECOVERING','UNKNOWN','SPREAD')"
                                     : "")
                   .c_str());
   std::vector<SkyJob> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) out.push_back(JobFromRow(s));
   if (rc != SQLITE_DONE) return s.Error("listing jobs");
+  return out;
+}
+
+Result<std::vector<SkyJob>> JobStore::Parts(const std::string& parent) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         fmt::format("SELECT {} FROM jobs WHERE parent=? ORDER BY rowid", kJobColumns).c_str());
+  s.Bind(parent);
+  std::vector<SkyJob> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(JobFromRow(s));
+  if (rc != SQLITE_DONE) return s.Error("listing an array's parts");
   return out;
 }
 

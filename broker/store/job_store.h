@@ -25,14 +25,15 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 struct SkyJob {
   std::string sky_id;
   std::string owner;
   // SUBMITTING (recorded, not yet on a cluster), PENDING, RUNNING, MIGRATING,
   // RECOVERING (a managed job being restarted), UNKNOWN (its cluster does not
-  // answer), then a final one: COMPLETED, FAILED, CANCELLED, TIMEOUT,
+  // answer), SPREAD (an array whose parts run on several clusters: each
+  // part is a sky job of its own), then a final one: COMPLETED, FAILED, CANCELLED, TIMEOUT,
   // NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, REFUSED (no
   // cluster could run it), GONE (left its cluster's queue unseen).
   std::string state = "SUBMITTING";
@@ -54,6 +55,11 @@ struct SkyJob {
   std::time_t started = 0;
   std::time_t ended = 0;
   int exit_code = 0;  // Slurm's wait status of the last copy
+  // An array spread over clusters (state SPREAD while any part lives) has a
+  // part per cluster: a sky job of its own whose `parent` is the whole's id
+  // and whose `indices` are the array's indices it runs ("0-15,48-63").
+  std::string parent;
+  std::string indices;
 };
 
 // Whether a sky job's state is final.
@@ -114,6 +120,8 @@ class JobStore {
   Result<SkyJob> Get(const std::string& sky_id);
   // All sky jobs, newest first; only the live (not final) ones on request.
   Result<std::vector<SkyJob>> List(bool live_only);
+  // The parts of a spread array, in the order they were made.
+  Result<std::vector<SkyJob>> Parts(const std::string& parent);
   // The sky jobs placed (their live copy submitted) at `since` or later with
   // a start estimate that started or still pend, latest placed first,
   // `limit` at most.

@@ -139,10 +139,8 @@ class Translator {
           "routes the job",
           m->occurrence.value.value_or(""), Where(*m)));
     }
-    if (r_.array) {
-      job_.caveats.push_back(
-          fmt::format("--array={}: the whole array goes to one cluster", *r_.array));
-    }
+    // An array is no caveat: skyslurmd spreads it over clusters when that
+    // starts its tasks sooner (daemon/array_spread.cc), and says so.
     // slurmctld refuses an index at or above its MaxArraySize ("Invalid job
     // array specification"): said here, with the index and the limit.
     if (r_.array_indices && !r_.array_indices->indices.empty() && target_.max_array_size &&

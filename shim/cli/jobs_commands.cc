@@ -33,6 +33,20 @@ std::optional<DaemonClient> Connect() {
   return client;
 }
 
+// An id as a URL path segment: an array's tasks ("sky-..._[7,9-12]")
+// percent-encoded.
+std::string PathPart(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    if (c == '[' || c == ']' || c == ',' || c == '%' || c == ' ') {
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 int Error(const Status& st) {
   std::fprintf(stderr, "skyslurm: %s\n", st.message().c_str());
   return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
@@ -59,10 +73,10 @@ std::string Time(std::int64_t t) {
 
 }  // namespace
 
-int RunQueue(bool json) {
+int RunQueue(bool json, bool expand) {
   auto client = Connect();
   if (!client) return 1;
-  auto answer = client->Get("/v1/queue");
+  auto answer = client->Get(expand ? "/v1/queue?expand=1" : "/v1/queue");
   if (!answer.ok()) return Error(answer.status());
   if (json) {
     std::printf("%s\n", daemon::WriteJson(*answer).c_str());
@@ -115,7 +129,8 @@ int RunCancel(const std::vector<std::string>& ids) {
   if (!client) return 1;
   int rc = 0;
   for (const auto& id : ids) {
-    auto answer = client->Post("/v1/jobs/" + id + "/cancel", Json::Value(Json::objectValue));
+    auto answer =
+        client->Post("/v1/jobs/" + PathPart(id) + "/cancel", Json::Value(Json::objectValue));
     if (!answer.ok()) {
       rc = std::max(rc, Error(answer.status()));
     }
@@ -128,7 +143,7 @@ int RunLogs(const std::string& id, bool follow) {
   if (!client) return 1;
   std::size_t shown = 0;
   while (true) {
-    auto answer = client->Get("/v1/jobs/" + id + "/output");
+    auto answer = client->Get("/v1/jobs/" + PathPart(id) + "/output");
     if (!answer.ok()) {
       // Not there yet (pending, between two copies, a daemon restarting) is
       // no error while following; anything else is.
@@ -181,6 +196,21 @@ int RunStatus(const std::string& id, bool json) {
                 cost["error"].asString().empty()
                     ? ""
                     : ("; not counted: " + cost["error"].asString()).c_str());
+  }
+  if (const Json::Value& parts = (*answer)["parts"]; parts.isArray() && !parts.empty()) {
+    // A spread array: each part's tasks, where and how they are.
+    std::printf("parts:\n");
+    for (const auto& p : parts) {
+      std::printf("  %s  %s  %s%s\n", p["sky_id"].asCString(), p["indices"].asCString(),
+                  p["state"].asCString(),
+                  p["cluster"].asString().empty()
+                      ? ""
+                      : fmt::format(" on {}:{}", p["cluster"].asString(), p["native_id"].asString())
+                            .c_str());
+    }
+  }
+  if (!j["parent"].asString().empty()) {
+    std::printf("  part of: %s (tasks %s)\n", j["parent"].asCString(), j["indices"].asCString());
   }
   std::printf("history:\n");
   for (const auto& e : (*answer)["events"]) {

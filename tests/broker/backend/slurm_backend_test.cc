@@ -30,6 +30,15 @@ TEST(SlurmBackendTest, AJobJustSentIsShownAsSqueueWillListIt) {
   EXPECT_EQ(scripted->reason, "JobHeldUser");
   EXPECT_EQ(scripted->nodes, 2);
   EXPECT_EQ(scripted->gpus_per_node, 4);
+  EXPECT_EQ(scripted->tasks, 1);
+
+  // A part of a spread array pends as its tasks (regression: counted as
+  // one, the next part placed after a crash saw its cluster empty).
+  spec.job.args = {"--gpus=1", "--array=16-23,40", "--wrap", "sleep 2"};
+  spec.job.script.clear();
+  auto array = alpha.AsQueued(spec, {"alpha", "43"});
+  ASSERT_TRUE(array.has_value());
+  EXPECT_EQ(array->tasks, 9);
 }
 
 }  // namespace

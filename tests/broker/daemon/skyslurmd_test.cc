@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "broker/daemon/fault_points.h"
+#include "broker/store/job_store.h"
 #include "broker/util/strings.h"
 #include "tests/support/testbed.h"
 
@@ -310,6 +311,22 @@ class DaemonTest : public TestbedTest {
   std::string home_, state_;
   std::vector<std::pair<std::string, std::string>> extra_env_;
   std::vector<std::string> sky_ids_;
+  // Every cluster idle (the jobs of the tests before are cancelled, and
+  // scancel returns before they leave the queue); this test's jobs named
+  // `name` cancelled after it.
+  void ExpectIdle(const std::string& name) {
+    for (const char* c : kClusters) {
+      std::string left;
+      for (int i = 0; i < 60; ++i) {
+        left = Trim(RunOn(tb_, c, {"squeue", "-h", "-t", "R,PD", "-o", "%i %j"}).out);
+        if (left.empty()) break;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+      ASSERT_EQ(left, "") << c << " is not idle";
+      cleanup_names_.push_back({c, name});
+    }
+  }
+
   std::vector<std::pair<std::string, std::string>> cleanup_;
   std::vector<std::pair<std::string, std::string>> cleanup_names_;  // cluster, job name
   std::map<std::string, std::vector<std::string>> fillers_;
@@ -724,18 +741,7 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
 // onto whichever cluster looked emptiest (30 to alpha's 16 GPUs at once).
 TEST_F(DaemonTest, ABurstOfSeparateJobsFromEightLoopsSpreadsByFreeGpus) {
   const std::map<std::string, int> free_gpus = {{"alpha", 16}, {"beta", 8}, {"gamma", 24}};
-  for (const char* c : kClusters) {
-    // Idle: the jobs of the tests before are cancelled (scancel returns
-    // before they leave the queue).
-    std::string left;
-    for (int i = 0; i < 60; ++i) {
-      left = Trim(RunOn(tb_, c, {"squeue", "-h", "-t", "R,PD", "-o", "%i %j"}).out);
-      if (left.empty()) break;
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-    }
-    ASSERT_EQ(left, "") << c << " is not idle";
-    cleanup_names_.push_back({c, "skyspread"});
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectIdle("skyspread"));
   extra_env_.emplace_back("SKYSLURM_MIGRATE_AFTER", "600");  // placement, not moves
   ASSERT_EQ(Sky({"queue"}).exit_code, 0);                    // the daemon up
   const int jobs = 100;
@@ -797,6 +803,119 @@ TEST_F(DaemonTest, ABurstOfSeparateJobsFromEightLoopsSpreadsByFreeGpus) {
   for (const auto& [c, n] : free_gpus) std::printf(" %s %d", c.c_str(), first[c]);
   std::printf("\n");
   for (const auto& [c, n] : free_gpus) EXPECT_LE(first[c], n + 4) << c;
+}
+
+// Issue 16: one array spread over the clusters. With alpha partly busy (4
+// of its 16 GPUs free), 40 one-GPU tasks of 10 s at most 20 at a time
+// (%20) run on alpha, beta and gamma at once: every index exactly once
+// (each task writes its index), each task seeing the whole array's
+// SLURM_ARRAY_TASK_MIN/MAX/COUNT and SKYPILOT_TASK_ID <sky id>_<index>;
+// never more than 20 running over all clusters together (sampled every
+// second); tasks cancelled by `skyslurm cancel ID_[36-39]` never run;
+// `skyslurm queue` shows the array as one line, `logs ID_5` one task's
+// output. In full (300 tasks of 60 s, kept home for comparison) it is a
+// benchmark: bench/array_spread_bench.
+TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
+  ASSERT_NO_FATAL_FAILURE(ExpectIdle("skyarray"));
+  for (const char* c : kClusters) cleanup_names_.push_back({c, "skybusy"});
+  extra_env_.emplace_back("SKYSLURM_MIGRATE_AFTER", "600");  // placement, not moves
+  // 12 of alpha's 16 GPUs busy for the test's length.
+  ASSERT_EQ(RunOn(tb_, "alpha",
+                  {"sbatch", "-J", "skybusy", "-N2", "--gpus-per-node=6", "-t", "5", "-o",
+                   "/dev/null", "--wrap", "sleep 300"})
+                .exit_code,
+            0);
+  for (int i = 0; i < 30; ++i) {
+    if (Trim(RunOn(tb_, "alpha", {"squeue", "-h", "-n", "skybusy", "-t", "R", "-o", "%i"}).out) !=
+        "") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  const std::string marks = tmp_.File("marks");
+  fs::create_directories(marks);
+  fs::permissions(marks, fs::perms::all | fs::perms::sticky_bit);
+  Script("sweep.sh",
+         "#!/bin/bash\n"
+         "#SBATCH -J skyarray\n"
+         "#SBATCH --gpus=1\n"
+         "#SBATCH -t 3\n"
+         "echo \"task $SLURM_ARRAY_TASK_ID\"\n"
+         "echo \"$SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_MIN $SLURM_ARRAY_TASK_MAX "
+         "$SLURM_ARRAY_TASK_COUNT $SKYPILOT_TASK_ID $SKYSLURM_CLUSTER\" >> " +
+             marks +
+             "/$SLURM_ARRAY_TASK_ID\n"
+             "sleep 10\n");
+  const auto submitted = std::chrono::steady_clock::now();
+  CommandOutput out =
+      Typed({"sbatch", "--sky-any-cluster", "--array=0-39%20", "--parsable", "sweep.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  // --parsable: the first part as Slurm prints a job; the sky id on stderr.
+  EXPECT_THAT(out.out, ::testing::MatchesRegex("[0-9]+;(alpha|beta|gamma)\n"));
+  const std::string sky_id = Trim(out.err.substr(0, out.err.find('\n')));
+  ASSERT_TRUE(sky_id.starts_with("sky-")) << out.err;
+  sky_ids_.push_back(sky_id);
+  // Pending under the throttle: cancelled before they start.
+  CommandOutput cancelled = Sky({"cancel", sky_id + "_[36-39]"});
+  EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
+  Json::Value s = Status(sky_id);
+  EXPECT_EQ(s["job"]["state"].asString(), "SPREAD") << s["job"]["reason"].asString();
+  std::set<std::string> clusters;
+  for (const auto& p : s["parts"]) clusters.insert(p["cluster"].asString());
+  EXPECT_GE(clusters.size(), 3u) << s["job"]["reason"].asString();
+  // One line in the queue, every part's tasks counted.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CommandOutput queue = Sky({"queue"});
+  int lines = 0;
+  std::istringstream rows(queue.out);
+  for (std::string line; std::getline(rows, line);) lines += line.starts_with(sky_id) ? 1 : 0;
+  EXPECT_EQ(lines, 1) << queue.out;
+  // Running tasks over all clusters, every second, until the array ends.
+  int most_running = 0;
+  std::string final_state;
+  for (int i = 0; i < 180; ++i) {
+    int running = 0;
+    for (const char* c : kClusters) {
+      const std::string r =
+          RunOn(tb_, c, {"squeue", "-h", "-r", "-n", "skyarray", "-t", "R", "-o", "%i"}).out;
+      running += static_cast<int>(std::count(r.begin(), r.end(), '\n'));
+    }
+    most_running = std::max(most_running, running);
+    final_state = Status(sky_id)["job"]["state"].asString();
+    if (final_state != "SPREAD") break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  const auto makespan =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - submitted)
+          .count();
+  EXPECT_NE(final_state, "SPREAD") << "the array did not end";
+  EXPECT_LE(most_running, 20);
+  std::map<std::string, int> per_cluster;
+  for (int i = 0; i < 40; ++i) {
+    const std::string file = marks + "/" + std::to_string(i);
+    if (i >= 36) {
+      EXPECT_FALSE(fs::exists(file)) << "task " << i << " ran after its cancel";
+      continue;
+    }
+    const std::string text = ReadFile(file);
+    ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "task " << i << ": " << text;
+    std::istringstream f(text);
+    std::string index, min, max, count, task_id, cluster;
+    f >> index >> min >> max >> count >> task_id >> cluster;
+    EXPECT_EQ(index, std::to_string(i));
+    EXPECT_EQ(min + " " + max + " " + count, "0 39 40") << "task " << i << " on " << cluster;
+    EXPECT_EQ(task_id, sky_id + "_" + std::to_string(i));
+    ++per_cluster[cluster];
+  }
+  EXPECT_GE(per_cluster.size(), 3u);
+  std::printf("40 tasks of 10 s, %%20, alpha 4 GPUs free: ran");
+  for (const auto& [c, n] : per_cluster) std::printf(" %s %d", c.c_str(), n);
+  std::printf("; at most %d at once; makespan %lld s from sbatch (%s)\n", most_running,
+              static_cast<long long>(makespan), s["job"]["reason"].asCString());
+  // One task's output, from the cluster that ran it.
+  CommandOutput log = Sky({"logs", sky_id + "_5"});
+  EXPECT_EQ(log.exit_code, 0) << log.err;
+  EXPECT_THAT(log.out, HasSubstr("task 5"));
 }
 
 // A submission that meets a daemon still exiting (it stopped answering, and
@@ -932,6 +1051,40 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     visited.push_back(point);
     Sky({"cancel", id});
     SshAsUser(tb_, "beta", "rm -rf /lustre/scratch/skyuser1/skyslurm-jobs/" + id);
+    StopDaemon();
+  }
+  // Issue 16: an array spread over the clusters (40 one-GPU tasks: more
+  // than any one cluster has free), killed with its parts recorded and none
+  // sent, and with only the first sent: the restarted daemon submits the
+  // rest, and every index runs exactly once.
+  for (const char* point : {"spread.recorded", "spread.first-sent"}) {
+    Arm(point);
+    const std::string marks = tmp_.File(std::string("marks-") + point);
+    fs::create_directories(marks);
+    fs::permissions(marks, fs::perms::all | fs::perms::sticky_bit);
+    Script("sweep.sh",
+           "#!/bin/bash\n#SBATCH --gpus=1\n#SBATCH -t 5\n#SBATCH -o /dev/null\n"
+           "echo $SLURM_ARRAY_TASK_ID >> " +
+               marks + "/$SLURM_ARRAY_TASK_ID\nsleep 2\n");
+    CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--array=0-39", "sweep.sh"});
+    EXPECT_EQ(out.exit_code, 0) << point << out.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})")))
+        << out.err;
+    const std::string id = m[1];
+    sky_ids_.push_back(id);
+    EXPECT_TRUE(fs::exists(mark_)) << point << " was never reached";
+    Json::Value s = WaitFor(
+        id, [](const Json::Value& v) { return store::IsFinalState(v["job"]["state"].asString()); },
+        std::chrono::seconds(240));
+    EXPECT_EQ(s["job"]["state"].asString(), "COMPLETED") << point << s.toStyledString();
+    EXPECT_GE(s["parts"].size(), 2u) << point;
+    for (int i = 0; i < 40; ++i) {
+      EXPECT_EQ(ReadFile(marks + "/" + std::to_string(i)), std::to_string(i) + "\n")
+          << point << ": task " << i;
+    }
+    ++runs_;
+    visited.push_back(point);
     StopDaemon();
   }
   // Cancellation: asked again after the crash, it completes.

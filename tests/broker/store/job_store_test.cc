@@ -207,11 +207,27 @@ PRAGMA user_version=1;
 
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ((*store)->schema_version(), 4);
+  EXPECT_EQ((*store)->schema_version(), 5);
   auto job = (*store)->Get("sky-1");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->native_id, "1219");
   EXPECT_EQ(job->model_start, 0);  // 4: placed before calibration
+  EXPECT_EQ(job->parent, "");      // 5: not a part of a spread array
+  EXPECT_EQ(job->indices, "");
+  // A spread array's parts, in the order they were made.
+  store::SkyJob part = *job;
+  for (const char* id : {"sky-1-2", "sky-1-1"}) {
+    part.sky_id = id;
+    part.parent = "sky-1";
+    part.indices = id == std::string("sky-1-2") ? "8-15" : "0-7";
+    ASSERT_TRUE((*store)->Insert(part).ok());
+  }
+  auto parts = (*store)->Parts("sky-1");
+  ASSERT_TRUE(parts.ok());
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].sky_id, "sky-1-2");
+  EXPECT_EQ((*parts)[0].indices, "8-15");
+  EXPECT_EQ((*parts)[1].parent, "sky-1");
   auto copies = (*store)->Copies("sky-1");
   ASSERT_TRUE(copies.ok());
   ASSERT_EQ(copies->size(), 1u);
@@ -238,6 +254,7 @@ PRAGMA user_version=1;
 
 TEST(StatesTest, FinalOrLive) {
   EXPECT_FALSE(IsFinalState("PENDING"));
+  EXPECT_FALSE(IsFinalState("SPREAD"));
   EXPECT_FALSE(IsFinalState("UNKNOWN"));
   EXPECT_TRUE(IsFinalState("COMPLETED"));
   EXPECT_TRUE(IsFinalState("PREEMPTED"));

@@ -259,8 +259,7 @@ TEST_F(TranslatorTest, JobsThatMoveWithACaveat) {
                             "#!/bin/sh\ntrue\n"));
   ASSERT_TRUE(t.ok());
   EXPECT_THAT(t.job->caveats,
-              ElementsAre("--array=1-4: the whole array goes to one cluster",
-                          "--wait: waiting for the job on beta",
+              ElementsAre("--wait: waiting for the job on beta",
                           "--hold: the job is held on beta; release it there (skyslurm or scontrol "
                           "release)",
                           "--export=PATH,FOO: the variables named travel with their values from "
