@@ -24,6 +24,16 @@ std::int64_t TasksOf(std::string_view job_id) {
       1, cluster::ArrayTaskCount(job_id.substr(open + 2, job_id.size() - open - 3)));
 }
 
+// The indices a waiting row stands for: "1-3,7" of "452_[1-3,7%2]", "5" of
+// "452_5".
+std::string WaitingIndices(std::string_view job_id) {
+  const auto underscore = job_id.find('_');
+  if (underscore == std::string_view::npos) return "";
+  std::string_view tasks = job_id.substr(underscore + 1);
+  if (tasks.starts_with('[') && tasks.ends_with(']')) tasks = tasks.substr(1, tasks.size() - 2);
+  return std::string(tasks.substr(0, tasks.find('%')));
+}
+
 // The end that decides an ended array's: the infrastructure's faults first
 // (what a site sees first), then the tasks' own.
 int EndRank(JobPhase phase) {
@@ -64,6 +74,12 @@ JobInfo Fold(const std::vector<const JobInfo*>& tasks) {
     if (t->phase == JobPhase::kUnknown) unknown = true;
     if (IsLive(t->phase)) live = true;
     if (IsWaiting(t->phase)) {
+      // Held ones (the user's hold) wait for their release where they are.
+      const std::string waiting =
+          t->phase == JobPhase::kPending ? WaitingIndices(t->key.job_id) : "";
+      if (!waiting.empty()) {
+        out.pending_tasks += (out.pending_tasks.empty() ? "" : ",") + waiting;
+      }
       any_pending = true;
       all_held = all_held && t->phase == JobPhase::kHeld;
       if (pending_row == nullptr) pending_row = t;

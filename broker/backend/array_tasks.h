@@ -27,7 +27,8 @@ std::string_view ArrayJobId(std::string_view job_id);
 //     preemption, failure, time-out, cancellation that a task met, else
 //     completed (the largest exit code);
 //   - else all pending: pending, or held when every pending task is held.
-// `array_tasks` counts its tasks in view by phase name; submit time is the
+// `array_tasks` counts its tasks in view by phase name, `pending_tasks`
+// lists the indices still waiting (not held); submit time is the
 // earliest, start the earliest start, end the latest end; the reason is the
 // pending tasks' while the array has not started.
 std::vector<JobInfo> FoldArrayTasks(std::vector<JobInfo> rows);

@@ -478,6 +478,10 @@ Status SlurmBackend::Cancel(const std::string& job_id, bool only_if_pending,
   return RunChecked(c, timeout).status();
 }
 
+Status SlurmBackend::Hold(const std::string& job_id, std::chrono::milliseconds timeout) {
+  return RunChecked({.argv = {"scontrol", "hold", job_id}}, timeout).status();
+}
+
 Result<std::string> SlurmBackend::Output(const std::string& job_id,
                                          std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);

@@ -39,6 +39,7 @@ class SlurmBackend : public Backend {
                                       std::chrono::milliseconds timeout) override;
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override;
+  Status Hold(const std::string& job_id, std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;

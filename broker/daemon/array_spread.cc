@@ -12,8 +12,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <set>
 
+#include "broker/backend/array_tasks.h"
+#include "broker/backend/job_phase.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/array_split.h"
@@ -333,6 +337,226 @@ Status JobManager::CancelTasks(const std::string& sky_id, const std::string& ind
                  part->cluster, part->native_id);
   }
   return result;
+}
+
+}  // namespace skyslurm::daemon
+
+namespace skyslurm::daemon {
+namespace {
+
+// The indices a queue row of array `native` stands for ("452_5": 5,
+// "452_[1-3,7%2]": 1, 2, 3, 7); none for another job's row.
+std::vector<std::int64_t> RowIndices(const std::string& row_id, const std::string& native) {
+  if (backend::ArrayJobId(row_id) != native || row_id.size() == native.size()) return {};
+  std::string tasks = row_id.substr(native.size() + 1);
+  if (tasks.size() >= 2 && tasks.front() == '[' && tasks.back() == ']') {
+    tasks = tasks.substr(1, tasks.size() - 2);
+  }
+  auto parsed = job::ParseArrayIndices(tasks);
+  if (!parsed.ok() || !parsed->has_value()) return {};
+  return (*parsed)->indices;
+}
+
+}  // namespace
+
+void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy) {
+  const std::time_t now = Now();
+  // As often as a move of a whole job is weighed (job_moves.cc): each asks
+  // every cluster.
+  if (auto it = last_weighed_.find(part.sky_id);
+      it != last_weighed_.end() && now - it->second < std::max(5, policy_.poll_interval)) {
+    return;
+  }
+  if (weighed_this_tick_ >= kWeighsPerTick || part.moves >= policy_.max_moves) return;
+  ++weighed_this_tick_;
+  last_weighed_[part.sky_id] = now;
+  auto whole = store_.Get(part.parent);
+  if (!whole.ok()) return;
+  auto input = JobInputFromText(whole->input_json);
+  if (!input.ok()) return;
+  auto request = job::ParseRequest(input->ToRequestInput());
+  // A "%N" shared among the parts stays as it was shared.
+  if (!request.ok() || !request->array_indices || request->array_indices->throttle) return;
+  // Its waiting tasks that are still its own (a read begun before a move
+  // may still list the ones that left).
+  auto pending = job::ParseArrayIndices(copy.pending_tasks);
+  auto mine = job::ParseArrayIndices(part.indices);
+  if (!pending.ok() || !pending->has_value() || !mine.ok() || !mine->has_value()) return;
+  std::vector<std::int64_t> waiting;
+  std::set_intersection((*pending)->indices.begin(), (*pending)->indices.end(),
+                        (*mine)->indices.begin(), (*mine)->indices.end(),
+                        std::back_inserter(waiting));
+  if (waiting.empty()) return;
+  JobInput asked = *input;
+  asked.args = WithArray(*input, *request, job::FormatArrayIndices(waiting));
+  auto tasks = job::ParseRequest(asked.ToRequestInput());
+  if (!tasks.ok()) return;
+  std::vector<place::ClusterHandle> handles = ws_.handles;
+  const std::vector<std::string> dead = DeadClusters();
+  for (auto& h : handles) {
+    if (std::find(dead.begin(), dead.end(), h.name) != dead.end()) h.unavailable = "not answering";
+    if (h.name == part.cluster) h.unavailable = "the cluster its tasks pend on";
+  }
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.only = request->sky.clusters;
+  options.policy = PolicyNow(options.probe_timeout);
+  options.lay_out_array_tasks = true;
+  const place::Plan plan = place::MakePlan(*tasks, handles, ws_.catalog, ws_.home(), options);
+  // Where the most of them start now: they have waited where they are.
+  const std::time_t soon = now + std::max(5, policy_.poll_interval);
+  const place::Candidate* best = nullptr;
+  std::size_t best_now = 0;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const place::Candidate& c = plan.candidates[i];
+    using Kind = place::Verdict::Kind;
+    const Kind kind = plan.decision.verdicts[i].kind;
+    if (!c.start || (kind != Kind::kChosen && kind != Kind::kTied && kind != Kind::kLater)) {
+      continue;
+    }
+    std::size_t starting = c.task_starts.empty() && *c.start <= soon ? 1 : 0;
+    for (std::time_t t : c.task_starts) starting += t <= soon ? 1 : 0;
+    if (starting > best_now) {
+      best = &c;
+      best_now = starting;
+    }
+  }
+  if (best == nullptr) return;
+  {
+    std::lock_guard lock(view_mu_);
+    auto& recent = moves_into_[best->cluster];
+    std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
+    if (static_cast<int>(recent.size()) >= policy_.moves_per_cluster) return;
+  }
+  // The last of them: the ones their cluster would start last.
+  const std::size_t take = std::min(best_now, waiting.size());
+  const std::vector<std::int64_t> moving(waiting.end() - static_cast<std::ptrdiff_t>(take),
+                                         waiting.end());
+  const std::string why = fmt::format(
+      "{} of its tasks pend on {} after {} s; {}/{} starts {} of them now", waiting.size(),
+      part.cluster, now - part.submitted, best->cluster, best->partition, take);
+  store::Intent intent{0,
+                       part.sky_id,
+                       "move-tasks",
+                       part.cluster,
+                       fmt::format("{}_[{}]", part.native_id, job::FormatArrayIndices(moving)),
+                       now};
+  auto begun = store_.BeginIntent(intent);
+  if (!begun.ok()) return;
+  intent.id = *begun;
+  FaultPoint("tasks.intent");
+  {
+    std::lock_guard lock(view_mu_);
+    moves_into_[best->cluster].push_back(now);
+  }
+  FinishTaskMove(part, intent, best->cluster, why);
+}
+
+void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent,
+                                const std::string& target, const std::string& why) {
+  const auto at = intent.native_id.find("_[");
+  if (at == std::string::npos || intent.native_id.back() != ']') {
+    (void)store_.EndIntent(intent.id);  // not one of ours
+    return;
+  }
+  const std::string native = intent.native_id.substr(0, at);
+  const std::vector<std::int64_t> wanted = RowIndices(intent.native_id, native);
+  backend::Backend* b = BackendOf(intent.cluster);
+  if (b == nullptr) return;
+  // Held first (exactly those still pending; a task that started is left
+  // alone), then the held ones cancelled: Slurm 22.05's scancel
+  // --state=PENDING of some tasks cancels the array's whole pending record.
+  // Again after a crash, which is harmless; the answers are not the judge
+  // (a task that started makes the hold fail for it), the queue is.
+  (void)b->Hold(intent.native_id, options_.queue_timeout);
+  FaultPoint("tasks.held");
+  auto rows = b->Queue(options_.queue_timeout);
+  if (!rows.ok()) return;  // settled from the intent on a later look
+  std::map<std::int64_t, backend::JobPhase> seen;
+  for (const auto& r : *rows) {
+    for (std::int64_t i : RowIndices(r.key.job_id, native)) seen[i] = r.phase;
+  }
+  // Still waiting, so held now (squeue lists them in the array's pending
+  // record, "Resources,JobHeldAdmin", beside the ones not held): they
+  // cannot start before the cancel.
+  std::vector<std::int64_t> held;
+  for (std::int64_t i : wanted) {
+    if (auto it = seen.find(i); it != seen.end() && backend::IsWaiting(it->second)) {
+      held.push_back(i);
+    }
+  }
+  if (!held.empty()) {
+    const std::string ids = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
+    if (!b->Cancel(ids, false, options_.queue_timeout).ok()) return;  // later, from the intent
+    FaultPoint("tasks.cancelled");
+    rows = b->Queue(options_.queue_timeout);
+    if (!rows.ok()) return;
+    seen.clear();
+    for (const auto& r : *rows) {
+      for (std::int64_t i : RowIndices(r.key.job_id, native)) seen[i] = r.phase;
+    }
+  }
+  // Moved: the tasks now listed as cancelled, or no longer listed while a
+  // cancelled task still would be (MinJobAge, 300 s by default). A task
+  // that started stays where it ran.
+  const bool listed_recently = Now() - intent.created < 240;
+  std::vector<std::int64_t> moved;
+  for (std::int64_t i : wanted) {
+    auto it = seen.find(i);
+    if (it == seen.end() ? listed_recently : it->second == backend::JobPhase::kCancelled) {
+      moved.push_back(i);
+    }
+  }
+  auto whole = store_.Get(part.parent);
+  if (!whole.ok()) return;
+  if (moved.empty()) {
+    (void)store_.Apply([&] {
+      SKY_RETURN_IF_ERROR(Record(part, EventKind::kMoveAbandoned,
+                                 "its tasks started on " + intent.cluster + " before the move",
+                                 intent.cluster, native));
+      return store_.EndIntent(intent.id);
+    });
+    return;
+  }
+  auto input = JobInputFromText(whole->input_json);
+  if (!input.ok()) return;
+  auto request = job::ParseRequest(input->ToRequestInput());
+  if (!request.ok()) return;
+  auto mine = job::ParseArrayIndices(part.indices);
+  std::vector<std::int64_t> remaining;
+  if (mine.ok() && mine->has_value()) {
+    std::set_difference((*mine)->indices.begin(), (*mine)->indices.end(), moved.begin(),
+                        moved.end(), std::back_inserter(remaining));
+  }
+  const std::string spec = job::FormatArrayIndices(moved);
+  store::SkyJob moving;
+  moving.sky_id =
+      fmt::format("{}-{}", whole->sky_id, store_.Parts(whole->sky_id).value_or({}).size() + 1);
+  moving.owner = whole->owner;
+  JobInput moving_input = *input;
+  moving_input.args = WithArray(*input, *request, spec);
+  moving.input_json = JobInputText(moving_input);
+  moving.retry_on_failure = whole->retry_on_failure;
+  moving.created = moving.updated = Now();
+  moving.parent = whole->sky_id;
+  moving.indices = spec;
+  moving.state = "MIGRATING";
+  moving.reason = why;
+  const std::string detail =
+      fmt::format("tasks {} moved off {} as {} ({})", spec, intent.cluster, moving.sky_id, why);
+  std::unique_lock moving_lock(LockFor(moving.sky_id));
+  Status released = store_.Apply([&] {
+    SKY_RETURN_IF_ERROR(store_.Insert(moving));
+    part.indices = job::FormatArrayIndices(remaining);
+    ++part.moves;
+    SKY_RETURN_IF_ERROR(Record(part, EventKind::kTasksMoved, detail, intent.cluster, native));
+    SKY_RETURN_IF_ERROR(Record(*whole, EventKind::kTasksMoved, detail, intent.cluster, native));
+    return store_.EndIntent(intent.id);
+  });
+  if (!released.ok()) return;
+  FaultPoint("tasks.released");
+  (void)PlaceAndSubmit(moving, EventKind::kMoved, why, DeadClusters(), true, "", target);
 }
 
 }  // namespace skyslurm::daemon

@@ -48,6 +48,8 @@ std::string_view EventName(EventKind kind) {
       return "spread";
     case EventKind::kTasksCancelled:
       return "tasks-cancelled";
+    case EventKind::kTasksMoved:
+      return "tasks-moved";
   }
   return "event";
 }

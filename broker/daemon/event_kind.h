@@ -30,6 +30,7 @@ enum class EventKind {
   kFetched,             // its --sky-sync-back files were fetched (or could not be)
   kSpread,              // an array split into parts over several clusters
   kTasksCancelled,      // some of an array's tasks were cancelled (skyslurm cancel ID_[..])
+  kTasksMoved,          // pending tasks of a spread array's part left for another cluster
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

@@ -20,6 +20,10 @@ const std::vector<std::string_view>& FaultPointNames() {
       "submit.done",        // recorded, not yet answered to the client
       "spread.recorded",    // an array's parts are in the store, none sent
       "spread.first-sent",  // its first part is submitted and recorded, the others not
+      "tasks.intent",       // the intent to move a part's pending tasks is written
+      "tasks.held",         // scontrol hold of those tasks answered
+      "tasks.cancelled",    // scancel of the held ones answered
+      "tasks.released",     // the new part is recorded, not yet submitted
       "move.intent",        // the intent to cancel the pending copy is written
       "move.cancelled",     // scancel --state=PENDING answered
       "move.released",      // the old copy is recorded cancelled, the move not made

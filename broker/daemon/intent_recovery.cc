@@ -45,6 +45,13 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     });
     return;
   }
+  if (intent.action == "move-tasks") {
+    // A move of pending tasks: cancelled again if they still pend (harmless),
+    // those no longer live become a new part, placed wherever they start
+    // soonest.
+    FinishTaskMove(*job, intent, "", "a move of pending tasks settled " + SettledWhen(intent));
+    return;
+  }
   backend::Backend* b = BackendOf(intent.cluster);
   if (b == nullptr) return;  // a cluster no longer configured: kept for the record
   auto queue = b->Jobs(options_.queue_timeout);

@@ -88,6 +88,16 @@ namespace {
 // reason recorded from its queue) or, when no read since its submission has
 // shown it, as it was submitted (--hold, -H, in the arguments or the
 // script).
+// A part whose tasks moved away ended with every task it kept completed
+// (its moved tasks counted as cancelled where they left).
+bool PartCompleted(const store::SkyJob& part, const backend::JobInfo& copy) {
+  auto mine = job::ParseArrayIndices(part.indices);
+  if (!mine.ok() || !mine->has_value()) return false;
+  auto done = copy.array_tasks.find("COMPLETED");
+  return done != copy.array_tasks.end() &&
+         done->second >= static_cast<std::int64_t>((*mine)->indices.size());
+}
+
 bool HeldAsLastKnown(const store::SkyJob& job, std::time_t queue_read) {
   if (job.reason.starts_with("JobHeld")) return true;
   if (queue_read > job.submitted) return false;  // seen since, and not held
@@ -557,11 +567,25 @@ void JobManager::Tick() {
         FetchBack(job);
         job.state = d.state;
         job.reason = d.reason;
+        if (job.moves > 0 && d.state == "CANCELLED" && seen.copy &&
+            PartCompleted(job, *seen.copy)) {
+          // A part whose pending tasks moved away: they are listed there as
+          // cancelled, and every task it kept completed.
+          job.state = "COMPLETED";
+          job.reason = "its tasks " + job.indices + " COMPLETED (others moved to another cluster)";
+        }
         job.ended = now;
         if (seen.copy) job.exit_code = seen.copy->exit_code;
         (void)store_.SetCopyState(job.cluster, job.native_id, "ENDED");
-        (void)Record(job, EventKind::kEnded, d.reason, job.cluster, job.native_id);
+        (void)Record(job, EventKind::kEnded, job.reason, job.cluster, job.native_id);
         break;
+    }
+    // A part of a spread array with tasks pending long enough: some may
+    // start now on another cluster.
+    if (!job.parent.empty() && seen.copy && !seen.copy->pending_tasks.empty() &&
+        !store::IsFinalState(job.state) && now - job.submitted >= policy_.migrate_after &&
+        (d.action == Action::kNone || d.action == Action::kRecord)) {
+      WeighTaskMove(job, *seen.copy);
     }
   }
 }

@@ -237,6 +237,16 @@ class JobManager {
   Result<std::vector<TaskSelection>> SelectTasks(const std::string& sky_id,
                                                  const std::string& index_text);
   Status CancelTasks(const std::string& sky_id, const std::string& index_text);
+  // A part of a spread array whose tasks have pended migrate_after: when
+  // another cluster starts some of them now, those (the last) leave their
+  // cluster (scancel --state=PENDING of them, under an intent) and go there
+  // as a new part of the array (array_spread.cc).
+  void WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy);
+  // The rest of such a move from its intent (cluster and "N_[indices]"):
+  // the tasks cancelled while still pending become a new part, submitted to
+  // `target` ("" = wherever they start soonest); also what recovery does.
+  void FinishTaskMove(store::SkyJob& part, const store::Intent& intent, const std::string& target,
+                      const std::string& why);
   // The job leaves its current copy (recorded as `copy_state`) for `state`,
   // in one transaction with the event.
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,

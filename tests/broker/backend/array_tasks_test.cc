@@ -47,6 +47,9 @@ TEST(ArrayTasksTest, AnArrayThatHasStartedRunsWhileAnyTaskLives) {
   EXPECT_EQ(a.start_time, 200);
   EXPECT_EQ((std::map<std::string, std::int64_t>{{"PENDING", 3}, {"RUNNING", 2}, {"COMPLETED", 1}}),
             a.array_tasks);
+  // Which are still waiting (without the throttle): what a move of pending
+  // tasks may take.
+  EXPECT_EQ(a.pending_tasks, "3-5");
   // Its last task running: still running, though the others have ended.
   rows = {Row("452_0", "COMPLETED", "sky-1", 200), Row("452_1", "RUNNING", "sky-1", 210)};
   EXPECT_EQ(FoldArrayTasks(rows)[0].phase, JobPhase::kRunning);
@@ -63,6 +66,11 @@ TEST(ArrayTasksTest, AnArrayThatHasNotStartedPends) {
   EXPECT_EQ(a.phase, JobPhase::kPending);
   EXPECT_EQ(a.reason, "JobArrayTaskLimit");
   EXPECT_EQ(a.array_tasks.at("PENDING"), 10);
+  EXPECT_EQ(a.pending_tasks, "0-9");
+  // A single waiting task is listed with its index ("452_9").
+  EXPECT_EQ(FoldArrayTasks({Row("452_9", "PENDING"), Row("452_3", "RUNNING", "sky-1", 200)})[0]
+                .pending_tasks,
+            "9");
   rows[0].phase = JobPhase::kHeld;
   EXPECT_EQ(FoldArrayTasks(rows)[0].phase, JobPhase::kHeld);
 }

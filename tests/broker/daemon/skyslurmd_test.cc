@@ -328,6 +328,45 @@ class DaemonTest : public TestbedTest {
     }
   }
 
+  // Issue 16's moves of pending tasks: beta full, gamma 8 of its 24 GPUs
+  // free, alpha idle (16): a 36-task array of 12 s one-GPU tasks spreads
+  // over alpha and gamma with tasks left pending on both, each task writing
+  // "index cluster" into `marks`/index. Answers the sky id; beta is freed
+  // by the caller.
+  std::string SweepWithPendingTasks(const std::string& marks) {
+    ExpectIdle("skymove");
+    Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
+    Fill("gamma", "gpu:A100:8", 30);
+    fs::create_directories(marks);
+    fs::permissions(marks, fs::perms::all | fs::perms::sticky_bit);
+    Script("moving.sh",
+           "#!/bin/bash\n#SBATCH -J skymove\n#SBATCH --gpus=1\n#SBATCH -t 3\n"
+           "#SBATCH -o /dev/null\n"
+           "echo $SLURM_ARRAY_TASK_ID $SKYSLURM_CLUSTER >> " +
+               marks + "/$SLURM_ARRAY_TASK_ID\nsleep 12\n");
+    CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--array=0-35", "moving.sh"});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    std::smatch m;
+    if (!std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})"))) {
+      ADD_FAILURE() << "no sky id in: " << out.err;
+      return "";
+    }
+    sky_ids_.push_back(m[1]);
+    return m[1];
+  }
+  // Every index of 0-35 ran exactly once; how many on each cluster.
+  std::map<std::string, int> RanOnce(const std::string& marks, const std::string& what) {
+    std::map<std::string, int> where;
+    for (int i = 0; i < 36; ++i) {
+      const std::string text = ReadFile(marks + "/" + std::to_string(i));
+      EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1)
+          << what << ": task " << i << ": " << text;
+      EXPECT_TRUE(text.starts_with(std::to_string(i) + " ")) << what << ": " << text;
+      ++where[Trim(text.substr(text.find(' ') + 1))];
+    }
+    return where;
+  }
+
   std::vector<std::pair<std::string, std::string>> cleanup_;
   std::vector<std::pair<std::string, std::string>> cleanup_names_;  // cluster, job name
   std::map<std::string, std::vector<std::string>> fillers_;
@@ -947,6 +986,31 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
   EXPECT_THAT(log.out, HasSubstr(fmt::format("task {}\n", shown)));
 }
 
+// Issue 16: one cluster frees up while a spread array's tasks pend: the
+// pending ones of a part (the last of them, as many as beta starts now)
+// leave their cluster (scancel --state=PENDING of those tasks) and run on
+// beta as a new part of the array; every index runs exactly once and the
+// array completes.
+TEST_F(DaemonTest, PendingTasksOfASpreadArrayMoveToAClusterThatFreesUp) {
+  const std::string marks = tmp_.File("marks");
+  const std::string id = SweepWithPendingTasks(marks);
+  ASSERT_FALSE(id.empty());
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["state"].asString(), "SPREAD") << s["job"]["reason"].asString();
+  Free("beta");
+  s = WaitFor(
+      id, [](const Json::Value& v) { return store::IsFinalState(v["job"]["state"].asString()); },
+      std::chrono::seconds(180));
+  EXPECT_EQ(s["job"]["state"].asString(), "COMPLETED") << s.toStyledString();
+  EXPECT_TRUE(HasEvent(s, "tasks-moved")) << s.toStyledString();
+  const std::map<std::string, int> where = RanOnce(marks, "moved");
+  EXPECT_GT(where.count("beta"), 0u) << "no task ran on beta";
+  Free("gamma");
+  std::printf("36 tasks of 12 s, beta freed after the spread: ran");
+  for (const auto& [c, n] : where) std::printf(" %s %d", c.c_str(), n);
+  std::printf("\n");
+}
+
 // A submission that meets a daemon still exiting (it stopped answering, and
 // keeps the lock until its connections and watches are closed, seconds on
 // the testbed) starts a new one as soon as the lock is free: before, the
@@ -1114,6 +1178,30 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     }
     ++runs_;
     visited.push_back(point);
+    StopDaemon();
+  }
+  // Issue 16: killed while a part's pending tasks move to beta, which
+  // freed up: the restarted daemon finishes the move from its intent (the
+  // tasks cancelled where they pended become a new part, placed once), and
+  // every index runs exactly once.
+  for (const char* point : {"tasks.intent", "tasks.held", "tasks.cancelled", "tasks.released"}) {
+    Arm(point);
+    const std::string marks = tmp_.File(std::string("moves-") + point);
+    const std::string id = SweepWithPendingTasks(marks);
+    ASSERT_FALSE(id.empty());
+    const int pid = DaemonPid();
+    Free("beta");
+    WaitGone(pid);  // killed at the point
+    EXPECT_FALSE(Alive(pid)) << point;
+    EXPECT_TRUE(fs::exists(mark_)) << point << " was never reached";
+    Json::Value s = WaitFor(
+        id, [](const Json::Value& v) { return store::IsFinalState(v["job"]["state"].asString()); },
+        std::chrono::seconds(180));
+    EXPECT_EQ(s["job"]["state"].asString(), "COMPLETED") << point << s.toStyledString();
+    RanOnce(marks, point);
+    ++runs_;
+    visited.push_back(point);
+    Free("gamma");
     StopDaemon();
   }
   // Cancellation: asked again after the crash, it completes.
