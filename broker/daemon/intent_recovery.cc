@@ -46,9 +46,9 @@ void JobManager::SettleIntent(const store::Intent& intent) {
     return;
   }
   if (intent.action == "move-tasks") {
-    // A move of pending tasks: cancelled again if they still pend (harmless),
-    // those no longer live become a new part, placed wherever they start
-    // soonest.
+    // A move of pending tasks: held and cancelled again if they still wait
+    // (harmless), those then listed as cancelled become a new part, placed
+    // wherever they start soonest.
     FinishTaskMove(*job, intent, "", "a move of pending tasks settled " + SettledWhen(intent));
     return;
   }
