@@ -390,7 +390,7 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   JobInput asked = *input;
   asked.args = WithArray(*input, *request, job::FormatArrayIndices(waiting));
   auto tasks = job::ParseRequest(asked.ToRequestInput());
-  if (!tasks.ok()) return;
+  if (!tasks.ok() || !job::TakeSkyDependency(*tasks).ok()) return;
   std::vector<place::ClusterHandle> handles = ws_.handles;
   const std::vector<std::string> dead = DeadClusters();
   for (auto& h : handles) {

@@ -50,6 +50,8 @@ std::string_view EventName(EventKind kind) {
       return "tasks-cancelled";
     case EventKind::kTasksMoved:
       return "tasks-moved";
+    case EventKind::kDependency:
+      return "dependency";
   }
   return "event";
 }

@@ -31,6 +31,7 @@ enum class EventKind {
   kSpread,              // an array split into parts over several clusters
   kTasksCancelled,      // some of an array's tasks were cancelled (skyslurm cancel ID_[..])
   kTasksMoved,          // pending tasks of a spread array's part left for another cluster
+  kDependency,          // it waits for the sky jobs its --dependency names, or they answered it
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

@@ -492,6 +492,11 @@ void JobManager::Tick() {
       SettleSpread(job);
       continue;
     }
+    // Held back until the sky jobs its --dependency names answer it.
+    if (WaitsForDependency(job)) {
+      ReleaseDependent(job);
+      continue;
+    }
     // Between two copies (a move or restart that could not be placed yet,
     // or a crash in between): place it now.
     if (job.cluster.empty()) {

@@ -27,6 +27,7 @@
 #include "broker/daemon/event_kind.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/job_input.h"
+#include "broker/job/sky_dependency.h"
 #include "broker/job/sky_id.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
@@ -247,6 +248,29 @@ class JobManager {
   // `target` ("" = wherever they start soonest); also what recovery does.
   void FinishTaskMove(store::SkyJob& part, const store::Intent& intent, const std::string& target,
                       const std::string& why);
+  // A --dependency on sky jobs (job_dependency.cc): read and weighed now
+  // against the store; `request` then carries what is left for sbatch
+  // (Request::dependency_resolved). nullopt: it names no sky job. The error
+  // names the option's line.
+  struct SkyDependencyNow {
+    job::SkyDependency read;
+    job::DependencyVerdict verdict;
+    bool satisfied() const { return verdict.status == job::DependencyStatus::kSatisfied; }
+  };
+  Result<std::optional<SkyDependencyNow>> ResolveDependency(job::Request& request);
+  // Held back until its sky jobs answer the dependency: PENDING with no
+  // cluster and Slurm's reason (Dependency, DependencyNeverSatisfied), an
+  // event when the reason changes; never satisfied with
+  // --kill-on-invalid-dep=yes, cancelled.
+  Status WaitForDependency(store::SkyJob& job, const job::Request& request,
+                           const job::DependencyVerdict& verdict);
+  // A job held back for its dependency, weighed on each tick: once the sky
+  // jobs answer it, submitted (spread, if an array that gains by it).
+  void ReleaseDependent(store::SkyJob& job);
+  // Whether the job is held back for its dependency (never submitted yet).
+  static bool WaitsForDependency(const store::SkyJob& job) {
+    return job.state == "PENDING" && job.cluster.empty() && job.submitted == 0;
+  }
   // The job leaves its current copy (recorded as `copy_state`) for `state`,
   // in one transaction with the event.
   Status DetachCopy(store::SkyJob& job, const std::string& copy_state, const std::string& state,

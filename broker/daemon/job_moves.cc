@@ -29,7 +29,9 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   auto input = JobInputFromText(job.input_json);
   if (!input.ok()) return;
   auto request = job::ParseRequest(input->ToRequestInput());
-  if (!request.ok()) return;
+  // Its sky jobs answered its dependency before it was submitted: weighed
+  // with what sbatch got, as its move is submitted.
+  if (!request.ok() || !job::TakeSkyDependency(*request).ok()) return;
   std::vector<place::ClusterHandle> handles = ws_.handles;
   const std::vector<std::string> dead = DeadClusters();
   for (auto& h : handles) {

@@ -104,6 +104,15 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
                                   const std::string& leaving, const std::string& only) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
   SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
+  // A --dependency on sky jobs not yet answered holds the job back here
+  // (job_dependency.cc); at its submission it is placed all the same, so
+  // that a job no cluster can run is refused now, not when it is released.
+  SKY_ASSIGN_OR_RETURN(std::optional<SkyDependencyNow> dependency, ResolveDependency(request));
+  const bool held_back = dependency && !dependency->satisfied();
+  const bool checked_at_submission = kind == EventKind::kSubmitted && first_attempt;
+  if (held_back && !checked_at_submission) {
+    return WaitForDependency(job, request, dependency->verdict);
+  }
 
   std::vector<place::ClusterHandle> handles = ws_.handles;  // MakePlan may mark them
   for (auto& h : handles) {
@@ -148,6 +157,12 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
       break;
     }
     placing.unlock();
+  }
+  if (held_back && plan.decision.chosen) {
+    // Runnable; it waits for its dependency, not for a cluster (its
+    // estimate would say nothing of when it starts: not audited).
+    placing.unlock();
+    return WaitForDependency(job, request, dependency->verdict);
   }
   // A plan whose estimate goes with the submission is audited once it is known.
   if (kind == EventKind::kSubmitted && !plan.deferred) {
@@ -357,6 +372,19 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   }
   auto request = job::ParseRequest(r.input.ToRequestInput());
   if (!request.ok()) return request.status();
+  // Sky jobs a --dependency names must exist, as slurmctld refuses unknown
+  // ids ("Job dependency problem"): checked before anything is recorded.
+  job::Request resolved = *request;
+  SKY_ASSIGN_OR_RETURN(std::optional<SkyDependencyNow> dependency, ResolveDependency(resolved));
+  if (dependency) {
+    for (const auto& c : dependency->read.conditions) {
+      if (store_.Get(c.sky_id).ok()) continue;
+      const job::Setting* s = request->Effective(job::Opt::kDependency);
+      return InvalidArgumentError(
+          fmt::format("{}: --dependency={}: skyslurm knows no job {} (skyslurm queue lists yours)",
+                      s->origin.Describe(request->script_name), *request->dependency, c.sky_id));
+    }
+  }
   if (request->sky.infra && ws_.Find(*request->sky.infra) == nullptr) {
     return InvalidArgumentError(
         fmt::format("--sky-infra={}: no such cluster", *request->sky.infra));
@@ -372,8 +400,11 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   last_answer_notes_.clear();
   last_answer_folder_.clear();
   FaultPoint("submit.recorded");
-  SKY_ASSIGN_OR_RETURN(const bool spread, SpreadArray(job, *request, r.input));
-  if (spread) return SpreadAnswer(job);
+  // Held back for its dependency: spread (or not) when it is released.
+  if (!dependency || dependency->satisfied()) {
+    SKY_ASSIGN_OR_RETURN(const bool spread, SpreadArray(job, resolved, r.input));
+    if (spread) return SpreadAnswer(job);
+  }
   SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), true));
   FaultPoint("submit.done");
   return SubmitAnswer{job,

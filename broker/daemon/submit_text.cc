@@ -53,9 +53,12 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
   if (job.native_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.
+    // --parsable: the sky id, which skyslurm's commands and a later job's
+    // --dependency take, so that a chain of jobs in a script works.
     t.err +=
         fmt::format("{}: skyslurm: {} is accepted ({}); skyslurmd submits it: skyslurm status {}\n",
                     tool, job.sky_id, job.reason, job.sky_id);
+    if (request.parsable) t.out = job.sky_id + "\n";
   } else if (request.parsable) {
     t.out = fmt::format("{};{}\n", job.native_id, job.cluster);
   } else if (!quiet) {

@@ -93,6 +93,10 @@ struct Request {
       chdir, container, export_env, wrap, reservation, nodelist, exclude, licenses, comment;
   // --array read (array_indices.h); `array` keeps the text as written.
   std::optional<ArrayIndices> array_indices;
+  // skyslurmd answered the sky jobs --dependency named (sky_dependency.h):
+  // `dependency` is what is left for sbatch (nullopt: nothing), and every
+  // --dependency occurrence is sent as that.
+  bool dependency_resolved = false;
   bool hold = false, wait = false, parsable = false, test_only = false;
   bool hetjob = false;
   std::vector<std::string> other_container_options;  // pyxis-style --container-*

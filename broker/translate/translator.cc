@@ -103,6 +103,7 @@ class Translator {
     // Without the GPUs it asks for, no partition question makes sense.
     if (!gpu_missing_) ChoosePartition();
     Modules();
+    ResolvedDependency();
     if (!reasons_.empty()) {
       out.reasons = reasons_;
       return out;
@@ -585,6 +586,26 @@ class Translator {
     return prefixes == 1;
   }
 
+  // The sky jobs --dependency named are answered (skyslurmd waited for
+  // them): what is left goes in the last occurrence, which is the one sbatch
+  // reads; the others go, so that none of them becomes the one read.
+  void ResolvedDependency() {
+    if (!r_.dependency_resolved) return;
+    const Setting* effective = r_.Effective(Opt::kDependency);
+    const std::string why = "skyslurmd waits for the sky jobs it names before it sends the job";
+    for (const Setting& s : r_.settings) {
+      if (s.id() != Opt::kDependency) continue;
+      if (&s == effective && r_.dependency && !r_.dependency->empty()) {
+        Change(s, *r_.dependency, why);
+        continue;
+      }
+      job_.changes.push_back(
+          {Where(s), fmt::format("--{}={} left out", s.name(), s.occurrence.value.value_or("")),
+           why});
+      dropped_.insert(&s);
+    }
+  }
+
   void Modules() {
     if (r_.modules.empty()) return;
     if (!target_.modules_known) {
@@ -648,14 +669,20 @@ class Translator {
     return false;
   }
 
+  // Whether an occurrence is not sent as written: a --sky-* option, one
+  // with a new value, or one left out.
+  bool Replaced(const Setting& s) const {
+    return IsSky(s) || new_values_.contains(&s) || dropped_.contains(&s);
+  }
+
   // The words an occurrence becomes: as written, or --name=new, or nothing.
   std::vector<std::string> WordsFor(const std::vector<const Setting*>& group) const {
     bool touched = false;
-    for (const Setting* s : group) touched = touched || IsSky(*s) || new_values_.contains(s);
+    for (const Setting* s : group) touched = touched || Replaced(*s);
     if (!touched) return group.front()->occurrence.words;
     std::vector<std::string> words;
     for (const Setting* s : group) {
-      if (IsSky(*s)) continue;
+      if (IsSky(*s) || dropped_.contains(s)) continue;
       auto it = new_values_.find(s);
       if (it != new_values_.end()) {
         words.push_back(fmt::format("--{}={}", s->name(), it->second));
@@ -670,7 +697,7 @@ class Translator {
 
   bool Touched(const std::vector<const Setting*>& group) const {
     for (const Setting* s : group) {
-      if (IsSky(*s) || new_values_.contains(s)) return true;
+      if (Replaced(*s)) return true;
     }
     return false;
   }
@@ -696,7 +723,9 @@ class Translator {
     // Options from the environment do not travel: they become arguments,
     // before the command line's, which keeps Slurm's precedence.
     for (const Setting& s : r_.settings) {
-      if (s.origin.kind != Origin::Kind::kEnvironment || IsSky(s)) continue;
+      if (s.origin.kind != Origin::Kind::kEnvironment || IsSky(s) || dropped_.contains(&s)) {
+        continue;
+      }
       auto it = new_values_.find(&s);
       const std::optional<std::string>& value =
           it != new_values_.end() ? std::optional<std::string>(it->second) : s.occurrence.value;
@@ -825,6 +854,7 @@ class Translator {
   TranslatedJob job_;
   std::vector<std::string> reasons_;
   std::map<const Setting*, std::string> new_values_;
+  std::set<const Setting*> dropped_;  // occurrences left out
   std::map<std::string, std::string> why_;
   std::vector<std::tuple<std::size_t, std::size_t, std::string>> module_edits_;
   // The script's paths rewritten for the target (paths.rewrite_script).

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "broker/job/request.h"
+#include "broker/job/sky_dependency.h"
 #include "broker/place/planner.h"
 #include "broker/place/spending.h"
 #include "broker/translate/translator.h"
@@ -99,7 +100,14 @@ int RunExplain(const std::vector<std::string>& raw) {
       descriptions.empty() ? place::PlacementPolicy(*ws, options.probe_timeout) : ws->policy;
   options.only = request->sky.clusters;
   if (request->sky.infra) options.pinned = *request->sky.infra;
-  place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);
+  // Weighed with what sbatch gets once the sky jobs a --dependency names
+  // answered it (skyslurmd waits for those); the view shows it as written.
+  job::Request placed = *request;
+  if (auto taken = job::TakeSkyDependency(placed); !taken.ok()) {
+    std::fprintf(stderr, "skyslurm explain: %s\n", taken.status().message().c_str());
+    return 2;
+  }
+  place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
 
   const ExplainText view = RenderExplain(*request, *ws, plan, options.estimate);
   std::fputs(view.text.c_str(), stdout);

@@ -21,6 +21,7 @@
 #include "broker/cluster/registry.h"
 #include "broker/daemon/job_input.h"
 #include "broker/job/request.h"
+#include "broker/job/sky_dependency.h"
 #include "broker/place/audit.h"
 #include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
@@ -324,6 +325,12 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
     return job::ParseRequest(input);
   }();
   if (!request.ok()) return Fail(tool, request.status().message());
+  // A --dependency naming sky jobs: only skyslurmd can wait for them.
+  // Placed here (--sky-explain, --test-only), the job is weighed with what
+  // sbatch would get once they answered it.
+  job::Request placed = *request;
+  auto sky_dependency = job::TakeSkyDependency(placed);
+  if (!sky_dependency.ok()) return Fail(tool, sky_dependency.status().message());
 
   const std::string real_dir = fs::path(real).parent_path().string();
   if (jtool == job::Tool::kSbatch && !request->sky.explain && !request->test_only) {
@@ -356,6 +363,11 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
                                  .env = env.vars(), .cwd = fs::current_path().string()};
       return SubmitThroughDaemon(tool, *request, client, job_input, progress,
                                  loaded->settings.failover);
+    } else if (!sky_dependency->conditions.empty()) {
+      progress.Clear();
+      return Fail(tool, fmt::format("skyslurm: --dependency={} names sky jobs, which only "
+                                    "skyslurmd can wait for, and {}; nothing is submitted",
+                                    *request->dependency, up.message()));
     } else if (request->sky.managed) {
       progress.Clear();
       if (!home_on_error) return Fail(tool, "skyslurm: " + up.message());
@@ -384,7 +396,7 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   if (request->sky.infra && ws->registry.Find(*request->sky.infra) == nullptr) {
     return Fail(tool, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request->sky.infra));
   }
-  place::Plan plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);
+  place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
   progress.Clear();
 
   if (request->sky.explain) {

@@ -85,6 +85,8 @@ class FakeCluster final : public backend::Backend {
     j.submit_time = std::time(nullptr);
     jobs.push_back(j);
     ++submissions;
+    last_args = spec.job.args;
+    last_script = spec.job.script;
     return j.key;
   }
   backend::EstimatedSubmission EstimateThenSubmit(const backend::SubmitSpec& spec,
@@ -166,6 +168,8 @@ class FakeCluster final : public backend::Backend {
   std::time_t start_in = 0;
   int submissions = 0, estimates = 0, estimates_with_submissions = 0;
   std::vector<cluster::QueuedJob> queued;  // what a probe sees (squeue)
+  std::vector<std::string> last_args;      // the last job sent: its options and script
+  std::string last_script;
 
  private:
   std::mutex mu_;
@@ -264,6 +268,78 @@ TEST_F(JobManagerTest, ARetriedSubmissionIsTheSameJob) {
   EXPECT_EQ(again->job.native_id, first->job.native_id);
   EXPECT_EQ(Cluster("alpha").submissions, 1);
   EXPECT_TRUE(store_->OpenIntents()->empty());
+}
+
+// --dependency naming a sky job: held back by skyslurmd (no slurmctld knows
+// the id) until the job ends as asked, then sent with the rest of the
+// dependency only; unknown ids refused, never-satisfied ones reported.
+TEST_F(JobManagerTest, AJobDependingOnASkyJobWaitsForItThenGoesWithoutItsId) {
+  const std::string first = "sky-20260101-000000-000051";
+  auto a = manager_->Submit({first, Input(), false});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  FakeCluster& ran = Cluster(a->job.cluster);
+  auto with = [](std::string directive) {
+    JobInput in = Input();
+    in.script = "#!/bin/sh\n#SBATCH --gres=gpu:h100:1 -t 5\n#SBATCH " + directive + "\ntrue\n";
+    return in;
+  };
+  const int sent = Cluster("alpha").submissions + Cluster("beta").submissions;
+
+  const std::string next = "sky-20260101-000000-000052";
+  auto b = manager_->Submit({next, with("--dependency=afterok:" + first), false});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(Get(next).state, "PENDING");
+  EXPECT_EQ(Get(next).cluster, "");
+  EXPECT_EQ(Get(next).reason, "Dependency: waits for afterok:" + first + " (PENDING)");
+  EXPECT_TRUE(HasEvent(next, "dependency"));
+  EXPECT_EQ(Cluster("alpha").submissions + Cluster("beta").submissions, sent);
+
+  auto unknown = manager_->Submit({"sky-20260101-000000-000053",
+                                   with("--dependency=afterok:sky-20260101-000000-0000ff"), false});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "job.sh:3: --dependency=afterok:sky-20260101-000000-0000ff: skyslurm knows no job "
+            "sky-20260101-000000-0000ff (skyslurm queue lists yours)");
+  EXPECT_FALSE(store_->Get("sky-20260101-000000-000053").ok());
+  auto bad = manager_->Submit(
+      {"sky-20260101-000000-000054", with("--dependency=aftercorr:" + first), false});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("job.sh:3: --dependency item"));
+
+  now_ += 5;
+  manager_->Tick();
+  EXPECT_EQ(Get(next).cluster, "");  // still waiting
+  ran.Set(a->job.native_id, "COMPLETED");
+  for (int i = 0; i < 2 && Get(next).cluster.empty(); ++i) {
+    now_ += 5;
+    manager_->Tick();
+  }
+  EXPECT_EQ(Get(first).state, "COMPLETED");
+  const store::SkyJob released = Get(next);
+  ASSERT_FALSE(released.cluster.empty());
+  FakeCluster& got = Cluster(released.cluster);
+  EXPECT_EQ(got.last_script.find("\n#SBATCH --dependency"), std::string::npos) << got.last_script;
+  for (const auto& arg : got.last_args) EXPECT_THAT(arg, ::testing::Not(HasSubstr("depend")));
+
+  // Answered already at submission: sent at once. afternotok of a job that
+  // completed: never; with --kill-on-invalid-dep=yes, cancelled as Slurm does.
+  auto c = manager_->Submit(
+      {"sky-20260101-000000-000055", with("--dependency=afterany:" + first), false});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->job.native_id.empty());
+  auto never = manager_->Submit(
+      {"sky-20260101-000000-000056", with("--dependency=afternotok:" + first), false});
+  ASSERT_TRUE(never.ok());
+  EXPECT_EQ(Get("sky-20260101-000000-000056").reason,
+            "DependencyNeverSatisfied: afternotok:" + first + " ended COMPLETED");
+  auto killed = manager_->Submit(
+      {"sky-20260101-000000-000057",
+       with("--dependency=afternotok:" + first + " --kill-on-invalid-dep=yes"), false});
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ(Get("sky-20260101-000000-000057").state, "CANCELLED");
+  // The one that waits can be cancelled: it has no copy anywhere.
+  EXPECT_TRUE(manager_->Cancel("sky-20260101-000000-000056").ok());
+  EXPECT_EQ(Get("sky-20260101-000000-000056").state, "CANCELLED");
 }
 
 TEST_F(JobManagerTest, AJobOnlyOneClusterCanRunIsEstimatedWithItsSubmission) {

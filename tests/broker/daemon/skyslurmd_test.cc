@@ -23,6 +23,7 @@
 
 #include "broker/daemon/fault_points.h"
 #include "broker/job/array_indices.h"
+#include "broker/job/sky_id.h"
 #include "broker/store/job_store.h"
 #include "broker/util/strings.h"
 #include "tests/support/testbed.h"
@@ -343,7 +344,8 @@ class DaemonTest : public TestbedTest {
            "#!/bin/bash\n#SBATCH -J skymove\n#SBATCH --gpus=1\n#SBATCH -t 3\n"
            "#SBATCH -o /dev/null\n"
            "echo $SLURM_ARRAY_TASK_ID $SKYSLURM_CLUSTER >> " +
-               marks + "/$SLURM_ARRAY_TASK_ID\nsleep 12\n");
+               marks + "/$SLURM_ARRAY_TASK_ID\nsleep 12\ntouch " + marks +
+               "/$SLURM_ARRAY_TASK_ID.done\n");
     CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--array=0-35", "moving.sh"});
     EXPECT_EQ(out.exit_code, 0) << out.err;
     std::smatch m;
@@ -997,6 +999,24 @@ TEST_F(DaemonTest, PendingTasksOfASpreadArrayMoveToAClusterThatFreesUp) {
   ASSERT_FALSE(id.empty());
   Json::Value s = Status(id);
   ASSERT_EQ(s["job"]["state"].asString(), "SPREAD") << s["job"]["reason"].asString();
+  // A later job waits for the whole array wherever its tasks run: it counts
+  // the tasks that ended. --parsable answers its sky id (it has no Slurm id
+  // while it waits).
+  Script("after.sh",
+         "#!/bin/bash\n#SBATCH -J skymove\n#SBATCH --gpus=1\n#SBATCH -t 1\n"
+         "#SBATCH -o /dev/null\n"
+         "echo $(ls " +
+             marks + " | grep -c done) $SKYSLURM_CLUSTER > " + marks + "/after\n");
+  CommandOutput later = Typed(
+      {"sbatch", "--sky-any-cluster", "--parsable", "--dependency=afterok:" + id, "after.sh"});
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  const std::string after_id = Trim(later.out);
+  ASSERT_TRUE(LooksLikeSkyId(after_id)) << later.out << later.err;
+  sky_ids_.push_back(after_id);
+  Json::Value waiting = Status(after_id);
+  EXPECT_EQ(waiting["job"]["state"].asString(), "PENDING");
+  EXPECT_EQ(waiting["job"]["reason"].asString(),
+            "Dependency: waits for afterok:" + id + " (SPREAD)");
   Free("beta");
   s = WaitFor(
       id, [](const Json::Value& v) { return store::IsFinalState(v["job"]["state"].asString()); },
@@ -1005,10 +1025,20 @@ TEST_F(DaemonTest, PendingTasksOfASpreadArrayMoveToAClusterThatFreesUp) {
   EXPECT_TRUE(HasEvent(s, "tasks-moved")) << s.toStyledString();
   const std::map<std::string, int> where = RanOnce(marks, "moved");
   EXPECT_GT(where.count("beta"), 0u) << "no task ran on beta";
+  Json::Value dependent = WaitFor(
+      after_id,
+      [](const Json::Value& v) { return store::IsFinalState(v["job"]["state"].asString()); },
+      std::chrono::seconds(60));
+  EXPECT_EQ(dependent["job"]["state"].asString(), "COMPLETED") << dependent.toStyledString();
+  EXPECT_TRUE(HasEvent(dependent, "dependency"));
+  EXPECT_THAT(ReadFile(marks + "/after"), ::testing::StartsWith("36 "));
   Free("gamma");
   std::printf("36 tasks of 12 s, beta freed after the spread: ran");
   for (const auto& [c, n] : where) std::printf(" %s %d", c.c_str(), n);
-  std::printf("\n");
+  std::printf(
+      "; the afterok job ran on %s %ld s after the array ended\n",
+      dependent["job"]["cluster"].asString().c_str(),
+      static_cast<long>(dependent["job"]["started"].asInt64() - s["job"]["ended"].asInt64()));
 }
 
 // A submission that meets a daemon still exiting (it stopped answering, and

@@ -80,6 +80,15 @@ TEST(SubmitTextTest, RefusedOrNotYetOnACluster) {
   EXPECT_EQ(k.exit_code, 0);
   EXPECT_EQ(k.out, "");  // never a "Submitted" line without a job
   EXPECT_THAT(k.err, HasSubstr("is accepted (beta stopped answering)"));
+  // Held back for its dependency: --parsable answers the sky id a later
+  // job's --dependency takes.
+  SubmitAnswer held = kept;
+  held.job.state = "PENDING";
+  held.job.reason = "Dependency: waits for afterok:sky-20261201-110000-000001 (RUNNING)";
+  const SubmitText h = RenderSubmitted("sbatch", Parse({"--parsable"}), held);
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_EQ(h.out, "sky-20261201-120000-abcdef\n");
+  EXPECT_THAT(h.err, HasSubstr("is accepted (Dependency: waits for afterok:"));
 }
 
 TEST(RunDirTest, TheSocketPathAllThreeClientsAgreeOn) {

@@ -254,6 +254,31 @@ TEST_F(TranslatorTest, JobsThatCannotMove) {
   EXPECT_FALSE(m.ok());
 }
 
+// Once skyslurmd answered the sky jobs a dependency named, every occurrence
+// is sent as what is left, or left out: an earlier one must not become the
+// one sbatch reads.
+TEST_F(TranslatorTest, AResolvedDependencySendsWhatIsLeftInEveryForm) {
+  const std::string sky = "sky-20261205-101500-a1b2c3";
+  job::Request r = Parse({"--dependency=afterok:" + sky, "job.sh"},
+                         "#!/bin/sh\n#SBATCH --dependency=afterany:" + sky + " -N 1\ntrue\n",
+                         {{"SBATCH_DEPENDENCY", "singleton"}});
+  r.dependency_resolved = true;
+  r.dependency.reset();  // nothing left
+  auto gone = To("beta", r);
+  ASSERT_TRUE(gone.ok()) << testing::PrintToString(gone.reasons);
+  EXPECT_THAT(gone.job->args, IsEmpty());
+  EXPECT_THAT(gone.job->script,
+              HasSubstr("##SBATCH --dependency=afterany:" + sky + " -N 1\n#SBATCH -N 1\ntrue\n"));
+  // Slurm's own ids left: they keep the job home, where they are sent.
+  r.dependency = "afterok:42";
+  EXPECT_FALSE(To("beta", r).ok());
+  auto home = To("alpha", r);
+  ASSERT_TRUE(home.ok());
+  EXPECT_THAT(home.job->args, ElementsAre("--dependency=afterok:42"));
+  EXPECT_THAT(home.job->script, HasSubstr("#SBATCH -N 1\n"));
+  EXPECT_THAT(home.job->script, Not(HasSubstr("\n#SBATCH --dependency")));
+}
+
 TEST_F(TranslatorTest, JobsThatMoveWithACaveat) {
   auto t = To("beta", Parse({"--array=1-4", "--wait", "--hold", "--export=PATH,FOO", "job.sh"},
                             "#!/bin/sh\ntrue\n"));
