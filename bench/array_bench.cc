@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "bench/bench_support.h"
@@ -123,7 +124,15 @@ void SubmitFigures(int tasks) {
 std::pair<double, Json::Value> RunToEnd(std::vector<std::string> argv) {
   const auto t0 = Clock::now();
   CommandOutput out = Typed(argv);
-  const std::string id = SkyIdIn(out.err);
+  std::string id = SkyIdIn(out.err);
+  if (id.empty() && out.exit_code == 0) {
+    // Kept whole at home, sbatch prints Slurm's line only: the sky id is
+    // the status of "cluster:N".
+    std::smatch m;
+    if (std::regex_search(out.out, m, std::regex("job ([0-9]+) on cluster ([a-z0-9-]+)"))) {
+      id = Status(m[2].str() + ":" + m[1].str())["job"]["sky_id"].asString();
+    }
+  }
   if (out.exit_code != 0 || id.empty()) {
     std::printf("   FAILED: %s%s\n", out.out.c_str(), out.err.c_str());
     return {0, Json::Value()};
@@ -151,15 +160,17 @@ void MakespanFigures(int tasks, int seconds) {
   for (const auto& p : s["parts"]) {
     parts += fmt::format(" {} {}", p["cluster"].asString(), p["indices"].asString());
   }
-  std::printf("   spread: %.0f s (%s;%s)\n", spread, s["job"]["state"].asCString(), parts.c_str());
+  std::printf("   spread: %.0f s (%s;%s)\n", spread, s["job"]["state"].asString().c_str(),
+              parts.c_str());
   auto [kept, h] = RunToEnd({"sbatch", "--sky-infra=alpha", spec, "sweep.sh"});
   std::printf("   kept home on alpha: %.0f s (%s); spread/home = %.2f\n", kept,
-              h["job"]["state"].asCString(), kept > 0 ? spread / kept : 0);
+              h["job"]["state"].asString().c_str(), kept > 0 ? spread / kept : 0);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as it is taken
   const std::string only = argc > 1 ? argv[1] : "all";
   const int tasks = argc > 2 ? std::atoi(argv[2]) : 300;
   const int seconds = argc > 3 ? std::atoi(argv[3]) : 60;
