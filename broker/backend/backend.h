@@ -195,6 +195,19 @@ class Backend : public JobTranslator {
     return UnimplementedError(name() + " cannot hold a job");
   }
 
+  // Releases what Hold held ("452_[20-27]").
+  virtual Status Release(const std::string& /*job_id*/, std::chrono::milliseconds /*timeout*/) {
+    return UnimplementedError(name() + " cannot release a job");
+  }
+
+  // Sets how many tasks of array `job_id` may run at once (its "%N", Slurm's
+  // ArrayTaskThrottle): a spread array's share of its limit changes when
+  // pending tasks move to another cluster with part of it.
+  virtual Status SetArrayThrottle(const std::string& /*job_id*/, std::int64_t /*limit*/,
+                                  std::chrono::milliseconds /*timeout*/) {
+    return UnimplementedError(name() + " cannot change an array's task limit");
+  }
+
   // The job's standard output file as it is now.
   virtual Result<std::string> Output(const std::string& job_id,
                                      std::chrono::milliseconds timeout) = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "broker/backend/array_tasks.h"
 
 namespace skyslurm::backend {
 
@@ -24,7 +25,9 @@ cluster::QueuedJob InItsPartition(cluster::QueuedJob job, const cluster::Invento
 
 CachingBackend::CachingBackend(Backend& inner, CacheOptions options,
                                std::function<Clock::time_point()> clock)
-    : inner_(inner), options_(options), now_(clock ? std::move(clock) : [] { return Clock::now(); }) {}
+    : inner_(inner),
+      options_(options),
+      now_(clock ? std::move(clock) : [] { return Clock::now(); }) {}
 
 void CachingBackend::Invalidate() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -90,14 +93,21 @@ void CachingBackend::AddRecentSubmits(cluster::Inventory& inventory) {
   }
   // One the probe saw ended is gone for good: added back, it would hold its
   // GPUs for its whole time limit in every estimate until it aged out here.
+  // An array is listed by its tasks ("437_20", "437_[28-35%8]"): it is the
+  // job whose id they carry (else an array just sent counted twice, its
+  // tasks and itself, and a cluster running it looked full for a minute).
+  auto same = [](const std::string& listed, const std::string& sent) {
+    return ArrayJobId(listed) == sent;
+  };
   std::erase_if(recent_submits_, [&](const auto& recent) {
-    return std::find(inventory.ended.begin(), inventory.ended.end(), recent.second.job_id) !=
-           inventory.ended.end();
+    return std::any_of(inventory.ended.begin(), inventory.ended.end(),
+                       [&](const std::string& id) { return same(id, recent.second.job_id); });
   });
   for (const auto& recent : recent_submits_) {
     const cluster::QueuedJob& job = recent.second;
-    const bool listed = std::any_of(inventory.jobs.begin(), inventory.jobs.end(),
-                                    [&](const cluster::QueuedJob& j) { return j.job_id == job.job_id; });
+    const bool listed =
+        std::any_of(inventory.jobs.begin(), inventory.jobs.end(),
+                    [&](const cluster::QueuedJob& j) { return same(j.job_id, job.job_id); });
     if (!listed) inventory.jobs.push_back(InItsPartition(job, inventory));
   }
   for (const auto& [token, job] : reserved_) {
@@ -238,7 +248,8 @@ Status CachingBackend::EstimateSlot(Clock::time_point deadline) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       const auto now = now_();
-      while (!recent_estimates_.empty() && now - recent_estimates_.front() >= std::chrono::seconds(1)) {
+      while (!recent_estimates_.empty() &&
+             now - recent_estimates_.front() >= std::chrono::seconds(1)) {
         recent_estimates_.pop_front();
       }
       if (static_cast<int>(recent_estimates_.size()) < options_.estimates_per_second) {

@@ -9,8 +9,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -73,7 +73,24 @@ class CachingBackend final : public Backend {
     Invalidate();
     return inner_.Cancel(job_id, only_if_pending, timeout);
   }
-  Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override {
+  // A hold, a release and a new task limit change what can start: the
+  // cached view goes, as with a cancel. (Regression: these were not
+  // forwarded, so a move of pending tasks cancelled them unheld.)
+  Status Hold(const std::string& job_id, std::chrono::milliseconds timeout) override {
+    Invalidate();
+    return inner_.Hold(job_id, timeout);
+  }
+  Status Release(const std::string& job_id, std::chrono::milliseconds timeout) override {
+    Invalidate();
+    return inner_.Release(job_id, timeout);
+  }
+  Status SetArrayThrottle(const std::string& job_id, std::int64_t limit,
+                          std::chrono::milliseconds timeout) override {
+    Invalidate();
+    return inner_.SetArrayThrottle(job_id, limit, timeout);
+  }
+  Result<std::string> Output(const std::string& job_id,
+                             std::chrono::milliseconds timeout) override {
     return inner_.Output(job_id, timeout);
   }
   Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,

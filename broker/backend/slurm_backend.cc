@@ -482,6 +482,18 @@ Status SlurmBackend::Hold(const std::string& job_id, std::chrono::milliseconds t
   return RunChecked({.argv = {"scontrol", "hold", job_id}}, timeout).status();
 }
 
+Status SlurmBackend::Release(const std::string& job_id, std::chrono::milliseconds timeout) {
+  return RunChecked({.argv = {"scontrol", "release", job_id}}, timeout).status();
+}
+
+Status SlurmBackend::SetArrayThrottle(const std::string& job_id, std::int64_t limit,
+                                      std::chrono::milliseconds timeout) {
+  return RunChecked({.argv = {"scontrol", "update", "JobId=" + job_id,
+                              fmt::format("ArrayTaskThrottle={}", limit)}},
+                    timeout)
+      .status();
+}
+
 Result<std::string> SlurmBackend::Output(const std::string& job_id,
                                          std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);

@@ -40,6 +40,9 @@ class SlurmBackend : public Backend {
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds timeout) override;
   Status Hold(const std::string& job_id, std::chrono::milliseconds timeout) override;
+  Status Release(const std::string& job_id, std::chrono::milliseconds timeout) override;
+  Status SetArrayThrottle(const std::string& job_id, std::int64_t limit,
+                          std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;

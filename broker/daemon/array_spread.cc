@@ -357,6 +357,19 @@ std::vector<std::int64_t> RowIndices(const std::string& row_id, const std::strin
   return (*parsed)->indices;
 }
 
+// How many tasks of an array's row run (or end) now: the ones its "%N"
+// counts.
+std::int64_t RunningTasks(const backend::JobInfo& copy) {
+  std::int64_t n = 0;
+  for (backend::JobPhase p : {backend::JobPhase::kRunning, backend::JobPhase::kEnding}) {
+    if (auto it = copy.array_tasks.find(std::string(backend::PhaseName(p)));
+        it != copy.array_tasks.end()) {
+      n += it->second;
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy) {
@@ -375,13 +388,22 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   auto input = JobInputFromText(whole->input_json);
   if (!input.ok()) return;
   auto request = job::ParseRequest(input->ToRequestInput());
-  // A "%N" shared among the parts stays as it was shared.
-  if (!request.ok() || !request->array_indices || request->array_indices->throttle) return;
+  if (!request.ok() || !request->array_indices) return;
   // Its waiting tasks that are still its own (a read begun before a move
   // may still list the ones that left).
   auto pending = job::ParseArrayIndices(copy.pending_tasks);
   auto mine = job::ParseArrayIndices(part.indices);
   if (!pending.ok() || !pending->has_value() || !mine.ok() || !mine->has_value()) return;
+  // Under a "%N" the parts share, a part gives the tasks that move the part
+  // of its share its cluster leaves unused (it runs fewer tasks than its
+  // share): more would let the parts together run more than N. One whose
+  // share is in use gains nothing by a move: the limit holds its tasks back.
+  std::int64_t spare = 0;
+  if (request->array_indices->throttle) {
+    if (!(*mine)->throttle) return;
+    spare = *(*mine)->throttle - RunningTasks(copy);
+    if (spare <= 0) return;
+  }
   std::vector<std::int64_t> waiting;
   std::set_intersection((*pending)->indices.begin(), (*pending)->indices.end(),
                         (*mine)->indices.begin(), (*mine)->indices.end(),
@@ -433,15 +455,19 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   const std::size_t take = std::min(best_now, waiting.size());
   const std::vector<std::int64_t> moving(waiting.end() - static_cast<std::ptrdiff_t>(take),
                                          waiting.end());
-  const std::string why = fmt::format(
+  std::string why = fmt::format(
       "{} of its tasks pend on {} after {} s; {}/{} starts {} of them now", waiting.size(),
       part.cluster, now - part.submitted, best->cluster, best->partition, take);
-  store::Intent intent{0,
-                       part.sky_id,
-                       "move-tasks",
-                       part.cluster,
-                       fmt::format("{}_[{}]", part.native_id, job::FormatArrayIndices(moving)),
-                       now};
+  // "N_[20-27]", and under a shared "%N" the share they take along at most
+  // ("N_[20-27]%4"): FinishTaskMove settles it against what runs then.
+  std::string named = fmt::format("{}_[{}]", part.native_id, job::FormatArrayIndices(moving));
+  if (spare > 0) {
+    const std::int64_t share = std::min<std::int64_t>(spare, static_cast<std::int64_t>(take));
+    named += fmt::format("%{}", share);
+    why += fmt::format(", up to {} at once (its share of %{} unused there)", share,
+                       *request->array_indices->throttle);
+  }
+  store::Intent intent{0, part.sky_id, "move-tasks", part.cluster, named, now};
   auto begun = store_.BeginIntent(intent);
   if (!begun.ok()) return;
   intent.id = *begun;
@@ -455,40 +481,114 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
 
 void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent,
                                 const std::string& target, const std::string& why) {
-  const auto at = intent.native_id.find("_[");
-  if (at == std::string::npos || intent.native_id.back() != ']') {
+  // "N_[20-27]", or "N_[20-27]%4" under a shared "%N" (WeighTaskMove).
+  std::string ids = intent.native_id;
+  std::int64_t share_asked = 0;
+  if (const auto pct = ids.rfind('%'); pct != std::string::npos && pct > ids.rfind(']')) {
+    share_asked = std::atoll(ids.c_str() + pct + 1);
+    ids.resize(pct);
+  }
+  const auto at = ids.find("_[");
+  if (at == std::string::npos || ids.back() != ']') {
     (void)store_.EndIntent(intent.id);  // not one of ours
     return;
   }
-  const std::string native = intent.native_id.substr(0, at);
-  const std::vector<std::int64_t> wanted = RowIndices(intent.native_id, native);
+  const std::string native = ids.substr(0, at);
+  const std::vector<std::int64_t> wanted = RowIndices(ids, native);
   backend::Backend* b = BackendOf(intent.cluster);
   if (b == nullptr) return;
+  // The part's share of the "%N" as the store has it (changed only with the
+  // move's record, so the same after a crash).
+  std::int64_t share = 0;
+  auto mine_now = job::ParseArrayIndices(part.indices);
+  if (share_asked > 0 && mine_now.ok() && mine_now->has_value() && (*mine_now)->throttle) {
+    share = *(*mine_now)->throttle;
+  }
+  // The array's limit set there; also done when the array has no live task
+  // left there (the command is refused: nothing is left to limit, and what
+  // follows settles the move from the queue). Else false: tried again from
+  // the intent on a later look.
+  auto set_share = [&](std::int64_t limit) {
+    if (share == 0 || b->SetArrayThrottle(native, limit, options_.queue_timeout).ok()) {
+      return true;
+    }
+    auto now_rows = b->Queue(options_.queue_timeout);
+    if (!now_rows.ok()) return false;
+    return std::none_of(now_rows->begin(), now_rows->end(), [&](const backend::JobInfo& r) {
+      return !RowIndices(r.key.job_id, native).empty() && backend::IsLive(r.phase);
+    });
+  };
+  // Lowered first, by all the tasks may take along: from now on the part
+  // starts no task that the new part's share would then exceed N with.
+  if (!set_share(share - share_asked)) return;
   // Held first (exactly those still pending; a task that started is left
   // alone), then the held ones cancelled: Slurm 22.05's scancel
   // --state=PENDING of some tasks cancels the array's whole pending record.
   // Again after a crash, which is harmless; the answers are not the judge
   // (a task that started makes the hold fail for it), the queue is.
-  (void)b->Hold(intent.native_id, options_.queue_timeout);
+  (void)b->Hold(ids, options_.queue_timeout);
   FaultPoint("tasks.held");
   auto rows = b->Queue(options_.queue_timeout);
   if (!rows.ok()) return;  // settled from the intent on a later look
   std::map<std::int64_t, backend::JobPhase> seen;
+  std::int64_t running = 0;  // its tasks holding a place under its share
   for (const auto& r : *rows) {
-    for (std::int64_t i : RowIndices(r.key.job_id, native)) seen[i] = r.phase;
+    const std::vector<std::int64_t> indices = RowIndices(r.key.job_id, native);
+    for (std::int64_t i : indices) seen[i] = r.phase;
+    if (backend::IsLive(r.phase) && !backend::IsWaiting(r.phase)) {
+      running += static_cast<std::int64_t>(indices.size());
+    }
   }
   // Still waiting, so held now (squeue lists them in the array's pending
   // record, "Resources,JobHeldAdmin", beside the ones not held): they
-  // cannot start before the cancel.
+  // cannot start before the cancel. Already cancelled: by this move before
+  // a crash.
+  const bool listed_recently = Now() - intent.created < 240;
+  auto cancelled = [&](std::int64_t i) {
+    auto it = seen.find(i);
+    return it == seen.end() ? listed_recently : it->second == backend::JobPhase::kCancelled;
+  };
   std::vector<std::int64_t> held;
+  std::size_t already = 0;
   for (std::int64_t i : wanted) {
     if (auto it = seen.find(i); it != seen.end() && backend::IsWaiting(it->second)) {
       held.push_back(i);
+    } else if (cancelled(i)) {
+      ++already;
     }
   }
+  // Under a shared "%N": the share the tasks take along is what the part
+  // leaves unused now (tasks may have started since the move was weighed),
+  // no more than they are. None: nothing moves, the held tasks wait again.
+  // (After a crash past the cancel, the part ran at most its lowered share
+  // since, so some share is left: the clamp only guards that.)
+  std::int64_t given = 0;
+  if (share > 0) {
+    given = std::min({share_asked, share - std::min(running, share),
+                      static_cast<std::int64_t>(held.size() + already)});
+    if (already > 0) given = std::max<std::int64_t>(given, 1);
+  }
+  auto whole = store_.Get(part.parent);
+  if (!whole.ok()) return;
+  auto abandon = [&](const std::string& what) {
+    if (!set_share(share)) return;
+    (void)store_.Apply([&] {
+      SKY_RETURN_IF_ERROR(Record(part, EventKind::kMoveAbandoned, what, intent.cluster, native));
+      return store_.EndIntent(intent.id);
+    });
+  };
+  if (share > 0 && given <= 0) {
+    if (!held.empty()) {
+      const std::string back = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
+      if (!b->Release(back, options_.queue_timeout).ok()) return;  // later, from the intent
+    }
+    abandon("its share of the array's %N is in use on " + intent.cluster);
+    return;
+  }
   if (!held.empty()) {
-    const std::string ids = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
-    if (!b->Cancel(ids, false, options_.queue_timeout).ok()) return;  // later, from the intent
+    const std::string cancelling = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
+    if (!b->Cancel(cancelling, false, options_.queue_timeout).ok())
+      return;  // later, from the intent
     FaultPoint("tasks.cancelled");
     rows = b->Queue(options_.queue_timeout);
     if (!rows.ok()) return;
@@ -500,25 +600,17 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   // Moved: the tasks now listed as cancelled, or no longer listed while a
   // cancelled task still would be (MinJobAge, 300 s by default). A task
   // that started stays where it ran.
-  const bool listed_recently = Now() - intent.created < 240;
   std::vector<std::int64_t> moved;
   for (std::int64_t i : wanted) {
-    auto it = seen.find(i);
-    if (it == seen.end() ? listed_recently : it->second == backend::JobPhase::kCancelled) {
-      moved.push_back(i);
-    }
+    if (cancelled(i)) moved.push_back(i);
   }
-  auto whole = store_.Get(part.parent);
-  if (!whole.ok()) return;
   if (moved.empty()) {
-    (void)store_.Apply([&] {
-      SKY_RETURN_IF_ERROR(Record(part, EventKind::kMoveAbandoned,
-                                 "its tasks started on " + intent.cluster + " before the move",
-                                 intent.cluster, native));
-      return store_.EndIntent(intent.id);
-    });
+    abandon("its tasks started on " + intent.cluster + " before the move");
     return;
   }
+  given = std::min(given, static_cast<std::int64_t>(moved.size()));
+  // What the part keeps, set before the new part can start anything.
+  if (!set_share(share - given)) return;
   auto input = JobInputFromText(whole->input_json);
   if (!input.ok()) return;
   auto request = job::ParseRequest(input->ToRequestInput());
@@ -529,7 +621,8 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
     std::set_difference((*mine)->indices.begin(), (*mine)->indices.end(), moved.begin(),
                         moved.end(), std::back_inserter(remaining));
   }
-  const std::string spec = job::FormatArrayIndices(moved);
+  const std::string spec = job::FormatArrayIndices(
+      job::ArrayIndices{moved, given > 0 ? std::optional<std::int64_t>(given) : std::nullopt});
   store::SkyJob moving;
   moving.sky_id =
       fmt::format("{}-{}", whole->sky_id, store_.Parts(whole->sky_id).value_or({}).size() + 1);
@@ -548,7 +641,9 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   std::unique_lock moving_lock(LockFor(moving.sky_id));
   Status released = store_.Apply([&] {
     SKY_RETURN_IF_ERROR(store_.Insert(moving));
-    part.indices = job::FormatArrayIndices(remaining);
+    part.indices = job::FormatArrayIndices(job::ArrayIndices{
+        remaining, share > 0 && !remaining.empty() ? std::optional<std::int64_t>(share - given)
+                                                   : std::nullopt});
     ++part.moves;
     SKY_RETURN_IF_ERROR(Record(part, EventKind::kTasksMoved, detail, intent.cluster, native));
     SKY_RETURN_IF_ERROR(Record(*whole, EventKind::kTasksMoved, detail, intent.cluster, native));

@@ -47,8 +47,9 @@ void JobManager::SettleIntent(const store::Intent& intent) {
   }
   if (intent.action == "move-tasks") {
     // A move of pending tasks: held and cancelled again if they still wait
-    // (harmless), those then listed as cancelled become a new part, placed
-    // wherever they start soonest.
+    // (harmless; under a shared "%N" the part's limit set again first),
+    // those then listed as cancelled become a new part, placed wherever
+    // they start soonest.
     FinishTaskMove(*job, intent, "", "a move of pending tasks settled " + SettledWhen(intent));
     return;
   }

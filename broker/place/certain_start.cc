@@ -85,7 +85,8 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
   const std::set<std::string> overlapping = OverlappingPartitions(d, partition);
   for (const auto& j : inventory.jobs) {
     if (!backend::IsWaiting(backend::SlurmPhaseOf(j.state))) continue;
-    if (j.reason.starts_with("JobHeld") || j.reason == "Dependency" || j.reason == "BeginTime") {
+    if (j.reason.starts_with("JobHeld") || j.reason == "Dependency" || j.reason == "BeginTime" ||
+        j.reason == "JobArrayTaskLimit") {
       continue;  // cannot start now either way: not ahead
     }
     // A job pending for several partitions lists them comma-separated.

@@ -33,6 +33,7 @@ class CountingBackend final : public Backend {
     inv.description.partitions = {gpu};
     inv.probed_at = probes;
     inv.ended = ended;
+    inv.jobs = listed;
     return inv;
   }
   std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec&, const JobKey& key) const override {
@@ -42,7 +43,8 @@ class CountingBackend final : public Backend {
     q.state = "PENDING";
     return q;
   }
-  Result<StartEstimate> EstimateStart(const translate::TranslatedJob&, std::chrono::milliseconds) override {
+  Result<StartEstimate> EstimateStart(const translate::TranslatedJob&,
+                                      std::chrono::milliseconds) override {
     ++estimates;
     return StartEstimate{42, "p", "n1", "test"};
   }
@@ -50,15 +52,32 @@ class CountingBackend final : public Backend {
     ++submissions;
     return JobKey{name_, "7"};
   }
-  Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds) override { return std::vector<JobInfo>{}; }
+  Result<std::vector<JobInfo>> Queue(std::chrono::milliseconds) override {
+    return std::vector<JobInfo>{};
+  }
   Status Cancel(const std::string&, bool, std::chrono::milliseconds) override { return OkStatus(); }
+  Status Hold(const std::string& id, std::chrono::milliseconds) override {
+    asked.push_back("hold " + id);
+    return OkStatus();
+  }
+  Status Release(const std::string& id, std::chrono::milliseconds) override {
+    asked.push_back("release " + id);
+    return OkStatus();
+  }
+  Status SetArrayThrottle(const std::string& id, std::int64_t limit,
+                          std::chrono::milliseconds) override {
+    asked.push_back("throttle " + id + " " + std::to_string(limit));
+    return OkStatus();
+  }
+  std::vector<std::string> asked;
   Result<std::string> Output(const std::string&, std::chrono::milliseconds) override {
     return std::string();
   }
   std::atomic<int> probes = 0, estimates = 0, submissions = 0;
   bool fail_probe = false;
   bool queued_view = false;
-  std::vector<std::string> ended;  // ids the probe saw ended
+  std::vector<std::string> ended;          // ids the probe saw ended
+  std::vector<cluster::QueuedJob> listed;  // the queue the probe sees
   std::chrono::milliseconds probe_delay{0};
 
  private:
@@ -108,6 +127,52 @@ TEST(CachingBackendTest, AJustSubmittedJobAProbeSawEndedIsNotAddedBack) {
   inner.ended.clear();
   clock.now += std::chrono::seconds(3);
   EXPECT_TRUE(cached.Probe(std::chrono::seconds(1))->jobs.empty());
+}
+
+// Regression (issue 16): an array just submitted is listed by its tasks
+// ("7_3", "7_[4-9%2]"), never by its own id: it was added back as a whole
+// pending array for a minute, so the cluster running it looked full and a
+// spread array's pending tasks never moved there.
+TEST(CachingBackendTest, AJustSubmittedArrayListedByItsTasksIsNotAddedAgain) {
+  CountingBackend inner;
+  inner.queued_view = true;
+  FakeClock clock;
+  CachingBackend cached(inner, {.probe_ttl = std::chrono::seconds(2)}, clock.fn());
+  ASSERT_TRUE(cached.Submit({}, std::chrono::seconds(1)).ok());
+  cluster::QueuedJob running, pending;
+  running.job_id = "7_3";
+  running.state = "RUNNING";
+  pending.job_id = "7_[4-9%2]";
+  pending.state = "PENDING";
+  inner.listed = {running, pending};
+  auto view = cached.Probe(std::chrono::seconds(1));
+  ASSERT_TRUE(view.ok());
+  ASSERT_EQ(view->jobs.size(), 2u);
+  EXPECT_EQ(view->jobs[0].job_id, "7_3");
+  EXPECT_EQ(view->jobs[1].job_id, "7_[4-9%2]");
+  // One of its tasks seen ended: the array is known to the cluster.
+  inner.listed.clear();
+  inner.ended = {"7_3"};
+  clock.now += std::chrono::seconds(3);
+  EXPECT_TRUE(cached.Probe(std::chrono::seconds(1))->jobs.empty());
+}
+
+// Regression (issue 16): the cache did not pass a hold on, so a move of
+// pending tasks cancelled them without holding them first (a task could
+// start between the look and the cancel). Each change goes through and
+// throws the cached view away.
+TEST(CachingBackendTest, HoldReleaseAndTaskLimitReachTheCluster) {
+  CountingBackend inner;
+  FakeClock clock;
+  CachingBackend cached(inner, {.probe_ttl = std::chrono::seconds(30)}, clock.fn());
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  EXPECT_TRUE(cached.Hold("7_[4-9]", std::chrono::seconds(1)).ok());
+  EXPECT_TRUE(cached.Release("7_[4-5]", std::chrono::seconds(1)).ok());
+  EXPECT_TRUE(cached.SetArrayThrottle("7", 3, std::chrono::seconds(1)).ok());
+  EXPECT_EQ(inner.asked,
+            (std::vector<std::string>{"hold 7_[4-9]", "release 7_[4-5]", "throttle 7 3"}));
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  EXPECT_EQ(inner.probes, 2);
 }
 
 // Issue 16: a burst from several shells is placed at once; each decision

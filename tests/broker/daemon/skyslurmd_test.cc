@@ -316,8 +316,9 @@ class DaemonTest : public TestbedTest {
   // Every cluster idle (the jobs of the tests before are cancelled, and
   // scancel returns before they leave the queue); this test's jobs named
   // `name` cancelled after it.
-  void ExpectIdle(const std::string& name) {
-    for (const char* c : kClusters) {
+  void ExpectIdle(const std::string& name,
+                  const std::vector<std::string>& clusters = {"alpha", "beta", "gamma"}) {
+    for (const std::string& c : clusters) {
       std::string left;
       for (int i = 0; i < 60; ++i) {
         left = Trim(RunOn(tb_, c, {"squeue", "-h", "-t", "R,PD", "-o", "%i %j"}).out);
@@ -986,6 +987,108 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
   CommandOutput log = Sky({"logs", fmt::format("{}_{}", sky_id, shown)});
   EXPECT_EQ(log.exit_code, 0) << log.err;
   EXPECT_THAT(log.out, HasSubstr(fmt::format("task {}\n", shown)));
+}
+
+// Issue 16: moves under a shared "%N". beta 4 GPUs free (one node filled),
+// gamma 8 (two of three filled); a 36-task array %16 spreads over them, and
+// the first 16 starts give one part a share above its cluster's free GPUs:
+// its tasks pend with share unused. The other cluster frees up (its own
+// part cannot use it: its share is in use): those pending tasks move there
+// with that unused share (the part's own limit lowered first, `scontrol
+// update ArrayTaskThrottle`), so that the parts together never run more
+// than 16 (sampled every second); every index once.
+TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnused) {
+  ASSERT_NO_FATAL_FAILURE(ExpectIdle("skythrottle", {"beta", "gamma"}));
+  std::map<std::string, std::vector<std::string>> fillers;
+  auto fill = [&](const std::string& cluster, const std::string& gres, int nodes) {
+    for (int i = 0; i < nodes; ++i) {
+      const std::string id = Submit(tb_, cluster,
+                                    {"-N1", "--gres=" + gres, "-t", "30", "-J", "skythrottle", "-o",
+                                     "/dev/null", "--wrap", "sleep 900"});
+      ASSERT_FALSE(id.empty());
+      cleanup_.emplace_back(cluster, id);
+      fillers[cluster].push_back(id);
+      for (int k = 0; k < 150 && JobState(tb_, cluster, id) != "RUNNING"; ++k) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 1));
+  ASSERT_NO_FATAL_FAILURE(fill("gamma", "gpu:A100:8", 2));
+  const std::string marks = tmp_.File("marks");
+  fs::create_directories(marks);
+  fs::permissions(marks, fs::perms::all | fs::perms::sticky_bit);
+  Script("throttled.sh",
+         "#!/bin/bash\n#SBATCH -J skythrottle\n#SBATCH --gpus=1\n#SBATCH -t 3\n"
+         "#SBATCH -o /dev/null\n"
+         "echo $SLURM_ARRAY_TASK_ID $SKYSLURM_CLUSTER >> " +
+             marks + "/$SLURM_ARRAY_TASK_ID\nsleep 20\n");
+  // 12 start at once, so the first 16 starts give 4 of the second round to
+  // one cluster (the first in the plan's order): its part's share is above
+  // its free GPUs, the other's is not.
+  constexpr int kThrottle = 16;
+  CommandOutput out = Typed(
+      {"sbatch", "--sky-any-cluster=beta,gamma", "--array=0-35%16", "--parsable", "throttled.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const std::string sky_id = Trim(out.err.substr(0, out.err.find('\n')));
+  ASSERT_TRUE(LooksLikeSkyId(sky_id)) << out.err;
+  sky_ids_.push_back(sky_id);
+  Json::Value s = Status(sky_id);
+  ASSERT_EQ(s["job"]["state"].asString(), "SPREAD") << s["job"]["reason"].asString();
+  // The part whose share its cluster cannot run: the other cluster frees up.
+  const std::map<std::string, int> free_gpus = {{"beta", 4}, {"gamma", 8}};
+  std::vector<std::string> spare;
+  for (const auto& p : s["parts"]) {
+    auto parsed = job::ParseArrayIndices(p["indices"].asString());
+    ASSERT_TRUE(parsed.ok() && parsed->has_value() && (*parsed)->throttle) << p;
+    if (*(*parsed)->throttle > free_gpus.at(p["cluster"].asString())) {
+      spare.push_back(p["cluster"].asString());
+    }
+  }
+  ASSERT_EQ(spare.size(), 1u) << s.toStyledString();
+  const std::string spare_on = spare[0];
+  const std::string freed = spare_on == "beta" ? "gamma" : "beta";
+  for (const auto& id : fillers[freed]) RunOn(tb_, freed, {"scancel", id});
+  int most_running = 0;
+  std::string final_state;
+  for (int i = 0; i < 240; ++i) {
+    int running = 0;
+    for (const char* c : {"beta", "gamma"}) {
+      const std::string r =
+          RunOn(tb_, c, {"squeue", "-h", "-r", "-n", "skythrottle", "-t", "R", "-o", "%i %P"}).out;
+      std::istringstream rows(r);
+      for (std::string line; std::getline(rows, line);) {
+        running += line.find('_') != std::string::npos ? 1 : 0;  // tasks, not the fillers
+      }
+    }
+    most_running = std::max(most_running, running);
+    final_state = Status(sky_id)["job"]["state"].asString();
+    if (final_state != "SPREAD") break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  s = Status(sky_id);
+  EXPECT_EQ(final_state, "COMPLETED") << s.toStyledString();
+  EXPECT_TRUE(HasEvent(s, "tasks-moved")) << s.toStyledString();
+  EXPECT_LE(most_running, kThrottle);
+  // The shares still sum to the limit, the moved part's among them.
+  std::int64_t shares = 0;
+  std::string parts;
+  for (const auto& p : s["parts"]) {
+    auto parsed = job::ParseArrayIndices(p["indices"].asString());
+    if (parsed.ok() && parsed->has_value() && (*parsed)->throttle) shares += *(*parsed)->throttle;
+    parts += fmt::format(" {} {}", p["cluster"].asString(), p["indices"].asString());
+  }
+  EXPECT_EQ(shares, kThrottle) << parts;
+  std::map<std::string, int> where;
+  for (int i = 0; i < 36; ++i) {
+    const std::string text = ReadFile(marks + "/" + std::to_string(i));
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "task " << i << ": " << text;
+    if (!text.empty()) ++where[Trim(text.substr(text.find(' ') + 1))];
+  }
+  for (const auto& id : fillers[spare_on]) RunOn(tb_, spare_on, {"scancel", id});
+  std::printf("36 tasks of 20 s %%16, %s freed: parts%s; ran", freed.c_str(), parts.c_str());
+  for (const auto& [c, n] : where) std::printf(" %s %d", c.c_str(), n);
+  std::printf("; at most %d at once\n", most_running);
 }
 
 // Issue 16: one cluster frees up while a spread array's tasks pend: the

@@ -118,7 +118,8 @@ TEST(CertainStartTest, EveryDoubtIsLeftToTheScheduler) {
 
 TEST(CertainStartTest, AHeldOrWaitingJobIsNotAhead) {
   cluster::Inventory inv = Gamma(1);
-  for (const char* reason : {"JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime"}) {
+  for (const char* reason :
+       {"JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime", "JobArrayTaskLimit"}) {
     cluster::QueuedJob j;
     j.state = "PENDING";
     j.reason = reason;

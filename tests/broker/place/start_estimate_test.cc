@@ -115,6 +115,12 @@ TEST(StartEstimateTest, HeldJobsAreNotAhead) {
   EXPECT_EQ(e.pending_ahead, 0);
   q[1].reason = "Priority";
   EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow), q, kCatalog).pending_ahead, 1);
+  // Tasks held back by their own array's %N start as its running ones end,
+  // on their GPUs: not ahead of a job that fits the free ones. (Regression:
+  // a spread array's tasks never moved under a shared %N, the other part's
+  // throttled tasks seen as taking the cluster that freed up.)
+  q[1].reason = "JobArrayTaskLimit";
+  EXPECT_EQ(AccountForPendingWork(In(8, 24, kNow), q, kCatalog).pending_ahead, 0);
 }
 
 // run_times: history. Jobs there lately ran 40% of their limits: a running
@@ -200,6 +206,23 @@ TEST(StartEstimateTest, JobsJustSentAheadDoNotKeepSlurmsLaterAnswer) {
   e = AccountForPendingWork(In(1, 24, kNow + 300), q, kCatalog);
   EXPECT_EQ(e.start, kNow + 300);
   EXPECT_FALSE(e.earlier);
+}
+
+// Slurm 22.05's --test-only answers now + 60 s while an array's tasks wait
+// for its own %N in the partition (a job submitted then starts at once):
+// with the GPUs free by the layout, now stands; an answer later than that
+// minute is Slurm's to keep.
+TEST(StartEstimateTest, SlurmsMinuteWhileAnArraysTasksWaitForItsLimitIsNotKept) {
+  cluster::QueuedJob limited = Job("PENDING", 1, 0, 0, 3);
+  limited.reason = "JobArrayTaskLimit";
+  limited.submit_time = kNow - 300;
+  std::vector<cluster::QueuedJob> q = {Job("RUNNING", 8, kNow - 5, kNow + 175, 3), limited};
+  auto e = AccountForPendingWork(In(1, 24, kNow + 60), q, kCatalog);
+  EXPECT_EQ(e.start, kNow);
+  EXPECT_TRUE(e.earlier);
+  EXPECT_EQ(AccountForPendingWork(In(1, 24, kNow + 600), q, kCatalog).start, kNow + 600);
+  q.pop_back();  // no array waiting on its limit: Slurm's minute stands
+  EXPECT_EQ(AccountForPendingWork(In(1, 24, kNow + 60), q, kCatalog).start, kNow + 60);
 }
 
 // Three 8-GPU nodes, as the testbed's gamma.
