@@ -75,8 +75,11 @@ JobInfo Fold(const std::vector<const JobInfo*>& tasks) {
     if (IsLive(t->phase)) live = true;
     if (IsWaiting(t->phase)) {
       // Held ones (the user's hold) wait for their release where they are.
-      const std::string waiting =
-          t->phase == JobPhase::kPending ? WaitingIndices(t->key.job_id) : "";
+      // squeue says PENDING for them, with the hold as the reason
+      // (JobHeldUser; a record whose tasks are partly held names another
+      // reason first: those are a move's, which settles them itself).
+      const bool on_hold = t->phase == JobPhase::kHeld || t->reason.starts_with("JobHeld");
+      const std::string waiting = on_hold ? "" : WaitingIndices(t->key.job_id);
       if (!waiting.empty()) {
         out.pending_tasks += (out.pending_tasks.empty() ? "" : ",") + waiting;
       }

@@ -73,6 +73,12 @@ TEST(ArrayTasksTest, AnArrayThatHasNotStartedPends) {
             "9");
   rows[0].phase = JobPhase::kHeld;
   EXPECT_EQ(FoldArrayTasks(rows)[0].phase, JobPhase::kHeld);
+  // Held by the user (sbatch --hold): squeue says PENDING, the reason says
+  // held; none of them waits to start, so none is moved. (Regression: a
+  // spread array sent with --hold had its held tasks moved.)
+  rows[0].phase = JobPhase::kPending;
+  rows[0].reason = "JobHeldUser";
+  EXPECT_EQ(FoldArrayTasks(rows)[0].pending_tasks, "");
 }
 
 TEST(ArrayTasksTest, AnEndedArrayEndsAsItsWorstTask) {
