@@ -725,6 +725,8 @@ TEST_F(DaemonTest, AThousandSubmissionsFromSixteenShellsAllLandExactlyOnce) {
   for (const char* c : kClusters) cleanup_names_.push_back({c, "skyload"});
   // The product's cluster_dead_after (20 s), not the failover tests' 5 s:
   // a load test, not a failover one, on a machine the burst keeps busy.
+  // beta is read over SSH; under this test's own sampling on two cores a
+  // read may take seconds: not a death to fail over from.
   extra_env_.emplace_back("SKYSLURM_CLUSTER_DEAD_AFTER", "20");
   ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // the daemon up, as after a first submission
   std::atomic<int> next{0};
@@ -996,9 +998,12 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
 // part cannot use it: its share is in use): those pending tasks move there
 // with that unused share (the part's own limit lowered first, `scontrol
 // update ArrayTaskThrottle`), so that the parts together never run more
-// than 16 (sampled every second); every index once.
+// than 16 (sampled every 3 s: each sample reads both queues, and sampled
+// every second on two cores the daemon's reads of beta fell behind); every
+// index once.
 TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnused) {
   ASSERT_NO_FATAL_FAILURE(ExpectIdle("skythrottle", {"beta", "gamma"}));
+  extra_env_.emplace_back("SKYSLURM_CLUSTER_DEAD_AFTER", "20");
   std::map<std::string, std::vector<std::string>> fillers;
   auto fill = [&](const std::string& cluster, const std::string& gres, int nodes) {
     for (int i = 0; i < nodes; ++i) {
@@ -1064,7 +1069,7 @@ TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnus
     most_running = std::max(most_running, running);
     final_state = Status(sky_id)["job"]["state"].asString();
     if (final_state != "SPREAD") break;
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::seconds(3));
   }
   s = Status(sky_id);
   EXPECT_EQ(final_state, "COMPLETED") << s.toStyledString();
