@@ -224,8 +224,9 @@ class DaemonTest : public TestbedTest {
   void StopDaemon() { StopUserDaemon(home_); }
 
   // Both of a cluster's nodes busy with a GPU job of `minutes`.
-  void Fill(const std::string& cluster, const std::string& gres, int minutes) {
-    for (int i = 0; i < 2; ++i) {
+  // `nodes` jobs of `gres` on one node each, running when it returns.
+  void Fill(const std::string& cluster, const std::string& gres, int minutes, int nodes = 2) {
+    for (int i = 0; i < nodes; ++i) {
       const std::string id = Submit(tb_, cluster,
                                     {"-N1", "--gres=" + gres, "-t", std::to_string(minutes), "-o",
                                      "/dev/null", "--wrap", "sleep 900"});
@@ -1004,22 +1005,8 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
 TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnused) {
   ASSERT_NO_FATAL_FAILURE(ExpectIdle("skythrottle", {"beta", "gamma"}));
   extra_env_.emplace_back("SKYSLURM_CLUSTER_DEAD_AFTER", "20");
-  std::map<std::string, std::vector<std::string>> fillers;
-  auto fill = [&](const std::string& cluster, const std::string& gres, int nodes) {
-    for (int i = 0; i < nodes; ++i) {
-      const std::string id = Submit(tb_, cluster,
-                                    {"-N1", "--gres=" + gres, "-t", "30", "-J", "skythrottle", "-o",
-                                     "/dev/null", "--wrap", "sleep 900"});
-      ASSERT_FALSE(id.empty());
-      cleanup_.emplace_back(cluster, id);
-      fillers[cluster].push_back(id);
-      for (int k = 0; k < 150 && JobState(tb_, cluster, id) != "RUNNING"; ++k) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-  };
-  ASSERT_NO_FATAL_FAILURE(fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 1));
-  ASSERT_NO_FATAL_FAILURE(fill("gamma", "gpu:A100:8", 2));
+  ASSERT_NO_FATAL_FAILURE(Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30, 1));
+  ASSERT_NO_FATAL_FAILURE(Fill("gamma", "gpu:A100:8", 30, 2));
   const std::string marks = tmp_.File("marks");
   fs::create_directories(marks);
   fs::permissions(marks, fs::perms::all | fs::perms::sticky_bit);
@@ -1053,7 +1040,7 @@ TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnus
   ASSERT_EQ(spare.size(), 1u) << s.toStyledString();
   const std::string spare_on = spare[0];
   const std::string freed = spare_on == "beta" ? "gamma" : "beta";
-  for (const auto& id : fillers[freed]) RunOn(tb_, freed, {"scancel", id});
+  Free(freed);
   int most_running = 0;
   std::string final_state;
   for (int i = 0; i < 240; ++i) {
@@ -1090,7 +1077,7 @@ TEST_F(DaemonTest, AThrottledArraysPendingTasksMoveWithTheShareTheirPartLeftUnus
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "task " << i << ": " << text;
     if (!text.empty()) ++where[Trim(text.substr(text.find(' ') + 1))];
   }
-  for (const auto& id : fillers[spare_on]) RunOn(tb_, spare_on, {"scancel", id});
+  Free(spare_on);
   std::printf("36 tasks of 20 s %%16, %s freed: parts%s; ran", freed.c_str(), parts.c_str());
   for (const auto& [c, n] : where) std::printf(" %s %d", c.c_str(), n);
   std::printf("; at most %d at once\n", most_running);
