@@ -504,6 +504,29 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   if (share_asked > 0 && mine_now.ok() && mine_now->has_value() && (*mine_now)->throttle) {
     share = *(*mine_now)->throttle;
   }
+  // One look at the array's rows there: each task's phase, how many hold a
+  // place under its share, whether any lives. False: no answer (the move
+  // is settled from its intent on a later look).
+  std::map<std::int64_t, backend::JobPhase> seen;
+  std::int64_t running = 0;
+  bool live = false;
+  auto look = [&] {
+    auto rows = b->Queue(options_.queue_timeout);
+    if (!rows.ok()) return false;
+    seen.clear();
+    running = 0;
+    live = false;
+    for (const auto& r : *rows) {
+      const std::vector<std::int64_t> indices = RowIndices(r.key.job_id, native);
+      if (indices.empty()) continue;
+      for (std::int64_t i : indices) seen[i] = r.phase;
+      live = live || backend::IsLive(r.phase);
+      if (backend::IsLive(r.phase) && !backend::IsWaiting(r.phase)) {
+        running += static_cast<std::int64_t>(indices.size());
+      }
+    }
+    return true;
+  };
   // The array's limit set there; also done when the array has no live task
   // left there (the command is refused: nothing is left to limit, and what
   // follows settles the move from the queue). Else false: tried again from
@@ -512,11 +535,7 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
     if (share == 0 || b->SetArrayThrottle(native, limit, options_.queue_timeout).ok()) {
       return true;
     }
-    auto now_rows = b->Queue(options_.queue_timeout);
-    if (!now_rows.ok()) return false;
-    return std::none_of(now_rows->begin(), now_rows->end(), [&](const backend::JobInfo& r) {
-      return !RowIndices(r.key.job_id, native).empty() && backend::IsLive(r.phase);
-    });
+    return look() && !live;
   };
   // Lowered first, by all the tasks may take along: from now on the part
   // starts no task that the new part's share would then exceed N with.
@@ -528,17 +547,7 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   // (a task that started makes the hold fail for it), the queue is.
   (void)b->Hold(ids, options_.queue_timeout);
   FaultPoint("tasks.held");
-  auto rows = b->Queue(options_.queue_timeout);
-  if (!rows.ok()) return;  // settled from the intent on a later look
-  std::map<std::int64_t, backend::JobPhase> seen;
-  std::int64_t running = 0;  // its tasks holding a place under its share
-  for (const auto& r : *rows) {
-    const std::vector<std::int64_t> indices = RowIndices(r.key.job_id, native);
-    for (std::int64_t i : indices) seen[i] = r.phase;
-    if (backend::IsLive(r.phase) && !backend::IsWaiting(r.phase)) {
-      running += static_cast<std::int64_t>(indices.size());
-    }
-  }
+  if (!look()) return;
   // Still waiting, so held now (squeue lists them in the array's pending
   // record, "Resources,JobHeldAdmin", beside the ones not held): they
   // cannot start before the cancel. Already cancelled: by this move before
@@ -590,12 +599,7 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
     if (!b->Cancel(cancelling, false, options_.queue_timeout).ok())
       return;  // later, from the intent
     FaultPoint("tasks.cancelled");
-    rows = b->Queue(options_.queue_timeout);
-    if (!rows.ok()) return;
-    seen.clear();
-    for (const auto& r : *rows) {
-      for (std::int64_t i : RowIndices(r.key.job_id, native)) seen[i] = r.phase;
-    }
+    if (!look()) return;
   }
   // Moved: the tasks now listed as cancelled, or no longer listed while a
   // cancelled task still would be (MinJobAge, 300 s by default). A task
