@@ -122,24 +122,40 @@ JobInfo Fold(const std::vector<const JobInfo*>& tasks) {
 
 std::vector<JobInfo> FoldArrayTasks(std::vector<JobInfo> rows) {
   // Rows of one array, in queue order, by (cluster, array job id).
-  std::map<std::pair<std::string, std::string>, std::vector<const JobInfo*>> arrays;
+  using Key = std::pair<std::string, std::string>;
+  std::map<Key, std::vector<const JobInfo*>> arrays;
   for (const JobInfo& j : rows) {
     const std::string_view base = ArrayJobId(j.key.job_id);
     if (j.sky_id.empty() || base.size() == j.key.job_id.size()) continue;
     arrays[{j.key.cluster, std::string(base)}].push_back(&j);
   }
   if (arrays.empty()) return rows;
+  // The array's own record listed by its bare id beside its tasks: Slurm
+  // 22.05 lists it so once every task it still held pending was cancelled
+  // (a move's scancel of them), "452 CANCELLED" beside "452_5 COMPLETED".
+  // It is one of the array's rows (its cancelled tasks), not another job
+  // with the array's id.
+  auto group_of = [&](const JobInfo& j) -> std::vector<const JobInfo*>* {
+    if (j.sky_id.empty()) return nullptr;
+    auto it = arrays.find(Key{j.key.cluster, std::string(ArrayJobId(j.key.job_id))});
+    return it == arrays.end() ? nullptr : &it->second;
+  };
+  for (const JobInfo& j : rows) {
+    if (ArrayJobId(j.key.job_id).size() != j.key.job_id.size()) continue;
+    if (auto* group = group_of(j)) group->push_back(&j);
+  }
   std::vector<JobInfo> out;
   out.reserve(rows.size());
   for (const JobInfo& j : rows) {
-    const std::string_view base = ArrayJobId(j.key.job_id);
-    if (j.sky_id.empty() || base.size() == j.key.job_id.size()) {
+    auto* group = group_of(j);
+    if (group == nullptr) {
       out.push_back(j);
       continue;
     }
-    auto it = arrays.find({j.key.cluster, std::string(base)});
-    if (it == arrays.end() || it->second.front() != &j) continue;  // folded into its first row
-    out.push_back(Fold(it->second));
+    // In the place of the first of its rows in the queue's order.
+    const JobInfo* first = *std::min_element(group->begin(), group->end());
+    if (first != &j) continue;
+    out.push_back(Fold(*group));
   }
   return out;
 }

@@ -28,7 +28,10 @@ std::string_view ArrayJobId(std::string_view job_id);
 //     completed (the largest exit code);
 //   - else all pending: pending, or held when every pending task is held.
 // `array_tasks` counts its tasks in view by phase name, `pending_tasks`
-// lists the indices still waiting (not held); submit time is the
+// lists the indices still waiting (not held); the array's own record
+// listed by its bare id beside its tasks ("452 CANCELLED": Slurm lists it
+// so once every task it held pending was cancelled) is one of its rows,
+// counted as one task; submit time is the
 // earliest, start the earliest start, end the latest end; the reason is the
 // pending tasks' while the array has not started.
 std::vector<JobInfo> FoldArrayTasks(std::vector<JobInfo> rows);

@@ -507,16 +507,27 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   // One look at the array's rows there: each task's phase, how many hold a
   // place under its share, whether any lives. False: no answer (the move
   // is settled from its intent on a later look).
+  // The array's own record listed by its bare id and cancelled: every task
+  // it held pending was cancelled (Slurm 22.05 then lists "N CANCELLED",
+  // without the indices), so a wanted task not listed by itself was one of
+  // them.
   std::map<std::int64_t, backend::JobPhase> seen;
   std::int64_t running = 0;
   bool live = false;
+  bool record_cancelled = false;
   auto look = [&] {
     auto rows = b->Queue(options_.queue_timeout);
     if (!rows.ok()) return false;
     seen.clear();
     running = 0;
     live = false;
+    record_cancelled = false;
     for (const auto& r : *rows) {
+      if (r.key.job_id == native) {
+        record_cancelled = r.phase == backend::JobPhase::kCancelled;
+        live = live || backend::IsLive(r.phase);
+        continue;
+      }
       const std::vector<std::int64_t> indices = RowIndices(r.key.job_id, native);
       if (indices.empty()) continue;
       for (std::int64_t i : indices) seen[i] = r.phase;
@@ -555,7 +566,8 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   const bool listed_recently = Now() - intent.created < 240;
   auto cancelled = [&](std::int64_t i) {
     auto it = seen.find(i);
-    return it == seen.end() ? listed_recently : it->second == backend::JobPhase::kCancelled;
+    if (it == seen.end()) return record_cancelled || listed_recently;
+    return it->second == backend::JobPhase::kCancelled;
   };
   std::vector<std::int64_t> held;
   std::size_t already = 0;

@@ -100,6 +100,42 @@ TEST(ArrayTasksTest, AnEndedArrayEndsAsItsWorstTask) {
   EXPECT_EQ(FoldArrayTasks(rows)[0].phase, JobPhase::kUnknown);
 }
 
+// Regression (issue 16, a CI run): once a move cancelled every task the
+// array's own record still held pending, Slurm 22.05 lists that record by
+// its bare id ("452 CANCELLED", as squeue printed it here) beside the
+// tasks that ran. It is the array's, folded with them: the part ends as its
+// tasks did, not as a second job "452" that was cancelled.
+TEST(ArrayTasksTest, TheArraysOwnRecordListedByItsBareIdIsOneOfItsRows) {
+  std::vector<JobInfo> rows = {
+      Row("7", "RUNNING", "sky-0", 150), Row("452", "CANCELLED", "sky-1", 0),
+      Row("452_0", "COMPLETED", "sky-1", 200), Row("452_1", "COMPLETED", "sky-1", 210)};
+  std::vector<JobInfo> folded = FoldArrayTasks(rows);
+  ASSERT_EQ(folded.size(), 2u);
+  EXPECT_EQ(folded[0].key.job_id, "7");
+  const JobInfo& a = folded[1];
+  EXPECT_EQ(a.key.job_id, "452");
+  EXPECT_EQ(a.phase, JobPhase::kCancelled);
+  EXPECT_EQ((std::map<std::string, std::int64_t>{{"CANCELLED", 1}, {"COMPLETED", 2}}),
+            a.array_tasks);
+  EXPECT_EQ(a.start_time, 200);
+  // Listed after its tasks, or while some still run: the same one job.
+  rows = {Row("452_0", "RUNNING", "sky-1", 200), Row("452", "CANCELLED", "sky-1", 0)};
+  folded = FoldArrayTasks(rows);
+  ASSERT_EQ(folded.size(), 1u);
+  EXPECT_EQ(folded[0].phase, JobPhase::kRunning);
+  // Alone (the whole array cancelled while pending), or another sky job's
+  // or a user's job with that id on another cluster: not folded.
+  rows = {Row("452", "CANCELLED", "sky-1", 0)};
+  EXPECT_EQ(FoldArrayTasks(rows)[0].array_tasks.size(), 0u);
+  rows = {Row("452_0", "RUNNING", "sky-1", 200), Row("452", "RUNNING", "", 100),
+          Row("452", "RUNNING", "sky-2", 100)};
+  rows[2].key.cluster = "beta";
+  folded = FoldArrayTasks(rows);
+  ASSERT_EQ(folded.size(), 3u);
+  EXPECT_EQ(folded[1].array_tasks.size(), 0u);
+  EXPECT_EQ(folded[2].key.ToString(), "beta:452");
+}
+
 // Arrays on two clusters, or two arrays, are not one; a user's own array
 // (no sky id) is listed as Slurm lists it.
 TEST(ArrayTasksTest, OnlyOneSkyJobsArrayOnOneClusterIsFolded) {

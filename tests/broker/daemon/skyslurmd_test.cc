@@ -1247,12 +1247,22 @@ TEST_F(FaultTest, KillNineAtTheKubernetesSubmitStepsLosesNothingAndDuplicatesNot
 
 TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
   std::vector<std::string> visited;
+  // Each point's run, timed (what the proof costs, point by point).
+  auto since = std::chrono::steady_clock::now();
+  auto visit = [&](const std::string& point) {
+    const auto now = std::chrono::steady_clock::now();
+    std::printf("fault point %s: %.1f s\n", point.c_str(),
+                std::chrono::duration<double>(now - since).count());
+    std::fflush(stdout);
+    since = now;
+    visited.push_back(point);
+  };
   // Submission: the client's retry (same sky id) meets the restarted daemon.
   for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
     Arm(point);
     const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
     ExpectFiredAndSettled(point, id);
-    visited.push_back(point);
+    visit(point);
     Sky({"cancel", id});
     StopDaemon();
   }
@@ -1266,7 +1276,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     const std::string id =
         SubmitManaged({"--sky-infra=beta", "--sky-workdir=proj", Script("job.sh", kSleeper)});
     ExpectFiredAndSettled(point, id);
-    visited.push_back(point);
+    visit(point);
     Sky({"cancel", id});
     SshAsUser(tb_, "beta", "rm -rf /lustre/scratch/skyuser1/skyslurm-jobs/" + id);
     StopDaemon();
@@ -1302,7 +1312,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
           << point << ": task " << i;
     }
     ++runs_;
-    visited.push_back(point);
+    visit(point);
     StopDaemon();
   }
   // Issue 16: killed while a part's pending tasks move to beta, which
@@ -1325,7 +1335,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     EXPECT_EQ(s["job"]["state"].asString(), "COMPLETED") << point << s.toStyledString();
     RanOnce(marks, point);
     ++runs_;
-    visited.push_back(point);
+    visit(point);
     Free("gamma");
     StopDaemon();
   }
@@ -1343,7 +1353,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     EXPECT_EQ(s["job"]["state"].asString(), "CANCELLED") << point << again.err;
     EXPECT_TRUE(LiveCopies(id).empty()) << point;
     ++runs_;
-    visited.push_back(point);
+    visit(point);
     StopDaemon();
   }
   // Moves: alpha busy for 20 min, beta for 30; beta frees up after the submit.
@@ -1359,7 +1369,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     EXPECT_FALSE(Alive(pid)) << point;
     ExpectFiredAndSettled(point, id);  // `skyslurm status` starts it again
     EXPECT_EQ(Status(id)["job"]["cluster"].asString(), "beta") << point;
-    visited.push_back(point);
+    visit(point);
     Sky({"cancel", id});
     StopDaemon();
   }
@@ -1380,7 +1390,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     EXPECT_EQ(s["job"]["restarts"].asInt(), 1) << point;
     EXPECT_TRUE(LiveCopies(id).empty()) << point;
     ++runs_;
-    visited.push_back(point);
+    visit(point);
     StopDaemon();
   }
   std::vector<std::string> all(daemon::FaultPointNames().begin(), daemon::FaultPointNames().end());
