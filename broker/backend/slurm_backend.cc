@@ -370,6 +370,27 @@ Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeo
   return out;
 }
 
+namespace {
+
+// The job's own --export lists variables ("ALL,D=x", "NONE", "A,B"), not
+// bare ALL: skyslurm's values join that list.
+bool ExportListed(const SubmitSpec& spec) {
+  if (!spec.user_export) return false;
+  const std::string& e = *spec.user_export;
+  return !(e.size() == 3 && std::toupper(static_cast<unsigned char>(e[0])) == 'A' &&
+           std::toupper(static_cast<unsigned char>(e[1])) == 'L' &&
+           std::toupper(static_cast<unsigned char>(e[2])) == 'L');
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> SbatchSubmitEnvironment(const SubmitSpec& spec) {
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!ExportListed(spec)) env = spec.export_env;
+  env.insert(env.end(), spec.export_values.begin(), spec.export_values.end());
+  return env;
+}
+
 std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   std::vector<std::string> options = {"--parsable"};
   // One --export, made below: the job's own (merged) would otherwise be
@@ -377,7 +398,7 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   // A terminal's sbatch options have no terminal here: the answer is read
   // from --parsable.
   std::vector<job::Opt> removed = {job::Opt::kWait, job::Opt::kQuiet, job::Opt::kParsable};
-  if (spec.user_export || !spec.export_env.empty()) removed.push_back(job::Opt::kExport);
+  removed.push_back(job::Opt::kExport);
   const std::vector<std::string> args =
       job::RemoveOptions(job::OptionTable(job::Tool::kSbatch), spec.job.args, removed);
   options.insert(options.end(), args.begin(), args.end());
@@ -388,11 +409,18 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   if (!spec.default_job_name.empty()) options.push_back("--job-name=" + spec.default_job_name);
   if (!spec.workdir.empty()) options.push_back("--chdir=" + spec.workdir);
   if (!spec.restartable) options.push_back("--no-requeue");  // after the job's own --requeue
-  if (spec.user_export || !spec.export_env.empty()) {
-    std::string exports = spec.user_export.value_or("ALL");
+  // Bare ALL, always (a login node's SBATCH_EXPORT must not decide): any
+  // list makes sbatch ask slurmd for the user's login environment
+  // (SLURM_GET_USER_ENV=1: a `su - user` per job and per array task, seconds
+  // each, and the login shell's variables in the job), which the user's
+  // own sbatch --export=ALL never does. skyslurm's values travel in sbatch's
+  // environment instead (SbatchSubmitEnvironment); only a list of the job's
+  // own gets them appended.
+  std::string exports = spec.user_export.value_or("ALL");
+  if (ExportListed(spec)) {
     for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;
-    options.push_back("--export=" + exports);
   }
+  options.push_back("--export=" + exports);
   return options;
 }
 
@@ -419,7 +447,7 @@ Command SlurmBackend::SubmitCommand(const SubmitSpec& spec) const {
       c.env_set.emplace_back(k, v);
     }
   }
-  c.env_set.insert(c.env_set.end(), spec.export_values.begin(), spec.export_values.end());
+  for (auto& kv : SbatchSubmitEnvironment(spec)) c.env_set.push_back(std::move(kv));
   return c;
 }
 

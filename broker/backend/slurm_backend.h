@@ -98,8 +98,16 @@ class SlurmBackend : public Backend {
 // The options a job is submitted with (--parsable first, then the job's own
 // but those of a terminal's sbatch: --wait, --quiet, --parsable; then
 // skyslurm's: the tag in --comment, a default --job-name, --chdir,
-// --no-requeue unless restartable, one merged --export), the script on stdin.
+// --no-requeue unless restartable, one --export: the job's own list with
+// skyslurm's values appended, else bare ALL), the script on stdin.
 std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec);
+
+// What sbatch's environment gets beside its own: skyslurm's values
+// (export_env) unless the job's own --export lists variables (then they are
+// in that list), and the values of the names it lists bare (export_values).
+// Never a longer --export for them: sbatch takes any list for a request of
+// the user's login environment (a `su -` per task on the node).
+std::vector<std::pair<std::string, std::string>> SbatchSubmitEnvironment(const SubmitSpec& spec);
 
 // "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on
 // nodes gamma-n1 in partition batch" (times in UTC: commands run with TZ=UTC).

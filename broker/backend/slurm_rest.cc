@@ -228,7 +228,7 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
   env["SLURM_SUBMIT_DIR"] = submit_dir;
   env["SLURM_SUBMIT_HOST"] = login.hostname;
   if (!login.umask.empty()) env["SLURM_UMASK"] = login.umask;
-  for (const auto& [k, v] : spec.export_values) env[k] = v;
+  for (const auto& [k, v] : SbatchSubmitEnvironment(spec)) env[k] = v;
   Json::Value environment(Json::objectValue);
   for (const auto& [k, v] : env) environment[k] = v;
   job["environment"] = environment;

@@ -158,6 +158,37 @@ TEST_F(RouteTest, TheJobsExportIsKeptAndItsValuesTravel) {
   }
 }
 
+// Regression (issue 16): skyslurm's own values went in an --export list
+// (ALL,SKYPILOT_TASK_ID=...), and sbatch takes any list for a request of the
+// user's login environment (SLURM_GET_USER_ENV=1): slurmd ran `su -` for each
+// job and array task before launching it, seconds each. A job without an
+// --export of its own is sent with bare ALL, as the user's own sbatch sends
+// it (SLURM_EXPORT_ENV unset, as then), and still gets skyslurm's values,
+// locally and over SSH.
+TEST_F(RouteTest, AJobWithoutAnExportListIsNotGivenTheLoginEnvironment) {
+  const std::string job = Script("plain.sh",
+                                 "#!/bin/bash\n#SBATCH -t 5\necho \"get=${SLURM_GET_USER_ENV:-no} "
+                                 "export=${SLURM_EXPORT_ENV:-unset} task=${SKYPILOT_TASK_ID:+set} "
+                                 "on=$SKYSLURM_CLUSTER\"\n");
+  for (const char* cluster : {"beta", "alpha"}) {
+    SCOPED_TRACE(cluster);
+    const std::string out_file =
+        std::string(cluster) == "alpha" ? tmp_.File("plain.out") : "plain.out";
+    CommandOutput out =
+        Typed({"sbatch", std::string("--sky-infra=") + cluster, "-o", out_file, job});
+    auto [where, id] = Submitted(out);
+    ASSERT_EQ(where, cluster) << out.err;
+    EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
+    const std::string want = "get=no export=unset task=set on=" + std::string(cluster) + "\n";
+    if (std::string(cluster) == "alpha") {
+      EXPECT_EQ(ReadFileWhenReady(out_file), want);
+    } else {
+      EXPECT_EQ(ReadOnCluster(tb_, cluster, out_file), want);
+      (void)SshAsUser(tb_, cluster, "rm -f " + out_file);
+    }
+  }
+}
+
 TEST_F(RouteTest, SkyInfraPinsACluster) {
   CommandOutput out = Typed({"sbatch", "--sky-infra=beta", Script("job.sh", kH100Job)});
   EXPECT_EQ(Submitted(out).first, "beta") << out.err;

@@ -54,6 +54,41 @@ TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
   EXPECT_THAT(spec.export_env, Contains(Pair("SKYPILOT_TASK_ID", "sky-1")));
   EXPECT_THAT(spec.export_env, Contains(Pair("SKYSLURM_CLUSTER", "beta")));
   EXPECT_FALSE(spec.environment.has_value());  // a peer's job gets the login node's
+  // The job's own list carries skyslurm's values too; sbatch's environment
+  // the values of the names it lists bare.
+  EXPECT_THAT(options,
+              Contains("--export=DATA,MODE=fast,SKYPILOT_TASK_ID=sky-1,SKYSLURM_CLUSTER=beta"));
+  EXPECT_THAT(backend::SbatchSubmitEnvironment(spec),
+              ElementsAre(Pair("DATA", "/home/alice/data")));
+}
+
+// Regression (issue 16): every job went out with --export=ALL,SKYPILOT_...,
+// and sbatch takes any list for SLURM_GET_USER_ENV=1: slurmd then ran the
+// user's login shell (`su -`) for each job and array task before launching
+// it (sixteen tasks of a 2 s sweep ended 15 to 32 s after they started on
+// alpha) and the job got the login shell's variables. Without a list of
+// the job's own, --export is bare ALL and skyslurm's values are in sbatch's
+// environment, as a user's own `FOO=1 sbatch` gives them.
+TEST(SubmissionTest, SkyslurmsValuesTravelInSbatchsEnvironmentNotInAnExportList) {
+  ClusterHandle beta;
+  beta.name = "beta";
+  for (const std::string given : {"", "--export=ALL", "--export=all"}) {
+    std::vector<std::string> args = {"job.sh"};
+    if (!given.empty()) args.insert(args.begin(), given);
+    auto request = Parse(args, "#!/bin/sh\ntrue\n");
+    backend::SubmitSpec spec = SpecFor(request, Job({}), beta, {.sky_id = "sky-1"});
+    std::vector<std::string> exports;
+    for (const std::string& o : backend::SbatchSubmitOptions(spec)) {
+      if (o.starts_with("--export")) exports.push_back(o);
+    }
+    EXPECT_EQ(exports.size(), 1u) << given;
+    EXPECT_TRUE(exports.size() == 1 &&
+                (exports[0] == "--export=ALL" || exports[0] == "--export=all"))
+        << given << ": " << ::testing::PrintToString(exports);
+    EXPECT_THAT(backend::SbatchSubmitEnvironment(spec),
+                ElementsAre(Pair("SKYPILOT_TASK_ID", "sky-1"), Pair("SKYSLURM_CLUSTER", "beta")))
+        << given;
+  }
 }
 
 // The job's own absolute --chdir (spelled for the peer) wins over the
