@@ -101,7 +101,18 @@ void SubmitFigures(int tasks) {
     }
     std::size_t queued = 0;
     std::string where;
-    for (const auto& p : Status(id)["parts"]) {
+    // Its parts as skyslurmd recorded them; a status that failed is said,
+    // never counted as no task queued.
+    CommandOutput said =
+        Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", "--json", id});
+    auto st = daemon::ParseJson(said.out);
+    if (said.exit_code != 0 || !st.ok() || (*st)["parts"].empty()) {
+      std::printf("   %s: sbatch returned in %.0f ms; skyslurm status %s said: %s%s\n", round, ms,
+                  id.c_str(), said.out.substr(0, 300).c_str(), said.err.c_str());
+      Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", id});
+      continue;
+    }
+    for (const auto& p : (*st)["parts"]) {
       const std::size_t n = TasksQueued(p["cluster"].asString(), p["native_id"].asString());
       queued += n;
       where += fmt::format(" {} {}", p["cluster"].asString(), n);
