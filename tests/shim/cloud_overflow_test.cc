@@ -312,8 +312,17 @@ TEST_F(CloudOverflowTest, AManagedJobOnAReclaimedSpotNodeRestartsOnDemand) {
             .timeout = std::chrono::seconds(60)});
   ASSERT_EQ(reclaim.exit_code, 0) << reclaim.out << reclaim.err;
   // The VM took its processes with it (regression: the job's slurmstepd and
-  // its sleep outlived the killed slurmd, and a later test saw them).
-  EXPECT_EQ(Exec({.argv = {"pgrep", "-c", "-x", "-f", "sleep 611"}}).out, "0\n");
+  // its sleep outlived the killed slurmd, and a later test saw them). Those
+  // of this job only: the restarted copy's own `sleep 611` may already run
+  // on an on-demand node by now (regression: counted as the old one's once
+  // jobs no longer waited for a login shell before launching).
+  EXPECT_EQ(Exec({.argv = {"sh", "-c",
+                           "for p in $(pgrep -x -f 'sleep 611'); do tr '\\0' '\\n' "
+                           "<\"/proc/$p/environ\" | grep -qx \"SLURM_JOB_ID=$1\" && echo $p; "
+                           "done | wc -l",
+                           "sh", id}})
+                .out,
+            "0\n");
   // And the node is powered-down capacity again, as Slurm schedules it
   // (regression: a RESUME left it NOT_RESPONDING, waiting for a registration
   // a powered-down node never sends; a restarted slurmctld never used it).
