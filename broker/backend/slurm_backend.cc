@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -375,11 +376,8 @@ namespace {
 // The job's own --export lists variables ("ALL,D=x", "NONE", "A,B"), not
 // bare ALL: skyslurm's values join that list.
 bool ExportListed(const SubmitSpec& spec) {
-  if (!spec.user_export) return false;
-  const std::string& e = *spec.user_export;
-  return !(e.size() == 3 && std::toupper(static_cast<unsigned char>(e[0])) == 'A' &&
-           std::toupper(static_cast<unsigned char>(e[1])) == 'L' &&
-           std::toupper(static_cast<unsigned char>(e[2])) == 'L');
+  return spec.user_export &&
+         ::strcasecmp(spec.user_export->c_str(), "ALL") != 0;  // as sbatch reads it
 }
 
 }  // namespace
