@@ -153,6 +153,17 @@ class Backend : public JobTranslator {
   virtual Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                               std::chrono::milliseconds timeout) = 0;
 
+  // What Probe or EstimateStart would answer now from what the backend
+  // already holds (a cache), without waiting and without asking the
+  // cluster; nothing when only asking can tell. The planner takes these
+  // answers on its own thread instead of starting one per question: in a
+  // burst every decision asks every cluster, and almost all of them are
+  // answered from memory. The defaults hold nothing.
+  virtual std::optional<Result<cluster::Inventory>> ProbeAtOnce() { return std::nullopt; }
+  virtual std::optional<StartEstimate> EstimateAtOnce(const translate::TranslatedJob& /*job*/) {
+    return std::nullopt;
+  }
+
   // Submits once: a job already carrying this sky id is returned instead of
   // a second one being created (a retried submission never duplicates),
   // unless spec.first_attempt says no earlier attempt exists.

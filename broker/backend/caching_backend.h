@@ -56,6 +56,13 @@ class CachingBackend final : public Backend {
   CheckAnswer Check(std::chrono::milliseconds timeout) override { return inner_.Check(timeout); }
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                       std::chrono::milliseconds timeout) override;
+  // A fresh cached probe (or, while a fresh one is on its way, the last good
+  // one within max_stale), and a fresh cached estimate of the same job: what
+  // Probe and EstimateStart would answer at once.
+  std::optional<Result<cluster::Inventory>> ProbeAtOnce() override;
+  std::optional<StartEstimate> EstimateAtOnce(const translate::TranslatedJob& job) override {
+    return FreshEstimate(EstimateKey(job));
+  }
   // The job submitted joins the cached queue as pending (the next decision
   // counts it in the work ahead) instead of the view being thrown away: a
   // burst of submissions does not probe the cluster once per job.

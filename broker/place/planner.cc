@@ -117,6 +117,8 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
                                     std::chrono::milliseconds timeout) {
   std::vector<ClusterResult> results(clusters.size());
   Gather<ProbeOutcome> probes(clusters.size());
+  // Answered from what the backend holds, on this thread (no thread each).
+  std::vector<std::optional<ProbeOutcome>> at_once(clusters.size());
   std::size_t started = 0;
   auto skipped = [](const ClusterHandle& c) { return !c.excluded.empty(); };
   for (std::size_t i = 0; i < clusters.size(); ++i) {
@@ -124,6 +126,17 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
     // Known to be unreachable (skyslurmd: a dead cluster): not asked again.
     if (skipped(c) || !c.unavailable.empty() || c.backend == nullptr) continue;
     backend::Backend* b = c.backend;
+    {
+      trace::Span probing("probe " + b->name());
+      const auto t0 = Clock::now();
+      if (auto held = b->ProbeAtOnce()) {
+        at_once[i] =
+            ProbeOutcome{std::move(*held),
+                         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)};
+        continue;
+      }
+      probing.Cancel();
+    }
     probes.Start(i, [b, owner = c.backend_owner, timeout] {
       trace::Span probing("probe " + b->name());
       const auto t0 = Clock::now();
@@ -136,6 +149,9 @@ std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
   }
   // A little beyond the deadline: each probe keeps its own.
   auto probed = probes.Wait(Clock::now() + timeout + std::chrono::milliseconds(500), started);
+  for (std::size_t i = 0; i < clusters.size(); ++i) {
+    if (at_once[i]) probed[i] = std::move(at_once[i]);
+  }
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     const ClusterHandle& c = clusters[i];
     ClusterResult& r = results[i];
@@ -603,11 +619,19 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     // with the submission instead (PlanOptions::estimate_with_submission).
     plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster};
   }
+  // Answered from what the backend holds (the same job's estimate, a
+  // moment old), on this thread.
+  std::vector<std::optional<backend::StartEstimate>> at_once(plan.candidates.size());
   for (const auto& t : tasks) {
     const bool deferred = plan.deferred && plan.deferred->candidate == t.candidate;
     if (certain[t.candidate] || deferred) continue;
-    ++asking;
     backend::Backend* b = clusters[t.cluster].backend;
+    {
+      trace::Span estimating("estimate " + b->name());
+      if ((at_once[t.candidate] = b->EstimateAtOnce(*plan.jobs[t.candidate]))) continue;
+      estimating.Cancel();
+    }
+    ++asking;
     // The thread owns its copy of the job and a share of the backend: it may
     // outlive this call, and the caller's workspace, when it is late.
     auto job = std::make_shared<const translate::TranslatedJob>(*plan.jobs[t.candidate]);
@@ -621,6 +645,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       Clock::now() + options.estimate_timeout + std::chrono::milliseconds(500), asking);
   for (std::size_t i = 0; i < certain.size(); ++i) {
     if (certain[i]) answers[i] = *certain[i];
+    if (at_once[i]) answers[i] = *at_once[i];
   }
   for (const auto& t : tasks) {
     Candidate& cand = plan.candidates[t.candidate];

@@ -86,6 +86,8 @@ class Span {
   Span& operator=(const Span&) = delete;
   // Renames the span (what it turned out to be).
   void Rename(std::string name) { name_ = std::move(name); }
+  // Records nothing after all (the step did not happen here).
+  void Cancel() { trace_.reset(); }
 
  private:
   std::shared_ptr<Trace> trace_;

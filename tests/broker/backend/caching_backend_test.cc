@@ -256,6 +256,43 @@ TEST(CachingBackendTest, TheSameJobsEstimateIsReusedForItsTtlOnly) {
   EXPECT_EQ(inner.estimates, 5);
 }
 
+// What the planner takes on its own thread instead of starting one per
+// question: exactly what Probe and EstimateStart would answer from memory,
+// never a call that reaches the cluster.
+TEST(CachingBackendTest, WhatIsHeldIsAnsweredAtOnceAndNothingElse) {
+  CountingBackend inner;
+  FakeClock clock;
+  CachingBackend cached(
+      inner, {.probe_ttl = std::chrono::seconds(30), .estimate_ttl = std::chrono::seconds(2)},
+      clock.fn());
+  EXPECT_FALSE(cached.ProbeAtOnce().has_value());
+  ASSERT_TRUE(cached.Probe(std::chrono::seconds(1)).ok());
+  auto held = cached.ProbeAtOnce();
+  ASSERT_TRUE(held.has_value());
+  ASSERT_TRUE(held->ok());
+  EXPECT_EQ((*held)->probed_at, 1);
+  EXPECT_EQ(inner.probes, 1);
+  clock.now += std::chrono::seconds(31);
+  EXPECT_FALSE(cached.ProbeAtOnce().has_value()) << "too old: only a probe can tell";
+  cached.Invalidate();
+  EXPECT_FALSE(cached.ProbeAtOnce().has_value());
+
+  translate::TranslatedJob job;
+  job.args = {"--gres=gpu:h100:1"};
+  job.script = "#!/bin/sh\n";
+  EXPECT_FALSE(cached.EstimateAtOnce(job).has_value());
+  ASSERT_TRUE(cached.EstimateStart(job, std::chrono::seconds(5)).ok());
+  ASSERT_TRUE(cached.EstimateAtOnce(job).has_value());
+  EXPECT_EQ(cached.EstimateAtOnce(job)->start, 42);
+  translate::TranslatedJob other = job;
+  other.args = {"--gres=gpu:h100:2"};
+  EXPECT_FALSE(cached.EstimateAtOnce(other).has_value());
+  clock.now += std::chrono::seconds(2);
+  EXPECT_FALSE(cached.EstimateAtOnce(job).has_value());
+  EXPECT_EQ(inner.estimates, 1);
+  EXPECT_EQ(inner.probes, 1);
+}
+
 TEST(CachingBackendTest, AnEstimateWithASubmissionIsCachedAndAFreshOneSparesTheAsking) {
   CountingBackend inner;
   FakeClock clock;

@@ -20,8 +20,9 @@ std::atomic<int> g_alive{0};
 // A cluster that answers late, and reads its own members when it does.
 class SlowBackend final : public backend::Backend {
  public:
-  explicit SlowBackend(std::chrono::milliseconds delay = std::chrono::milliseconds(900))
-      : delay_(delay) {
+  explicit SlowBackend(std::chrono::milliseconds delay = std::chrono::milliseconds(900),
+                       bool holds_a_view = false)
+      : delay_(delay), holds_a_view_(holds_a_view) {
     ++g_alive;
   }
   ~SlowBackend() override { --g_alive; }
@@ -36,6 +37,12 @@ class SlowBackend final : public backend::Backend {
     std::this_thread::sleep_for(delay_);  // by default past ProbeAll's grace of 500 ms
     cluster::Inventory inv;
     inv.description.name = name_;  // touches the object after the caller gave up
+    return inv;
+  }
+  std::optional<Result<cluster::Inventory>> ProbeAtOnce() override {
+    if (!holds_a_view_) return std::nullopt;
+    cluster::Inventory inv;
+    inv.description.name = "held";
     return inv;
   }
   Result<backend::StartEstimate> EstimateStart(const translate::TranslatedJob&,
@@ -55,6 +62,7 @@ class SlowBackend final : public backend::Backend {
 
  private:
   std::chrono::milliseconds delay_;
+  bool holds_a_view_;
   std::string name_ = std::string(64, 'b');  // on the heap
 };
 
@@ -105,6 +113,22 @@ TEST(ProbeLifetimeTest, AProbeThatAnsweredHoldsNoShareOnceTheCallerIsWoken) {
     handles.clear();
     ASSERT_EQ(g_alive.load(), 0) << "round " << round;
   }
+}
+
+// A view the backend holds is the answer, taken on the caller's thread: no
+// thread is started for it (a burst asks every cluster per decision), and
+// a probe that would take 900 ms is never made.
+TEST(ProbeLifetimeTest, AViewHeldInMemoryIsTakenWithoutAThreadOrAProbe) {
+  std::vector<ClusterHandle> handles(1);
+  auto backend = std::make_shared<SlowBackend>(std::chrono::milliseconds(900), true);
+  handles[0].name = "beta";
+  handles[0].backend = backend.get();
+  handles[0].backend_owner = backend;
+  const std::size_t before = TasksStillRunning();
+  auto results = ProbeAll(handles, std::chrono::milliseconds(20));
+  ASSERT_TRUE(results[0].inventory.has_value()) << results[0].unreachable;
+  EXPECT_EQ(results[0].inventory->description.name, "held");
+  EXPECT_LE(TasksStillRunning(), before) << "a thread was started";
 }
 
 }  // namespace
