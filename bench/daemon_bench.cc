@@ -25,8 +25,13 @@
 //      cores beside the controllers, so jobs that start (and end) during a
 //      sweep slow slurmctld's acceptance of the next ones; a site's compute
 //      nodes are other machines.
+//   2e. issue 16's burst: separate one-GPU jobs of 10 minutes routed to
+//      alpha, beta or gamma, with beta reached through slurmrestd too (48
+//      start, the rest wait in the queues); the split over the clusters
+//      printed job by job; native: the same into alpha.
 //   build/bench/daemon_bench [jobs (200)] [clients (16)]
-//                            [only: decide|submit|rest|submit-held|rest-held|migrate|death|cut]
+//                            [only: decide|submit|rest|submit-held|rest-held|spread|
+//                                   migrate|death|cut]
 #include <httplib.h>
 #include <json/json.h>
 #include <signal.h>
@@ -64,6 +69,12 @@ const char kScript[] =
 // An A100 job: only gamma has A100s (reached through slurmrestd, access: rest).
 const char kGammaScript[] =
     "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#SBATCH -t 1\n#SBATCH -J skybench\nsleep 1\n";
+// A sweep's one-GPU job of any kind (alpha, beta and gamma can run it),
+// long enough that only the first 48 start (the testbed's free GPUs) and
+// the rest wait in the queues: a burst as a site sees one, with no job
+// starting or ending on this machine's cores while it goes in.
+const char kAnyGpuScript[] =
+    "#!/bin/bash\n#SBATCH --gpus=1\n#SBATCH -t 10\n#SBATCH -J skybench\nsleep 600\n";
 // The same written for gamma by hand, for native sbatch there.
 const char kGammaNativeScript[] =
     "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 1\n#SBATCH -J skybench\nsleep 1\n";
@@ -82,6 +93,10 @@ struct ThroughputCase {
   // in load the same cores that accept it, which a site's compute nodes
   // never do. Held, the figure is the submission path's alone.
   bool held = false;
+  // Every peer reached through slurmrestd (access: rest in the bench
+  // user's skyslurm.yaml: beta too, not only gamma), and the whole split
+  // printed, job by job: issue 16's burst of separate jobs.
+  bool rest_everywhere = false;
 };
 
 CommandOutput Run(std::vector<std::string> argv,
@@ -169,11 +184,23 @@ struct Daemon {
     if (r->status / 100 != 2) return InternalError((*j)["error"].asString());
     return j;
   }
-  void Start(const std::vector<std::pair<std::string, std::string>>& policy) {
+  void Start(const std::vector<std::pair<std::string, std::string>>& policy,
+             bool rest_everywhere = false) {
     home =
         std::filesystem::temp_directory_path() / ("skyslurm-bench-" + std::to_string(::getpid()));
     std::filesystem::remove_all(home);
     Run({"cp", "-a", bench::TestbedDir() + "/home", home});
+    if (rest_everywhere) {
+      // The ready user's file names gamma's access; beta's is added.
+      const std::string file = home + "/.config/skyslurm/skyslurm.yaml";
+      std::ifstream in(file);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      constexpr std::string_view kBeta = "\n  beta:\n";
+      if (auto at = text.find(kBeta); at != std::string::npos) {
+        text.insert(at + kBeta.size(), "    access: rest\n");
+      }
+      std::ofstream(file) << text;
+    }
     std::filesystem::remove_all(home + "/.local/state/skyslurm");  // a fresh daemon
     socket = home + "/.local/state/skyslurm/run/skyslurmd.sock";
     env = {{"HOME", home}, {"SLURM_CONF", tb.at("SLURM_CONF_ALPHA")}};
@@ -289,7 +316,7 @@ std::vector<std::string> Fill(const std::string& cluster, const std::string& gre
 
 void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   Daemon d;
-  d.Start({});
+  d.Start({}, tc.rest_everywhere);
   std::atomic<int> next{0}, ok{0};
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
@@ -311,11 +338,12 @@ void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   std::printf("%s, %d clients:\n   %d of %d in %.2f s = %.1f jobs/s sustained (%.0f jobs/day)\n",
               tc.title.c_str(), clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
   std::map<std::string, int> where;
-  for (int i = 0; i < jobs; i += std::max(1, jobs / 50)) {
+  const int step = tc.rest_everywhere ? 1 : std::max(1, jobs / 50);
+  for (int i = 0; i < jobs; i += step) {
     const std::string w = d.Where(SkyId(i));
     where[w.substr(0, w.find(':'))]++;
   }
-  std::printf("   spread (sampled):");
+  std::printf(step == 1 ? "   spread (every job):" : "   spread (sampled):");
   for (const auto& [c, n] : where) std::printf(" %s=%d", c.c_str(), n);
   std::printf("\n");
   d.Stop();
@@ -448,6 +476,15 @@ int main(int argc, char** argv) {
     Throughput(jobs, clients,
                {"2d. as 2b, every job held (--hold)", {"--sky-infra=gamma"}, kGammaScript, "gamma",
                 kGammaNativeScript, true});
+  }
+  if (want("spread")) {
+    ThroughputCase spread{
+        "2e. a sweep of separate one-GPU jobs routed to alpha, beta or gamma (48 GPUs, all "
+        "free), beta and gamma through slurmrestd, alpha (home) through sbatch",
+        {"--sky-any-cluster=alpha,beta,gamma", "--gpus=1"}, kAnyGpuScript, "alpha",
+        kAnyGpuScript};
+    spread.rest_everywhere = true;
+    Throughput(jobs, clients, spread);
   }
   if (want("migrate")) Migration();
   if (want("death")) {
