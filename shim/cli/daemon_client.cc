@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,13 +12,67 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
+#include <utility>
 
 #include "broker/daemon/job_input.h"
 
 namespace skyslurm::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The read end of the pipe a started daemon holds the write end of: closed
+// on destruction.
+class ExitPipe {
+ public:
+  ExitPipe() = default;
+  explicit ExitPipe(int fd) : fd_(fd) {}
+  ExitPipe(const ExitPipe&) = delete;
+  ExitPipe& operator=(const ExitPipe&) = delete;
+  ExitPipe& operator=(ExitPipe&& other) noexcept {
+    Reset();
+    fd_ = std::exchange(other.fd_, -1);
+    return *this;
+  }
+  ~ExitPipe() { Reset(); }
+  bool open() const { return fd_ >= 0; }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // Whether the daemon has exited (the pipe's last writer gone), waiting
+  // at most `wait` for it.
+  bool Hangup(std::chrono::milliseconds wait) const {
+    pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+    return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::uintmax_t SizeOf(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  return ec ? 0 : size;
+}
+
+// The last line written to `path` past `from` bytes ("" for none).
+std::string LastLineSince(const std::string& path, std::uintmax_t from) {
+  std::ifstream in(path);
+  if (!in) return "";
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  }
+  return last.size() > 300 ? last.substr(0, 300) + "..." : last;
+}
+
+}  // namespace
 
 std::string SkyslurmdPath() {
   if (const char* p = std::getenv("SKYSLURMD"); p != nullptr && *p != '\0') return p;
@@ -103,19 +158,54 @@ Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
   const std::string program = SkyslurmdPath();
   std::vector<std::string> args = {program, "--on-demand", "--log-file", paths_.log};
   if (!slurm_bin_dir_.empty()) args.insert(args.end(), {"--slurm-bin-dir", slurm_bin_dir_});
-  if (Status st = Spawn(args); !st.ok()) return st;
+  // What the daemon writes from its start on: its reason, should it exit.
+  std::uintmax_t log_from = 0, stderr_from = 0;
+  ExitPipe exit_pipe;
+  std::chrono::steady_clock::time_point spawned;
+  auto start = [&]() -> Status {
+    log_from = SizeOf(paths_.log);
+    stderr_from = SizeOf(paths_.stderr_file);
+    SKY_ASSIGN_OR_RETURN(int fd, Spawn(args));
+    exit_pipe = ExitPipe(fd);
+    spawned = std::chrono::steady_clock::now();
+    return OkStatus();
+  };
+  SKY_RETURN_IF_ERROR(start());
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  auto spawned = std::chrono::steady_clock::now();
+  int left_alone = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     if (Alive()) return OkStatus();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool exited = false;
+    if (exit_pipe.open()) {
+      exited = exit_pipe.Hangup(std::chrono::milliseconds(50));
+      if (exited) exit_pipe.Reset();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (Alive()) return OkStatus();
+    // The one started left while no other daemon holds the lock (or none
+    // ever made it): it could not start (a state folder it refuses, a
+    // program missing or not skyslurmd). Said at once, in its own words, not after
+    // `wait`; twice in a row, so that a daemon that left just as another
+    // let go of the lock is not taken for one that cannot start.
+    if (exited && (LockIsFree() || !fs::exists(paths_.lock))) {
+      if (++left_alone == 2) {
+        std::string said = LastLineSince(paths_.log, log_from);
+        if (said.empty()) said = LastLineSince(paths_.stderr_file, stderr_from);
+        return UnavailableError(fmt::format(
+            "skyslurmd ({}) did not start: it exited{}; see {} and {}", program,
+            said.empty() ? " without a word" : ": " + said, paths_.stderr_file, paths_.log));
+      }
+      SKY_RETURN_IF_ERROR(start());
+      continue;
+    }
     // The one started found a daemon still exiting (it keeps the lock until
     // it is gone, seconds after it stopped answering) and left: once the
     // lock is free and nobody answers, one is started again.
-    if (std::chrono::steady_clock::now() - spawned > std::chrono::milliseconds(500) &&
+    if (!exit_pipe.open() &&
+        std::chrono::steady_clock::now() - spawned > std::chrono::milliseconds(500) &&
         LockIsFree()) {
-      if (Status st = Spawn(args); !st.ok()) return st;
-      spawned = std::chrono::steady_clock::now();
+      SKY_RETURN_IF_ERROR(start());
     }
   }
   return UnavailableError(fmt::format("skyslurmd ({}) did not start within {} s; see {} and {}",
@@ -131,15 +221,27 @@ bool DaemonClient::LockIsFree() const {
   return free;
 }
 
-Status DaemonClient::Spawn(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid < 0)
+Result<int> DaemonClient::Spawn(const std::vector<std::string>& args) {
+  // The daemon holds the write end as its fd 3 for its whole life (its own
+  // commands never inherit it: they start with only 0-2): its exit is the
+  // read end's hangup.
+  int exit_pipe[2];
+  if (::pipe2(exit_pipe, O_CLOEXEC) != 0) {
     return UnavailableError(fmt::format("cannot start skyslurmd: {}", std::strerror(errno)));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(exit_pipe[0]);
+    ::close(exit_pipe[1]);
+    return UnavailableError(fmt::format("cannot start skyslurmd: {}", std::strerror(errno)));
+  }
   if (pid == 0) {
     // A grandchild in its own session, so it outlives this command and its
     // terminal; the intermediate child exits at once (no zombie).
     if (::fork() != 0) ::_exit(0);
     ::setsid();
+    // Above the descriptors about to be set (F_DUPFD's copy is inherited).
+    const int exit_end = ::fcntl(exit_pipe[1], F_DUPFD, 10);
     const int in = ::open("/dev/null", O_RDONLY);
     // The daemon logs to its own, rotated file; what it prints besides (a
     // crash report) goes here.
@@ -149,7 +251,8 @@ Status DaemonClient::Spawn(const std::vector<std::string>& args) {
       ::dup2(log, 1);
       ::dup2(log, 2);
     }
-    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    if (exit_end >= 0) ::dup2(exit_end, 3);
+    for (int fd = exit_end >= 0 ? 4 : 3; fd < 1024; ++fd) ::close(fd);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -157,9 +260,10 @@ Status DaemonClient::Spawn(const std::vector<std::string>& args) {
     std::fprintf(stderr, "skyslurm: cannot run %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
+  ::close(exit_pipe[1]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return OkStatus();
+  return exit_pipe[0];
 }
 
 }  // namespace skyslurm::cli

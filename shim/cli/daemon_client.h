@@ -24,7 +24,9 @@ class DaemonClient {
 
   // Whether a daemon answers now.
   bool Alive();
-  // Starts the daemon unless one answers; waits until it does.
+  // Starts the daemon unless one answers; waits until it does, or until
+  // the daemon started has left twice while no other held its lock (it
+  // cannot start: the error says so at once, with the last line it wrote).
   Status EnsureRunning(std::chrono::milliseconds wait = std::chrono::seconds(30));
 
   // A request; a non-2xx answer is an error carrying the daemon's message.
@@ -39,8 +41,9 @@ class DaemonClient {
  private:
   Result<Json::Value> Call(const std::string& method, const std::string& path,
                            const Json::Value* body, std::chrono::seconds timeout);
-  // Starts `args` as a daemon of its own session (it outlives this command).
-  Status Spawn(const std::vector<std::string>& args);
+  // Starts `args` as a daemon of its own session (it outlives this command);
+  // answers the read end of a pipe that hangs up when the daemon exits.
+  Result<int> Spawn(const std::vector<std::string>& args);
   // Whether no skyslurmd holds the state's lock (one may be exiting).
   bool LockIsFree() const;
 
