@@ -71,10 +71,13 @@ MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::Cluste
       }
       break;
     }
-    case cluster::ClusterEntry::Access::kLocal:
-      slurm = std::make_shared<SlurmLocalBackend>(entry.name, entry.slurm_conf, entry.modulepath,
-                                                  options.slurm_bin_dir);
+    case cluster::ClusterEntry::Access::kLocal: {
+      auto local = std::make_shared<SlurmLocalBackend>(entry.name, entry.slurm_conf,
+                                                       entry.modulepath, options.slurm_bin_dir);
+      local->UseRest(settings.access == "rest");
+      slurm = local;
       break;
+    }
     case cluster::ClusterEntry::Access::kSsh:
       if (entry.ssh) {
         auto peer =

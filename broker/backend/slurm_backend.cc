@@ -20,6 +20,7 @@
 #include "broker/util/deadline.h"
 #include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
+#include "broker/util/trace.h"
 
 namespace skyslurm::backend {
 
@@ -543,6 +544,69 @@ Result<std::vector<cloud::NodeUse>> SlurmBackend::NodeUses(std::time_t since,
   auto uses = ParseSacctNodeUses(out.out);
   if (!uses.ok()) return InternalError(fmt::format("{}: {}", name_, uses.status().message()));
   return uses;
+}
+
+Result<JobKey> SlurmBackend::SubmitThroughRest(const RestAccess& rest, const SubmitSpec& spec,
+                                               std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  auto left = [&] { return deadline.left(); };
+  // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
+  if (!spec.first_attempt) {
+    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Jobs(left()));  // an array as one
+    for (const JobInfo& j : existing) {
+      if (j.sky_id == spec.sky_id && IsLive(j.phase)) return j.key;
+    }
+  }
+  // sbatch is only ever asked when slurmrestd made no job: the look above
+  // holds for it, and is not made a second time.
+  SubmitSpec looked = spec;
+  looked.first_attempt = true;
+  auto via_sbatch = [&](const std::string& why) {
+    trace::Span note(fmt::format("{}: through sbatch: {}", name(), why));
+    return SlurmBackend::Submit(looked, left());
+  };
+  auto facts = rest.facts(spec, left());
+  if (!facts.ok()) return via_sbatch(facts.status().message());
+  auto body = RestSubmitBody(spec, *facts);
+  if (!body.ok()) return via_sbatch(body.status().message());
+  auto answer = rest.request("POST", std::string(kRestApi) + "/job/submit", *body, left());
+  if (!answer.ok()) {
+    // Not sent (slurmrestd cannot run there): sbatch, once. Sent but lost:
+    // the job may exist, so the caller's retry looks for its tag first.
+    if (rest.unavailable()) return via_sbatch(answer.status().message());
+    return answer.status().WithContext(name());
+  }
+  auto id = RestSubmittedJobId(*answer);
+  if (!id.ok()) {
+    // No job was made: sbatch says the same refusal in its own words (or
+    // takes what slurmrestd would not).
+    return via_sbatch(id.status().message());
+  }
+  return JobKey{name(), *id};
+}
+
+Status SlurmBackend::CancelThroughRest(const RestAccess& rest, const std::string& job_id,
+                                       bool only_if_pending, std::chrono::milliseconds timeout) {
+  // slurmrestd's DELETE has no state filter: a cancel of a pending job only
+  // (a move) stays scancel --state=PENDING, atomic in slurmctld. Its path
+  // names one job or task: some tasks of an array ("23_[5,9-12]") go to
+  // scancel too (slurmrestd: "Unable to parse URL path").
+  if (only_if_pending || rest.unavailable() || job_id.find('[') != std::string::npos) {
+    return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
+  }
+  auto answer = rest.request("DELETE", fmt::format("{}/job/{}", kRestApi, job_id), "", timeout);
+  if (!answer.ok()) {
+    if (rest.unavailable()) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
+    return answer.status().WithContext(name());
+  }
+  return RestAnswerOk(*answer).WithContext(name());
+}
+
+Result<std::string> SlurmBackend::PingRest(const RestAccess& rest,
+                                           std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer,
+                       rest.request("GET", std::string(kRestApi) + "/ping", "", timeout));
+  return RestRelease(answer);
 }
 
 }  // namespace skyslurm::backend

@@ -5,12 +5,15 @@
 // bash may: estimate_then_submit.h).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "broker/backend/backend.h"
+#include "broker/backend/slurm_rest.h"
 #include "broker/translate/translator.h"
 #include "broker/util/command.h"
 
@@ -80,6 +83,27 @@ class SlurmBackend : public Backend {
   // tag when it printed no id).
   Result<JobKey> SubmittedKey(const SubmitSpec& spec, const CommandOutput& out,
                               std::chrono::milliseconds timeout);
+
+  // slurmrestd, however it is reached (over SSH: slurm_ssh.h; started here:
+  // local_rest.h): one request, and whether it cannot run there (a request
+  // it refused that way was never read).
+  struct RestAccess {
+    std::function<Result<ssh::HttpAnswer>(std::string_view method, std::string_view path,
+                                          std::string_view body, std::chrono::milliseconds)>
+        request;
+    std::function<bool()> unavailable;
+    // What sbatch would find where it runs (its environment, folder, host).
+    std::function<Result<LoginFacts>(const SubmitSpec&, std::chrono::milliseconds)> facts;
+  };
+  // The submission through slurmrestd; through sbatch (once) when it cannot
+  // run there or take the job as data, or made no job.
+  Result<JobKey> SubmitThroughRest(const RestAccess& rest, const SubmitSpec& spec,
+                                   std::chrono::milliseconds timeout);
+  // The cancel through slurmrestd; scancel for what its DELETE cannot say.
+  Status CancelThroughRest(const RestAccess& rest, const std::string& job_id, bool only_if_pending,
+                           std::chrono::milliseconds timeout);
+  // slurmrestd's Slurm release ("22.05.8") from its ping.
+  static Result<std::string> PingRest(const RestAccess& rest, std::chrono::milliseconds timeout);
 
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,

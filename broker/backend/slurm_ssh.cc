@@ -91,61 +91,26 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const SubmitSpec& spec,
   return answer;
 }
 
+SlurmBackend::RestAccess SlurmSshBackend::Rest() {
+  return {.request =
+              [this](std::string_view method, std::string_view path, std::string_view body,
+                     std::chrono::milliseconds timeout) {
+                return pool_->Rest(method, path, body, timeout);
+              },
+          .unavailable = [this] { return pool_->RestUnavailable(); },
+          .facts = [this](const SubmitSpec&,
+                          std::chrono::milliseconds timeout) { return Login(timeout); }};
+}
+
 Result<JobKey> SlurmSshBackend::Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) {
   if (!rest_) return SlurmBackend::Submit(spec, timeout);
-  const Deadline deadline(timeout);
-  auto left = [&] { return deadline.left(); };
-  // Idempotent, as through sbatch: a job already carrying this sky id is the answer.
-  if (!spec.first_attempt) {
-    SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> existing, Jobs(left()));  // an array as one
-    for (const JobInfo& j : existing) {
-      if (j.sky_id == spec.sky_id && IsLive(j.phase)) return j.key;
-    }
-  }
-  // sbatch is only ever asked when slurmrestd made no job: the look above
-  // holds for it, and is not made a second time.
-  SubmitSpec looked = spec;
-  looked.first_attempt = true;
-  auto via_sbatch = [&](const std::string& why) {
-    trace::Span note(fmt::format("{}: through sbatch: {}", name(), why));
-    return SlurmBackend::Submit(looked, left());
-  };
-  auto login = Login(left());
-  if (!login.ok()) return via_sbatch(login.status().message());
-  auto body = RestSubmitBody(spec, *login);
-  if (!body.ok()) return via_sbatch(body.status().message());
-  auto answer = pool_->Rest("POST", std::string(kRestApi) + "/job/submit", *body, left());
-  if (!answer.ok()) {
-    // Not sent (slurmrestd cannot run there): sbatch, once. Sent but lost:
-    // the job may exist, so the caller's retry looks for its tag first.
-    if (pool_->RestUnavailable()) return via_sbatch(answer.status().message());
-    return answer.status().WithContext(name());
-  }
-  auto id = RestSubmittedJobId(*answer);
-  if (!id.ok()) {
-    // No job was made: sbatch says the same refusal in its own words (or
-    // takes what slurmrestd would not).
-    return via_sbatch(id.status().message());
-  }
-  return JobKey{name(), *id};
+  return SubmitThroughRest(Rest(), spec, timeout);
 }
 
 Status SlurmSshBackend::Cancel(const std::string& job_id, bool only_if_pending,
                                std::chrono::milliseconds timeout) {
-  // slurmrestd's DELETE has no state filter: a cancel of a pending job only
-  // (a move) stays scancel --state=PENDING, atomic in slurmctld. Its path
-  // names one job or task: some tasks of an array ("23_[5,9-12]") go to
-  // scancel too (slurmrestd: "Unable to parse URL path").
-  if (!rest_ || only_if_pending || pool_->RestUnavailable() ||
-      job_id.find('[') != std::string::npos) {
-    return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
-  }
-  auto answer = pool_->Rest("DELETE", fmt::format("{}/job/{}", kRestApi, job_id), "", timeout);
-  if (!answer.ok()) {
-    if (pool_->RestUnavailable()) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
-    return answer.status().WithContext(name());
-  }
-  return RestAnswerOk(*answer).WithContext(name());
+  if (!rest_) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
+  return CancelThroughRest(Rest(), job_id, only_if_pending, timeout);
 }
 
 CheckAnswer SlurmSshBackend::Check(std::chrono::milliseconds timeout) {
@@ -173,9 +138,7 @@ CheckAnswer SlurmSshBackend::Check(std::chrono::milliseconds timeout) {
 }
 
 Result<std::string> SlurmSshBackend::RestPing(std::chrono::milliseconds timeout) {
-  SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer,
-                       pool_->Rest("GET", std::string(kRestApi) + "/ping", "", timeout));
-  return RestRelease(answer);
+  return PingRest(Rest(), timeout);
 }
 
 }  // namespace skyslurm::backend

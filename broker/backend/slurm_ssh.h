@@ -51,6 +51,8 @@ class SlurmSshBackend final : public SlurmBackend {
 
   // What sbatch would find on the login node, read once (slurm_rest.h).
   Result<LoginFacts> Login(std::chrono::milliseconds timeout);
+  // slurmrestd on the login node, on the pool's connections.
+  RestAccess Rest();
 
   std::unique_ptr<ssh::SessionPool> pool_;
   std::unique_ptr<ssh::SshCommandRunner> runner_;

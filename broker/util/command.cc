@@ -1,7 +1,5 @@
 #include "broker/util/command.h"
 
-#include "broker/util/trace.h"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -16,6 +14,9 @@
 #include <cstring>
 #include <map>
 #include <thread>
+
+#include "broker/util/scoped_sigpipe_block.h"
+#include "broker/util/trace.h"
 
 extern char** environ;
 
@@ -68,38 +69,6 @@ std::vector<std::string> BuildEnvironment(const Command& command) {
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);
   return out;
 }
-
-// Writing to a pipe whose reader has gone raises SIGPIPE. Block it on this
-// thread while we write, and swallow a pending one afterwards, so that neither
-// the process's disposition nor other threads are touched.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&pipe_set_);
-    sigaddset(&pipe_set_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_) == 0;
-  }
-  ~ScopedSigpipeBlock() {
-    if (!blocked_) return;
-    if (!was_pending_) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe_set_, nullptr, &zero) == SIGPIPE) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_set_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-  bool blocked_ = false;
-};
 
 void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
