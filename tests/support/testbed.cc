@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -168,6 +169,27 @@ std::string JobState(const Testbed& tb, std::string_view cluster, std::string_vi
     state.pop_back();
   }
   return state;
+}
+
+std::map<std::string, std::string> SubmissionRecord(const Testbed& tb, std::string_view cluster,
+                                                    const std::string& job_id) {
+  CommandOutput out = RunOn(tb, cluster, {"scontrol", "show", "job", "-o", job_id});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  static const std::set<std::string> kept = {
+      "JobName",  "Partition",     "TimeLimit",     "TresPerNode", "WorkDir",  "NumNodes",
+      "NumCPUs",  "NumTasks",      "MinMemoryNode", "Requeue",     "Account",  "QOS",
+      "Features", "OverSubscribe", "Contiguous",    "Dependency",  "Priority", "UserId"};
+  std::map<std::string, std::string> fields;
+  std::istringstream words(out.out);
+  for (std::string word; words >> word;) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = word.substr(0, eq);
+    std::string value = word.substr(eq + 1);
+    if (key == "StdOut") value = std::regex_replace(value, std::regex(job_id), "ID");
+    if (kept.contains(key) || key == "StdOut") fields[key] = value;
+  }
+  return fields;
 }
 
 std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::string_view job_id,

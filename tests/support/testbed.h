@@ -85,6 +85,11 @@ std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::stri
                           std::chrono::seconds timeout = std::chrono::seconds(60));
 // The job's current state (squeue -t all), "" when Slurm no longer knows it.
 std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id);
+// The fields of `scontrol show job -o` that a submission decides (name,
+// partition, limits, sizes, folder, account, user, StdOut with the job's
+// id as "ID"): equal for two submissions of the same job.
+std::map<std::string, std::string> SubmissionRecord(const Testbed& tb, std::string_view cluster,
+                                                    const std::string& job_id);
 
 // Polls `path` until it exists and is not empty (job output lands after the
 // job ends on a shared filesystem), then returns its content.

@@ -56,26 +56,8 @@ class SlurmRestTestbedTest : public TestbedTest {
     return key->job_id;
   }
 
-  // Fields of `scontrol show job -o` that the submission decides.
   std::map<std::string, std::string> Record(const std::string& id) {
-    CommandOutput out = RunOn(tb_, "gamma", {"scontrol", "show", "job", "-o", id});
-    EXPECT_EQ(out.exit_code, 0) << out.err;
-    std::map<std::string, std::string> fields;
-    std::istringstream words(out.out);
-    std::string word;
-    static const std::set<std::string> kept = {
-        "JobName",  "Partition", "TimeLimit", "TresPerNode", "WorkDir",     "NumNodes",
-        "NumCPUs",  "NumTasks",  "MinMemoryNode", "Requeue", "Account",     "QOS",
-        "Features", "OverSubscribe", "Contiguous", "Dependency", "Priority", "UserId"};
-    while (words >> word) {
-      const auto eq = word.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = word.substr(0, eq);
-      std::string value = word.substr(eq + 1);
-      if (key == "StdOut") value = std::regex_replace(value, std::regex(id), "ID");
-      if (kept.contains(key) || key == "StdOut") fields[key] = value;
-    }
-    return fields;
+    return SubmissionRecord(tb_, "gamma", id);
   }
 
   std::string Output(const std::string& id) {
