@@ -26,14 +26,17 @@
 //      sweep slow slurmctld's acceptance of the next ones; a site's compute
 //      nodes are other machines.
 //   2e. issue 16's burst: separate one-GPU jobs of 10 minutes routed to
-//      alpha, beta or gamma, with beta reached through slurmrestd too (48
-//      start, the rest wait in the queues); the split over the clusters
-//      printed job by job; native: the same into alpha.
+//      alpha, beta or gamma (48 start, the rest wait in the queues), each
+//      cluster through slurmrestd (access: rest; alpha's started by
+//      skyslurmd, which runs as skyuser1 for it); the split over the
+//      clusters printed job by job; native: the same into alpha.
 //   build/bench/daemon_bench [jobs (200)] [clients (16)]
 //                            [only: decide|submit|rest|submit-held|rest-held|spread|
 //                                   migrate|death|cut]
+#include <grp.h>
 #include <httplib.h>
 #include <json/json.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -93,10 +96,12 @@ struct ThroughputCase {
   // in load the same cores that accept it, which a site's compute nodes
   // never do. Held, the figure is the submission path's alone.
   bool held = false;
-  // Every peer reached through slurmrestd (access: rest in the bench
-  // user's skyslurm.yaml: beta too, not only gamma), and the whole split
-  // printed, job by job: issue 16's burst of separate jobs.
-  bool rest_everywhere = false;
+  // Every cluster reached through slurmrestd (access: rest in the bench
+  // user's skyslurm.yaml for alpha and beta too, not only gamma), skyslurmd
+  // run as skyuser1 as a user's own command starts it (slurmrestd refuses
+  // to run as root), and the whole split printed, job by job: issue 16's
+  // burst of separate jobs.
+  bool rest_as_user = false;
 };
 
 CommandOutput Run(std::vector<std::string> argv,
@@ -151,11 +156,12 @@ void DecisionRate() {
     job.state = "PENDING";
     job.cluster = "alpha";
     job.submitted = options.now - 200;
-    daemon::Observation seen{.now = options.now,
-                             .cluster_answered = options.now,
-                             .answered_now = true,
-                             .queue_read = options.now,
-                             .copy = backend::JobInfo{.phase = backend::JobPhase::kPending, .state = "PENDING"}};
+    daemon::Observation seen{
+        .now = options.now,
+        .cluster_answered = options.now,
+        .answered_now = true,
+        .queue_read = options.now,
+        .copy = backend::JobInfo{.phase = backend::JobPhase::kPending, .state = "PENDING"}};
     (void)daemon::Decide(job, seen, policy);
     placed += spec.sky_id.empty() ? 0 : 1;
   }
@@ -165,6 +171,11 @@ void DecisionRate() {
       "   the submission spec, a failover decision):\n"
       "   %d in %.2f s = %.0f decisions/s (aim >= 2,000/s)\n",
       placed, s, placed / s);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 struct Daemon {
@@ -185,21 +196,33 @@ struct Daemon {
     return j;
   }
   void Start(const std::vector<std::pair<std::string, std::string>>& policy,
-             bool rest_everywhere = false) {
+             bool rest_as_user = false) {
     home =
         std::filesystem::temp_directory_path() / ("skyslurm-bench-" + std::to_string(::getpid()));
     std::filesystem::remove_all(home);
     Run({"cp", "-a", bench::TestbedDir() + "/home", home});
-    if (rest_everywhere) {
-      // The ready user's file names gamma's access; beta's is added.
+    if (rest_as_user) {
+      // The ready user's file names gamma's access; alpha's and beta's are
+      // added.
       const std::string file = home + "/.config/skyslurm/skyslurm.yaml";
-      std::ifstream in(file);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      constexpr std::string_view kBeta = "\n  beta:\n";
-      if (auto at = text.find(kBeta); at != std::string::npos) {
-        text.insert(at + kBeta.size(), "    access: rest\n");
+      std::string text = Slurp(file);
+      for (std::string_view entry : {"\n  alpha:\n", "\n  beta:\n"}) {
+        if (auto at = text.find(entry); at != std::string::npos) {
+          text.insert(at + entry.size(), "    access: rest\n");
+        }
       }
       std::ofstream(file) << text;
+      // skyuser1's key, where skyuser1 can read it.
+      const std::string key = home + "/.ssh/skyuser1.key";
+      Run({"cp", bench::TestbedDir() + "/keys/skyuser1", key});
+      const std::string hosts = home + "/.slurm/config";
+      text = Slurp(hosts);
+      const std::string from = "IdentityFile " + bench::TestbedDir() + "/keys/skyuser1";
+      for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+        text.replace(at, from.size(), "IdentityFile " + key);
+      }
+      std::ofstream(hosts) << text;
+      Run({"chown", "-R", "skyuser1:skyuser1", home});
     }
     std::filesystem::remove_all(home + "/.local/state/skyslurm");  // a fresh daemon
     socket = home + "/.local/state/skyslurm/run/skyslurmd.sock";
@@ -212,6 +235,13 @@ struct Daemon {
       ::unsetenv("XDG_STATE_HOME");
       const std::string log = home + "/skyslurmd.log";
       std::freopen(log.c_str(), "a", stderr);
+      if (rest_as_user) {
+        const passwd* pw = ::getpwnam("skyuser1");
+        if (pw == nullptr || ::setgroups(0, nullptr) != 0 || ::setgid(pw->pw_gid) != 0 ||
+            ::setuid(pw->pw_uid) != 0) {
+          ::_exit(126);
+        }
+      }
       const std::string prog = std::string(SKYSLURM_BINARY_DIR) + "/broker/skyslurmd";
       ::execl(prog.c_str(), prog.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
@@ -233,7 +263,8 @@ struct Daemon {
     int st = 0;
     if (pid <= 0 || ::waitpid(pid, &st, WNOHANG) != pid) return;
     std::printf("   skyslurmd DIED (%s %d); the end of its log:\n",
-                WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                WIFSIGNALED(st) ? "signal" : "exit status",
+                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     std::ifstream log(home + "/skyslurmd.log");
     std::vector<std::string> lines;
     for (std::string line; std::getline(log, line);) lines.push_back(line);
@@ -316,7 +347,7 @@ std::vector<std::string> Fill(const std::string& cluster, const std::string& gre
 
 void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   Daemon d;
-  d.Start({}, tc.rest_everywhere);
+  d.Start({}, tc.rest_as_user);
   std::atomic<int> next{0}, ok{0};
   const auto t0 = Clock::now();
   std::vector<std::thread> threads;
@@ -338,7 +369,7 @@ void Throughput(int jobs, int clients, const ThroughputCase& tc) {
   std::printf("%s, %d clients:\n   %d of %d in %.2f s = %.1f jobs/s sustained (%.0f jobs/day)\n",
               tc.title.c_str(), clients, ok.load(), jobs, s, ok / s, ok / s * 86400);
   std::map<std::string, int> where;
-  const int step = tc.rest_everywhere ? 1 : std::max(1, jobs / 50);
+  const int step = tc.rest_as_user ? 1 : std::max(1, jobs / 50);
   for (int i = 0; i < jobs; i += step) {
     const std::string w = d.Where(SkyId(i));
     where[w.substr(0, w.find(':'))]++;
@@ -459,31 +490,47 @@ int main(int argc, char** argv) {
   if (want("submit")) {
     Throughput(jobs, clients,
                {"2. routed submissions into the testbed through skyslurmd (SQLite WAL, intents)",
-                {}, kScript, "alpha", kScript});
+                {},
+                kScript,
+                "alpha",
+                kScript});
   }
   if (want("rest")) {
     Throughput(jobs, clients,
                {"2b. the same pinned to gamma, reached through slurmrestd (access: rest)",
-                {"--sky-infra=gamma"}, kGammaScript, "gamma", kGammaNativeScript});
+                {"--sky-infra=gamma"},
+                kGammaScript,
+                "gamma",
+                kGammaNativeScript});
   }
   if (want("submit-held")) {
     Throughput(jobs, clients,
                {"2c. as 2, every job held (--hold): the submission path alone, no job starting "
                 "on this machine's cores",
-                {}, kScript, "alpha", kScript, true});
+                {},
+                kScript,
+                "alpha",
+                kScript,
+                true});
   }
   if (want("rest-held")) {
     Throughput(jobs, clients,
-               {"2d. as 2b, every job held (--hold)", {"--sky-infra=gamma"}, kGammaScript, "gamma",
-                kGammaNativeScript, true});
+               {"2d. as 2b, every job held (--hold)",
+                {"--sky-infra=gamma"},
+                kGammaScript,
+                "gamma",
+                kGammaNativeScript,
+                true});
   }
   if (want("spread")) {
     ThroughputCase spread{
         "2e. a sweep of separate one-GPU jobs routed to alpha, beta or gamma (48 GPUs, all "
-        "free), beta and gamma through slurmrestd, alpha (home) through sbatch",
-        {"--sky-any-cluster=alpha,beta,gamma", "--gpus=1"}, kAnyGpuScript, "alpha",
+        "free), each through slurmrestd, skyslurmd as skyuser1",
+        {"--sky-any-cluster=alpha,beta,gamma", "--gpus=1"},
+        kAnyGpuScript,
+        "alpha",
         kAnyGpuScript};
-    spread.rest_everywhere = true;
+    spread.rest_as_user = true;
     Throughput(jobs, clients, spread);
   }
   if (want("migrate")) Migration();
