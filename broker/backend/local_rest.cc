@@ -24,6 +24,12 @@ namespace skyslurm::backend {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+// The start of the error of a kept process that had ended before it read
+// the request (nothing sent).
+constexpr std::string_view kGoneUnread = "slurmrestd ended before reading the request";
+}  // namespace
+
 struct LocalRest::Process {
   pid_t pid = -1;
   int in = -1;   // its stdin
@@ -188,6 +194,17 @@ Result<ssh::HttpAnswer> LocalRest::Request(std::string_view method, std::string_
                                            std::chrono::milliseconds timeout) {
   trace::Span span(fmt::format("slurmrestd (local): {} {}", method, path), trace::Cost::kRestCall);
   const auto deadline = Clock::now() + timeout;
+  auto answer = Exchange(method, path, body, deadline);
+  if (answer.ok() || !answer.status().message().starts_with(kGoneUnread)) return answer;
+  // A process kept idle had ended (killed, or crashed) and never read the
+  // request: asked once more, of a new one.
+  return Exchange(method, path, body, deadline);
+}
+
+Result<ssh::HttpAnswer> LocalRest::Exchange(std::string_view method, std::string_view path,
+                                            std::string_view body, Clock::time_point deadline) {
+  const auto timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   {
     std::lock_guard lock(mu_);
     if (unavailable_) return *unavailable_;
@@ -288,6 +305,9 @@ Result<ssh::HttpAnswer> LocalRest::Request(std::string_view method, std::string_
           unavailable_ = cannot;
         }
         return drop(cannot);
+      }
+      if (!fresh && p->buffer.empty() && !read_it) {
+        return drop(UnavailableError(fmt::format("{} (idle, it had ended)", kGoneUnread)));
       }
       return drop(UnavailableError(
           fmt::format("slurmrestd ended before it answered{}",

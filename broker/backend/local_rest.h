@@ -49,6 +49,10 @@ class LocalRest {
 
  private:
   struct Process;
+  // One request on one process (a new one when none is idle).
+  Result<ssh::HttpAnswer> Exchange(std::string_view method, std::string_view path,
+                                   std::string_view body,
+                                   std::chrono::steady_clock::time_point deadline);
   Result<std::unique_ptr<Process>> Start();
   // An idle process; a null one when another may be started (counted as
   // running); nullopt when all are busy until `deadline`.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -106,8 +107,9 @@ class SlurmLocalRestTest : public TestbedTest {
 
 TEST_F(SlurmLocalRestTest, AJobThroughSlurmrestdStartedAsTheUserIsTheJobSbatchMakes) {
   const std::string conf = tb_.SlurmConf("alpha");
-  // Line 1: the job through slurmrestd, line 2: through sbatch, line 3: the
-  // trace of the first, then the cancel's and the ping's answers.
+  // Lines: the job through slurmrestd, the same through sbatch, one more
+  // through slurmrestd after the one kept idle was killed; the answers of
+  // its cancel, of a cancel of no job and of check; the first one's trace.
   const std::string said = AsUser([&] {
     backend::SlurmLocalBackend rest("alpha", conf, ""), sbatch("alpha", conf, "");
     rest.UseRest(true);
@@ -118,6 +120,9 @@ TEST_F(SlurmLocalRestTest, AJobThroughSlurmrestdStartedAsTheUserIsTheJobSbatchMa
       a = rest.Submit(Spec("sky-20261205-000000-aaaaaa"), std::chrono::seconds(30));
     }
     auto b = sbatch.Submit(Spec("sky-20261205-000000-bbbbbb"), std::chrono::seconds(30));
+    // The slurmrestd kept idle dies: the next request goes to a new one.
+    (void)std::system(("pkill -KILL -x slurmrestd -P " + std::to_string(::getpid())).c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     auto c = rest.Submit(Spec("sky-20261205-000000-cccccc"), std::chrono::seconds(30));
     const Status cancelled =
         c.ok() ? rest.Cancel(c->job_id, false, std::chrono::seconds(10)) : c.status();
