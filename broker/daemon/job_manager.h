@@ -258,6 +258,13 @@ class JobManager {
     bool satisfied() const { return verdict.status == job::DependencyStatus::kSatisfied; }
   };
   Result<std::optional<SkyDependencyNow>> ResolveDependency(job::Request& request);
+  // PlaceAndSubmit of a job whose input, request and dependency the caller
+  // has read already (a new submission: each read once, not again here).
+  Status PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input, const job::Request& request,
+                            const std::optional<SkyDependencyNow>& dependency, EventKind kind,
+                            const std::string& why, const std::vector<std::string>& avoid,
+                            bool first_attempt, const std::string& leaving = "",
+                            const std::string& only = "");
   // Held back until its sky jobs answer the dependency: PENDING with no
   // cluster and Slurm's reason (Dependency, DependencyNeverSatisfied), an
   // event when the reason changes; never satisfied with

@@ -104,10 +104,20 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
                                   const std::string& leaving, const std::string& only) {
   SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
   SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
+  SKY_ASSIGN_OR_RETURN(std::optional<SkyDependencyNow> dependency, ResolveDependency(request));
+  return PlaceAndSubmitRead(job, input, request, dependency, kind, why, avoid, first_attempt,
+                            leaving, only);
+}
+
+Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
+                                      const job::Request& request,
+                                      const std::optional<SkyDependencyNow>& dependency,
+                                      EventKind kind, const std::string& why,
+                                      const std::vector<std::string>& avoid, bool first_attempt,
+                                      const std::string& leaving, const std::string& only) {
   // A --dependency on sky jobs not yet answered holds the job back here
   // (job_dependency.cc); at its submission it is placed all the same, so
   // that a job no cluster can run is refused now, not when it is released.
-  SKY_ASSIGN_OR_RETURN(std::optional<SkyDependencyNow> dependency, ResolveDependency(request));
   const bool held_back = dependency && !dependency->satisfied();
   const bool checked_at_submission = kind == EventKind::kSubmitted && first_attempt;
   if (held_back && !checked_at_submission) {
@@ -173,7 +183,7 @@ Status JobManager::PlaceAndSubmit(store::SkyJob& job, EventKind kind, const std:
     // Nowhere else after all: back where it was rather than nowhere (a
     // part the split gave a cluster that now says no: anywhere).
     placing.unlock();
-    return PlaceAndSubmit(job, kind, why, avoid, first_attempt);
+    return PlaceAndSubmitRead(job, input, request, dependency, kind, why, avoid, first_attempt);
   }
   if (!plan.decision.chosen) {
     const std::string msg = NoClusterMessage(plan);
@@ -405,7 +415,9 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
     SKY_ASSIGN_OR_RETURN(const bool spread, SpreadArray(job, resolved, r.input));
     if (spread) return SpreadAnswer(job);
   }
-  SKY_RETURN_IF_ERROR(PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), true));
+  // The input, request and dependency read above, not again from the store.
+  SKY_RETURN_IF_ERROR(PlaceAndSubmitRead(job, r.input, resolved, dependency, EventKind::kSubmitted,
+                                         "", DeadClusters(), true));
   FaultPoint("submit.done");
   return SubmitAnswer{job,
                       job.reason,
