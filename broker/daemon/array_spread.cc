@@ -44,11 +44,17 @@ std::string Plural(std::size_t n, std::string_view one) {
   return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s");
 }
 
-// "7", "[7,9-12]", "7,9" as ArrayIndices.
-Result<std::vector<std::int64_t>> TaskList(std::string text) {
+// "[7,9-12]" as "7,9-12" (as Slurm lists a row's tasks); anything else as it is.
+std::string_view Unbracketed(std::string_view text) {
   if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
     text = text.substr(1, text.size() - 2);
   }
+  return text;
+}
+
+// "7", "[7,9-12]", "7,9" as ArrayIndices.
+Result<std::vector<std::int64_t>> TaskList(const std::string& given) {
+  const std::string text(Unbracketed(given));
   auto parsed = job::ParseArrayIndices(text);
   if (!parsed.ok() || !parsed->has_value() || text.find('%') != std::string::npos) {
     return InvalidArgumentError(
@@ -348,11 +354,8 @@ namespace {
 // "452_[1-3,7%2]": 1, 2, 3, 7); none for another job's row.
 std::vector<std::int64_t> RowIndices(const std::string& row_id, const std::string& native) {
   if (backend::ArrayJobId(row_id) != native || row_id.size() == native.size()) return {};
-  std::string tasks = row_id.substr(native.size() + 1);
-  if (tasks.size() >= 2 && tasks.front() == '[' && tasks.back() == ']') {
-    tasks = tasks.substr(1, tasks.size() - 2);
-  }
-  auto parsed = job::ParseArrayIndices(tasks);
+  auto parsed =
+      job::ParseArrayIndices(Unbracketed(std::string_view(row_id).substr(native.size() + 1)));
   if (!parsed.ok() || !parsed->has_value()) return {};
   return (*parsed)->indices;
 }
