@@ -217,11 +217,38 @@ Result<StartEstimate> CachingBackend::EstimateStart(const translate::TranslatedJ
   const std::size_t key = EstimateKey(job);
   if (auto fresh = FreshEstimate(key)) return *fresh;
   const auto deadline = now_() + timeout;
-  SKY_RETURN_IF_ERROR(EstimateSlot(deadline));
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now_());
-  auto answer = inner_.EstimateStart(job, std::max(left, std::chrono::milliseconds(1)));
-  if (answer.ok()) KeepEstimate(key, *answer);
-  return answer;
+  std::shared_ptr<EstimateInFlight> mine;
+  if (options_.estimate_ttl.count() > 0) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (auto it = estimating_.find(key); it != estimating_.end()) {
+      // The same job's estimate is on its way: its answer, when it comes.
+      // (Waited for on the steady clock: now_ may be a test's.)
+      std::shared_ptr<EstimateInFlight> theirs = it->second;
+      if (!estimated_.wait_for(lock, timeout, [&] { return theirs->done; })) {
+        return DeadlineExceededError(
+            fmt::format("{}: no start estimate within {} ms", inner_.name(), timeout.count()));
+      }
+      return *theirs->answer;
+    }
+    mine = std::make_shared<EstimateInFlight>();
+    estimating_[key] = mine;
+  }
+  auto asked = [&]() -> Result<StartEstimate> {
+    SKY_RETURN_IF_ERROR(EstimateSlot(deadline));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now_());
+    return inner_.EstimateStart(job, std::max(left, std::chrono::milliseconds(1)));
+  }();
+  if (asked.ok()) KeepEstimate(key, *asked);
+  if (mine) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      mine->done = true;
+      mine->answer = asked;
+      estimating_.erase(key);
+    }
+    estimated_.notify_all();
+  }
+  return asked;
 }
 
 EstimatedSubmission CachingBackend::EstimateThenSubmit(const SubmitSpec& spec,

@@ -148,6 +148,15 @@ class CachingBackend final : public Backend {
     StartEstimate estimate;
   };
   std::map<std::size_t, CachedEstimate> estimates_;
+  // Estimates being asked, by job: a caller that misses the cache while
+  // the same job's is asked waits for that answer instead of asking again
+  // (a burst of identical jobs from many shells asks each cluster once).
+  struct EstimateInFlight {
+    bool done = false;
+    std::optional<Result<StartEstimate>> answer;
+  };
+  std::map<std::size_t, std::shared_ptr<EstimateInFlight>> estimating_;
+  std::condition_variable estimated_;
   std::optional<cluster::Inventory> cached_;
   Clock::time_point cached_at_{};
   // Jobs submitted lately, with when: added to a probe that missed them.

@@ -46,6 +46,8 @@ class CountingBackend final : public Backend {
   Result<StartEstimate> EstimateStart(const translate::TranslatedJob&,
                                       std::chrono::milliseconds) override {
     ++estimates;
+    if (estimate_delay.count() > 0) std::this_thread::sleep_for(estimate_delay);
+    if (fail_estimate) return UnavailableError("no answer");
     return StartEstimate{42, "p", "n1", "test"};
   }
   Result<JobKey> Submit(const SubmitSpec&, std::chrono::milliseconds) override {
@@ -79,6 +81,8 @@ class CountingBackend final : public Backend {
   std::vector<std::string> ended;          // ids the probe saw ended
   std::vector<cluster::QueuedJob> listed;  // the queue the probe sees
   std::chrono::milliseconds probe_delay{0};
+  std::chrono::milliseconds estimate_delay{0};
+  bool fail_estimate = false;
 
  private:
   std::string name_ = "beta";
@@ -254,6 +258,40 @@ TEST(CachingBackendTest, TheSameJobsEstimateIsReusedForItsTtlOnly) {
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
   EXPECT_EQ(inner.estimates, 5);
+}
+
+// A burst of the same job from many shells: the callers that miss the cache
+// while its estimate is asked wait for that answer (before, each asked, up
+// to the per-second limit, and the rest slept for a slot). A failure is
+// shared too, and not kept.
+TEST(CachingBackendTest, CallersThatMissTogetherShareOneEstimate) {
+  CountingBackend inner;
+  inner.estimate_delay = std::chrono::milliseconds(200);
+  CachingBackend cached(inner, {.estimate_ttl = std::chrono::seconds(2)});
+  translate::TranslatedJob job;
+  job.args = {"--gpus=1"};
+  auto burst = [&] {
+    std::vector<std::thread> callers;
+    std::atomic<int> answered = 0, failed = 0;
+    for (int i = 0; i < 8; ++i) {
+      callers.emplace_back([&] {
+        auto e = cached.EstimateStart(job, std::chrono::seconds(5));
+        if (e.ok() && e->start == 42) ++answered;
+        if (!e.ok() && e.status().message() == "no answer") ++failed;
+      });
+    }
+    for (auto& t : callers) t.join();
+    return std::make_pair(answered.load(), failed.load());
+  };
+  inner.fail_estimate = true;
+  EXPECT_EQ(burst(), std::make_pair(0, 8));
+  const int asked_failing = inner.estimates;
+  EXPECT_LT(asked_failing, 8);
+  inner.fail_estimate = false;
+  EXPECT_EQ(burst(), std::make_pair(8, 0));
+  EXPECT_LE(inner.estimates - asked_failing, 2);  // one, or two if a caller came late
+  EXPECT_EQ(cached.EstimateStart(job, std::chrono::seconds(5))->start, 42);  // cached
+  EXPECT_LE(inner.estimates - asked_failing, 2);
 }
 
 // What the planner takes on its own thread instead of starting one per
