@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds skyslurm into build/ (RelWithDebInfo, -g1); with --asan
+# Configures and builds skyslurm into build/ (RelWithDebInfo); with --asan
 # also the ASan+UBSan tree build-asan/ (Debug; its unit tests only, the
 # target skyslurm_unit_tests: that tree runs nothing else), with --release the Release
 # tree build-release/ (-O3, what users build; no tests), with --fuzz the clang
@@ -31,12 +31,7 @@ configure() { # dir, extra cmake args...
   fi
 }
 
-# -g1 (line tables: backtraces, perf and the sanitizers keep function and
-# file:line; no variables for a debugger) instead of RelWithDebInfo's -g:
-# 15-30% less compile time per file (planner.cc 9.2 -> 6.5 s), the largest
-# share of a CI run. Reconfigure with -g for a debugging session.
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build --parallel "$(nproc)"
 for arg in "$@"; do
   case "$arg" in
@@ -52,6 +47,8 @@ for arg in "$@"; do
       cmake --build build-release --parallel "$(nproc)"
       ;;
     --fuzz)
+      # -g1: line tables (a crash report keeps file:line) at less compile
+      # time than -g; nothing here is installed or debugged.
       CC=clang CXX=clang++ configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYSLURM_FUZZ=ON \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
         -DSKYSLURM_SANITIZE=ON -DSKYSLURM_BUILD_TESTS=OFF -DSKYSLURM_BUILD_BENCHMARKS=OFF
