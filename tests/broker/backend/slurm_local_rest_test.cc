@@ -41,6 +41,8 @@ class SlurmLocalRestTest : public TestbedTest {
   }
   void TearDown() override {
     for (const std::string& id : submitted_) RunOn(tb_, "alpha", {"scancel", id});
+    // Also what a child that failed midway submitted without saying so.
+    RunOn(tb_, "alpha", {"scancel", "--name=local-rest-test"});
   }
 
   backend::SubmitSpec Spec(std::string sky_id) {
