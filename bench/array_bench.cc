@@ -138,10 +138,10 @@ std::pair<double, Json::Value> RunToEnd(std::vector<std::string> argv) {
   std::string id = SkyIdIn(out.err);
   if (id.empty() && out.exit_code == 0) {
     // Kept whole at home, sbatch prints Slurm's line only: the sky id is
-    // the status of "cluster:N".
+    // the status of its global id.
     std::smatch m;
-    if (std::regex_search(out.out, m, std::regex("job ([0-9]+) on cluster ([a-z0-9-]+)"))) {
-      id = Status(m[2].str() + ":" + m[1].str())["job"]["sky_id"].asString();
+    if (std::regex_search(out.out, m, std::regex("job ([0-9]+)"))) {
+      id = Status(m[1].str())["job"]["sky_id"].asString();
     }
   }
   if (out.exit_code != 0 || id.empty()) {

@@ -158,6 +158,44 @@ int main(int argc, char** argv) {
                 Median(shim) / Median(real), Median(extra));
   }
 
+  // The client commands' shims (squeue, sacct, scontrol, scancel) on a home
+  // job: no routed job involved, so each is the real command after one exec.
+  if (!held["alpha"].empty()) {
+    const std::string id = held["alpha"].front();
+    std::printf("\nClient commands' pass-through (a home job, no routed job), %d runs each:\n",
+                passthrough_runs);
+    const std::vector<std::vector<std::string>> client = {
+        {"squeue", "-h", "-j", id},
+        {"sacct", "-P", "-n", "--format=JobIdRaw,State", "-j", id},
+        {"scontrol", "show", "job", id},
+        {"scancel", "--state=RUNNING", id}};  // held: nothing to cancel
+    for (const auto& args : client) {
+      std::vector<double> real, shim;
+      std::vector<std::string> shim_args = args;
+      shim_args[0] = shim_bin + "/" + args[0];
+      auto fresh_home = [&](std::vector<std::pair<std::string, std::string>> e) {
+        e.emplace_back("HOME", work);  // no routed job of its user's
+        return e;
+      };
+      for (int i = 0; i < passthrough_runs; ++i) {
+        Timed r = Time({.argv = args, .env_set = fresh_home(with_path(path))});
+        Timed sh =
+            Time({.argv = shim_args, .env_set = fresh_home(with_path(shim_bin + ":" + path))});
+        if (r.out.exit_code != sh.out.exit_code || r.out.out != sh.out.out) {
+          std::fprintf(stderr, "%s: the shim's answer differs: %s / %s\n", args[0].c_str(),
+                       r.out.out.c_str(), sh.out.out.c_str());
+          return 1;
+        }
+        real.push_back(r.ms);
+        shim.push_back(sh.ms);
+      }
+      Line(("real    " + args[0]).c_str(), real);
+      Line(("shim    " + args[0]).c_str(), shim);
+      std::printf("  shim / real = %.3f (median); extra per call: median %.0f us\n",
+                  Median(shim) / Median(real), (Median(shim) - Median(real)) * 1000);
+    }
+  }
+
   // 2. Routed to a peer, as the ready user types it.
   const std::string home = work + "/home";
   if (!Time({.argv = {"cp", "-a", tb + "/home", home}}).out.success()) return 1;
@@ -183,7 +221,9 @@ int main(int argc, char** argv) {
   Command routed{.argv = {shim_bin + "/sbatch", "--sky-any-cluster", "--hold", job},
                  .env_set = {{"HOME", home},
                              {"SLURM_CONF", env.at("SLURM_CONF_ALPHA")},
-                             {"PATH", shim_bin + ":" + path}},
+                             {"PATH", shim_bin + ":" + path},
+                             // The cluster on the line, to check and to cancel there.
+                             {"SKYSLURM_SUBMIT_OUTPUT", "multi-cluster"}},
                  .env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
                                "XDG_CONFIG_HOME", "XDG_STATE_HOME"},
                  .cwd = work};

@@ -85,9 +85,14 @@ say "the main job: sbatch --sky-any-cluster"
 echo "$ sbatch --sky-any-cluster train.sh"
 out=$(as_user sbatch --sky-any-cluster train.sh)
 echo "$out"
-id=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\1/p' <<<"$out")
-cluster=$(sed -n 's/^Submitted batch job \([0-9]*\) on cluster \(.*\)$/\2/p' <<<"$out")
+# One id, as a single cluster's sbatch prints it: the cluster's index above
+# bit 26 (as Slurm's federation does), the id there below.
+gid=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' <<<"$out")
+cluster=$(as_user "$work/opt/bin/skyslurm" status "$gid" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["cluster"])')
+id=$((gid & (1 << 26) - 1))
 conf_var="SLURM_CONF_${cluster^^}"
+echo "$ squeue -j $gid   (the shim's squeue: the job as $cluster's squeue shows it, under the id sbatch printed)"
+as_user squeue -j "$gid"
 echo "$ skyslurm queue   (every cluster in one table, from skyslurmd, which tracks the job)"
 as_user "$work/opt/bin/skyslurm" queue
 echo "$ scontrol show job $id   (on $cluster: the job as translated for it)"

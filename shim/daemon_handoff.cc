@@ -19,6 +19,8 @@
 
 #include "broker/daemon/run_dir.h"
 #include "broker/job/argv_parser.h"
+#include "broker/job/client_command.h"
+#include "broker/job/global_id.h"
 #include "broker/job/sky_id.h"
 #include "shim/flat_json.h"
 
@@ -58,21 +60,9 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return text;
 }
 
-// The JSON request: the job as typed (job_input.h's form) and the sky id.
-// Built with append() only: GCC 12 at -O3 reports a false -Wrestrict inside
-// `"literal" + std::string` (GCC bug 105651).
-std::string RequestBody(const std::string& sky_id, const std::vector<std::string>& args,
-                        const std::optional<std::string>& script, const std::string& cwd,
-                        bool traced, long long started_ns) {
-  std::string b = "{\"sky_id\":";
-  b.append(JsonQuote(sky_id)).append(",\"direct\":true,\"managed\":false");
-  if (traced) b.append(",\"trace\":true,\"trace_origin_ns\":").append(std::to_string(started_ns));
-  b.append(",\"input\":{\"tool\":\"sbatch\",\"args\":[");
-  for (std::size_t i = 0; i < args.size(); ++i)
-    b.append(i == 0 ? "" : ",").append(JsonQuote(args[i]));
-  b.append("]");
-  if (script) b.append(",\"script\":").append(JsonQuote(*script));
-  b.append(",\"cwd\":").append(JsonQuote(cwd)).append(",\"env\":{");
+// The environment as a JSON object, appended.
+void AppendEnvironment(std::string& b) {
+  b.append("{");
   bool first = true;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
@@ -87,7 +77,26 @@ std::string RequestBody(const std::string& sky_id, const std::vector<std::string
         .append(JsonQuote(entry.substr(eq + 1)));
     first = false;
   }
-  return b.append("}}}");
+  b.append("}");
+}
+
+// The JSON request: the job as typed (job_input.h's form) and the sky id.
+// Built with append() only: GCC 12 at -O3 reports a false -Wrestrict inside
+// `"literal" + std::string` (GCC bug 105651).
+std::string RequestBody(const std::string& sky_id, const std::vector<std::string>& args,
+                        const std::optional<std::string>& script, const std::string& cwd,
+                        bool traced, long long started_ns) {
+  std::string b = "{\"sky_id\":";
+  b.append(JsonQuote(sky_id)).append(",\"direct\":true,\"managed\":false");
+  if (traced) b.append(",\"trace\":true,\"trace_origin_ns\":").append(std::to_string(started_ns));
+  b.append(",\"input\":{\"tool\":\"sbatch\",\"args\":[");
+  for (std::size_t i = 0; i < args.size(); ++i)
+    b.append(i == 0 ? "" : ",").append(JsonQuote(args[i]));
+  b.append("]");
+  if (script) b.append(",\"script\":").append(JsonQuote(*script));
+  b.append(",\"cwd\":").append(JsonQuote(cwd)).append(",\"env\":");
+  AppendEnvironment(b);
+  return b.append("}}");
 }
 
 class Socket {
@@ -250,6 +259,82 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
                  0.0, ms(connect_start - started_ns), ms(connect_start - started_ns),
                  ms(answered - connect_start), (*members)["trace"].c_str());
   }
+  return h;
+}
+
+namespace {
+
+std::optional<ClientTool> ClientToolOf(Mode mode) {
+  switch (mode) {
+    case Mode::kSqueue:
+      return ClientTool::kSqueue;
+    case Mode::kSacct:
+      return ClientTool::kSacct;
+    case Mode::kScontrol:
+      return ClientTool::kScontrol;
+    case Mode::kScancel:
+      return ClientTool::kScancel;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
+  const auto tool = ClientToolOf(mode);
+  if (!tool) return false;
+  // skyslurmd's own commands (and the real command it falls back to) are the real ones.
+  if (std::getenv("SKYSLURM_CLIENT_DIRECT") != nullptr) return false;
+  const auto cmd = ParseClientCommand(*tool, std::vector<std::string>(argv + 1, argv + argc));
+  if (!cmd || cmd->clusters) return false;  // the real command reads it (or says what is wrong)
+  for (const auto& id : cmd->ids) {
+    if (IsGlobalIdWord(id)) return true;
+  }
+  if (!cmd->ids.empty()) return false;  // only the home's own jobs
+  if (*tool != ClientTool::kSqueue && *tool != ClientTool::kSacct) return false;
+  const std::string home = Env("HOME").value_or("");
+  if (home.empty()) return false;
+  struct stat st {};
+  return ::stat(daemon::RoutedMarkerIn(daemon::StateDir(Env("XDG_STATE_HOME"), home)).c_str(),
+                &st) == 0;
+}
+
+Handoff RunClientOnDaemon(Mode mode, int argc, char** argv) {
+  Handoff h;
+  const std::string home = Env("HOME").value_or("");
+  if (home.empty()) return h;
+  const std::string socket_path = daemon::SocketIn(
+      daemon::RunDir(Env("XDG_RUNTIME_DIR"), daemon::StateDir(Env("XDG_STATE_HOME"), home)));
+  Socket s;
+  if (!s.Connect(socket_path)) return h;  // skyslurm __slurm starts the daemon
+  const std::string_view tool = ModeName(mode);
+  std::string body = "{\"tool\":";
+  body.append(JsonQuote(tool)).append(",\"args\":[");
+  for (int i = 1; i < argc; ++i) body.append(i == 1 ? "" : ",").append(JsonQuote(argv[i]));
+  body.append("],\"env\":");
+  AppendEnvironment(body);
+  body.append("}");
+  const std::string request =
+      "POST /v1/slurm HTTP/1.1\r\nHost: skyslurmd\r\n"
+      "Content-Type: application/json\r\nConnection: close\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  if (!s.SendAll(request)) return h;
+  auto raw = s.ReadToEnd(120'000);
+  auto answer = raw ? ReadHttpAnswer(*raw) : std::nullopt;
+  auto members = answer ? ReadFlatJsonObject(answer->body) : std::nullopt;
+  h.done = true;
+  if (!members || answer->status / 100 != 2) {
+    std::fprintf(stderr, "%.*s: error: skyslurm: %s\n", static_cast<int>(tool.size()), tool.data(),
+                 members ? (*members)["error"].c_str() : "skyslurmd gave no answer");
+    h.exit_code = 1;
+    return h;
+  }
+  std::fputs((*members)["stdout"].c_str(), stdout);
+  std::fflush(stdout);
+  std::fputs((*members)["stderr"].c_str(), stderr);
+  h.exit_code = std::atoi((*members)["exit_code"].c_str());
   return h;
 }
 

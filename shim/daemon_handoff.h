@@ -26,4 +26,15 @@ struct Handoff {
 // `started_ns`: the shim's start on the monotonic clock (SKYSLURM_TRACE).
 Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns);
 
+// squeue, sacct, scontrol, scancel: whether a routed job is involved, so
+// that skyslurmd must answer: a global id among the jobs named
+// (job/global_id.h), or, for squeue and sacct naming no job (a listing of
+// the user's), routed jobs made by this user before (the state folder's
+// `routed` file). Else the real command runs untouched.
+bool InvolvesRoutedJobs(Mode mode, int argc, char** argv);
+
+// The command run by skyslurmd (POST /v1/slurm), its output printed here;
+// not done when no daemon answers (`skyslurm __slurm` starts one).
+Handoff RunClientOnDaemon(Mode mode, int argc, char** argv);
+
 }  // namespace skyslurm::shim

@@ -30,6 +30,10 @@ std::optional<Mode> ModeFromArgv0(std::string_view argv0) {
   if (name == "sbatch") return Mode::kSbatch;
   if (name == "salloc") return Mode::kSalloc;
   if (name == "srun") return Mode::kSrun;
+  if (name == "squeue") return Mode::kSqueue;
+  if (name == "sacct") return Mode::kSacct;
+  if (name == "scontrol") return Mode::kScontrol;
+  if (name == "scancel") return Mode::kScancel;
   return std::nullopt;
 }
 
@@ -41,6 +45,14 @@ std::string_view ModeName(Mode mode) {
       return "salloc";
     case Mode::kSrun:
       return "srun";
+    case Mode::kSqueue:
+      return "squeue";
+    case Mode::kSacct:
+      return "sacct";
+    case Mode::kScontrol:
+      return "scontrol";
+    case Mode::kScancel:
+      return "scancel";
   }
   return "sbatch";
 }

@@ -9,9 +9,12 @@
 
 namespace skyslurm::shim {
 
-enum class Mode { kSbatch, kSalloc, kSrun };
+// The job commands, then the client commands that see jobs (squeue, sacct,
+// scontrol, scancel: client_handoff.h).
+enum class Mode { kSbatch, kSalloc, kSrun, kSqueue, kSacct, kScontrol, kScancel };
+inline bool IsClientMode(Mode mode) { return mode >= Mode::kSqueue; }
 
-// The file name of the one shim binary; sbatch, salloc and srun are links to
+// The file name of the one shim binary; each command's name is a link to
 // it. Any file with this real name is a shim, never the real command.
 inline constexpr std::string_view kShimFileName = "skyslurm-shim";
 

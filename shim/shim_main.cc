@@ -1,5 +1,6 @@
-// The sbatch/salloc/srun shim. Installed once as skyslurm-shim, with sbatch,
-// salloc and srun linked to it in a folder a site puts first on PATH.
+// The sbatch/salloc/srun shim, and squeue/sacct/scontrol/scancel's.
+// Installed once as skyslurm-shim, with each command's name linked to it in
+// a folder a site puts first on PATH.
 //
 // Without a --sky-* option it replaces itself with the real command (same
 // argv, same environment): the only cost is one extra exec. It links nothing
@@ -7,6 +8,9 @@
 // (route_command.h says how) it hands the invocation to
 // `skyslurm __route MODE ARGS...`, or, for a batch job when the user's
 // skyslurmd is up, straight to the daemon's socket (daemon_handoff.h).
+// squeue, sacct, scontrol and scancel go to the daemon only when a routed
+// job is involved (daemon_handoff.h: InvolvesRoutedJobs), through
+// `skyslurm __slurm MODE ARGS...` when no daemon runs yet.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,8 +123,8 @@ int main(int argc, char** argv) {
   const auto mode = skyslurm::shim::ModeFromArgv0(argv0);
   if (!mode) {
     std::fprintf(stderr,
-                 "skyslurm-shim: run me as sbatch, salloc or srun (through a link of that "
-                 "name), not as '%s'\n",
+                 "skyslurm-shim: run me as sbatch, salloc, srun, squeue, sacct, scontrol or "
+                 "scancel (through a link of that name), not as '%s'\n",
                  argv0);
     return 1;
   }
@@ -130,7 +134,20 @@ int main(int argc, char** argv) {
   const char* pinned = std::getenv("SKYSLURM_REAL_BIN_DIR");
   const char* path = (pinned != nullptr && *pinned != '\0') ? pinned : std::getenv("PATH");
   const std::string self = SelfPath();
-  if (WantsRouting(*mode, argc, argv)) {
+  if (skyslurm::shim::IsClientMode(*mode) &&
+      skyslurm::shim::InvolvesRoutedJobs(*mode, argc, argv)) {
+    const skyslurm::shim::Handoff handoff = skyslurm::shim::RunClientOnDaemon(*mode, argc, argv);
+    if (handoff.done) return handoff.exit_code;
+    const std::string router = RouterPath(self);
+    if (!router.empty()) {
+      std::vector<char*> args = {const_cast<char*>("skyslurm"), const_cast<char*>("__slurm"),
+                                 const_cast<char*>(name.data())};
+      for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+      args.push_back(nullptr);
+      execv(router.c_str(), args.data());
+    }
+    // No skyslurm to start the daemon with: the real command, as typed.
+  } else if (!skyslurm::shim::IsClientMode(*mode) && WantsRouting(*mode, argc, argv)) {
     const std::string router = RouterPath(self);
     if (router.empty()) {
       std::fprintf(stderr,

@@ -25,6 +25,11 @@ int Main(int argc, char** argv) {
   if (argc >= 3 && std::string_view(argv[1]) == "__route") {
     return skyslurm::route::RunRoute(argv[2], std::vector<std::string>(argv + 3, argv + argc));
   }
+  // ... and squeue/sacct/scontrol/scancel of routed jobs when no daemon
+  // answered them: skyslurm __slurm TOOL ARGS...
+  if (argc >= 3 && std::string_view(argv[1]) == "__slurm") {
+    return skyslurm::route::RunClient(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+  }
   CLI::App app{"skyslurm: run Slurm jobs on whichever cluster starts them first", "skyslurm"};
   app.require_subcommand(0, 1);
   bool version = false;
@@ -65,19 +70,26 @@ int Main(int argc, char** argv) {
   bool queue_expand = false;
   queue->add_flag("--expand", queue_expand,
                   "A spread array's parts each on a line (one per cluster)");
-  CLI::App* cancel = app.add_subcommand("cancel", "Cancel jobs: a sky id or cluster:jobid");
+  CLI::App* cancel = app.add_subcommand(
+      "cancel", "Cancel jobs: a sky id, the job id sbatch printed, or cluster:jobid");
   std::vector<std::string> cancel_ids;
-  cancel->add_option("ids", cancel_ids, "sky-..., sky-..._[7,9-12] (tasks) or cluster:jobid")
+  cancel
+      ->add_option("ids", cancel_ids,
+                   "sky-..., sky-..._[7,9-12] (tasks), the id sbatch printed (805306445, "
+                   "805306445_7) or cluster:jobid")
       ->required();
   CLI::App* logs = app.add_subcommand("logs", "A job's output, from whichever cluster it runs on");
   std::string logs_id;
   bool logs_follow = false;
-  logs->add_option("id", logs_id, "sky-..., sky-..._7 (one task) or cluster:jobid")->required();
+  logs->add_option("id", logs_id,
+                   "sky-..., sky-..._7 (one task), the id sbatch printed or cluster:jobid")
+      ->required();
   logs->add_flag("-f,--follow", logs_follow, "Keep printing until the job ends");
   CLI::App* status = app.add_subcommand("status", "A job's state, placement history and reasons");
   std::string status_id;
   bool status_json = false;
-  status->add_option("id", status_id, "sky-... or cluster:jobid")->required();
+  status->add_option("id", status_id, "sky-..., the id sbatch printed or cluster:jobid")
+      ->required();
   status->add_flag("--json", status_json, "Print JSON");
 
   CLI::App* cost =
@@ -91,7 +103,8 @@ int Main(int argc, char** argv) {
   CLI::App* sync_down = app.add_subcommand(
       "sync-down", "Fetch a job's folder from the cluster it ran on (rsync; nothing here deleted)");
   std::string sync_id, sync_dest;
-  sync_down->add_option("id", sync_id, "sky-... or cluster:jobid")->required();
+  sync_down->add_option("id", sync_id, "sky-..., the id sbatch printed or cluster:jobid")
+      ->required();
   sync_down->add_option("dest", sync_dest,
                         "where to put it (default: the folder the job was submitted from)");
 

@@ -1,6 +1,7 @@
 // `cmake --install` lays out what users and admins rely on
 // (docs/admin-guide.md): <prefix>/bin/skyslurm, <prefix>/sbin/skyslurmd,
-// <prefix>/libexec/skyslurm/bin/{sbatch,salloc,srun} -> ../skyslurm-shim and
+// <prefix>/libexec/skyslurm/bin/{sbatch,salloc,srun,squeue,sacct,scontrol,scancel} ->
+// ../skyslurm-shim and
 // <prefix>/lib/skyslurm/skyslurm.so; and the installed files work as a new
 // user types them.
 #include <gmock/gmock.h>
@@ -41,7 +42,8 @@ TEST_F(InstallTest, TheLayoutIsThePromisedOne) {
   for (const char* program : {"bin/skyslurm", "sbin/skyslurmd", "libexec/skyslurm/skyslurm-shim"}) {
     EXPECT_EQ(access(At(program).c_str(), X_OK), 0) << program;
   }
-  for (const char* command : {"sbatch", "salloc", "srun"}) {
+  for (const char* command :
+       {"sbatch", "salloc", "srun", "squeue", "sacct", "scontrol", "scancel"}) {
     const fs::path link = At(std::string("libexec/skyslurm/bin/") + command);
     ASSERT_TRUE(fs::is_symlink(link)) << link;
     EXPECT_EQ(fs::read_symlink(link), "../skyslurm-shim");
@@ -172,10 +174,9 @@ TEST_F(InstallTest, TheReadyUserTypesSbatchWithTheInstalledShimFirst) {
             At("sbin/skyslurmd"));
   StopUserDaemon(tb_.Path("home"));
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_match(out.out, m, std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n")))
-      << out.out;
-  EXPECT_EQ(WaitForJobEnd(tb_, m[2].str(), m[1].str()), "COMPLETED");
+  const auto [cluster, id] = RoutedTo(out);
+  ASSERT_FALSE(cluster.empty()) << out.out;
+  EXPECT_EQ(WaitForJobEnd(tb_, cluster, id), "COMPLETED");
   // Without a sky option the installed shim is simply the real sbatch.
   EXPECT_EQ(Exec({.argv = {At("libexec/skyslurm/bin/sbatch"), "--version"},
                   .env_set = {{"SLURM_CONF", tb_.SlurmConf("alpha")}}})

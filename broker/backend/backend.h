@@ -223,6 +223,17 @@ class Backend : public JobTranslator {
   virtual Result<std::string> Output(const std::string& job_id,
                                      std::chrono::milliseconds timeout) = 0;
 
+  // One of Slurm's client commands (squeue, sacct, scontrol, scancel) run
+  // there as the user, with `argv` as typed and `env` added to the
+  // environment it runs with; what it printed and its exit status, however
+  // it ended. This default: unimplemented (not a Slurm cluster).
+  virtual Result<CommandOutput> RunClientCommand(
+      const std::vector<std::string>& /*argv*/,
+      const std::vector<std::pair<std::string, std::string>>& /*env*/,
+      std::chrono::milliseconds /*timeout*/) {
+    return UnimplementedError(name() + " has no Slurm commands");
+  }
+
   // Every user's jobs that held nodes from `since` on, with their nodes and
   // times, as the cluster's accounting has them: what an elastic cluster's
   // bill is attributed by (cloud/bill.h). This default: unimplemented.

@@ -5,6 +5,7 @@
 // there), callers waiting for their turn within their own deadline.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -95,6 +96,20 @@ class CachingBackend final : public Backend {
                           std::chrono::milliseconds timeout) override {
     Invalidate();
     return inner_.SetArrayThrottle(job_id, limit, timeout);
+  }
+  Result<CommandOutput> RunClientCommand(
+      const std::vector<std::string>& argv,
+      const std::vector<std::pair<std::string, std::string>>& env,
+      std::chrono::milliseconds timeout) override {
+    // scancel, scontrol hold/update... change what can start: the cached
+    // view goes, as with a cancel. squeue and sacct (a workflow engine
+    // polls them) and scontrol show only read.
+    const bool reads =
+        !argv.empty() && (argv[0] == "squeue" || argv[0] == "sacct" ||
+                          (argv[0] == "scontrol" && argv.size() > 1 &&
+                           std::find(argv.begin(), argv.end(), "show") != argv.end()));
+    if (!reads) Invalidate();
+    return inner_.RunClientCommand(argv, env, timeout);
   }
   Result<std::string> Output(const std::string& job_id,
                              std::chrono::milliseconds timeout) override {

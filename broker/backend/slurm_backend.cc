@@ -54,7 +54,8 @@ SlurmBackend::SlurmBackend(std::string name, CommandRunner& runner,
       modulepath_(std::move(modulepath)), slurm_bin_dir_(std::move(slurm_bin_dir)) {}
 
 void SlurmBackend::Prepare(Command& command, bool utc) const {
-  static const char* kSlurm[] = {"sbatch", "salloc", "srun", "squeue", "sinfo", "scontrol", "scancel"};
+  static const char* kSlurm[] = {"sbatch", "salloc",   "srun",    "squeue",
+                                 "sinfo",  "scontrol", "scancel", "sacct"};
   if (!slurm_bin_dir_.empty() && !command.argv.empty()) {
     for (const char* name : kSlurm) {
       if (command.argv[0] == name) command.argv[0] = slurm_bin_dir_ + "/" + name;
@@ -503,6 +504,18 @@ Status SlurmBackend::Cancel(const std::string& job_id, bool only_if_pending,
   if (only_if_pending) c.argv.push_back("--state=PENDING");
   c.argv.push_back(job_id);
   return RunChecked(c, timeout).status();
+}
+
+Result<CommandOutput> SlurmBackend::RunClientCommand(
+    const std::vector<std::string>& argv,
+    const std::vector<std::pair<std::string, std::string>>& env,
+    std::chrono::milliseconds timeout) {
+  Command c{.argv = argv};
+  c.env_set = env;
+  // The user's own TZ (in `env`) prints the times, as their command would.
+  Prepare(c, /*utc=*/false);
+  c.timeout = timeout;
+  return runner_.Run(c);
 }
 
 Status SlurmBackend::Hold(const std::string& job_id, std::chrono::milliseconds timeout) {

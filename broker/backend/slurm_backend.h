@@ -49,6 +49,10 @@ class SlurmBackend : public Backend {
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
+  Result<CommandOutput> RunClientCommand(
+      const std::vector<std::string>& argv,
+      const std::vector<std::pair<std::string, std::string>>& env,
+      std::chrono::milliseconds timeout) override;
   // sacct: every user's jobs with nodes since then (slurm_accounting.h).
   Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,
                                                std::chrono::milliseconds timeout) override;

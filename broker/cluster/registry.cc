@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "broker/config/paths.h"
+#include "broker/job/global_id.h"
 
 namespace skyslurm::cluster {
 
@@ -124,6 +125,17 @@ Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runn
   }
   return FailedPreconditionError(
       fmt::format("{} is reached over SSH; describe it through the SSH backend", entry.name));
+}
+
+std::map<std::string, int> ClusterRegistry::JobIdIndices(const config::Settings& settings) const {
+  std::vector<std::string> names;
+  std::map<std::string, int> pinned;
+  for (const auto& c : clusters_) names.push_back(c.name);
+  for (const auto& [name, c] : settings.clusters) {
+    names.push_back(name);
+    if (c.job_id_index != 0) pinned[name] = c.job_id_index;
+  }
+  return ClusterIndices(names, pinned);
 }
 
 }  // namespace skyslurm::cluster

@@ -5,6 +5,7 @@
 // a description file (offline, for tests and admins).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ class ClusterRegistry {
   const std::vector<ClusterEntry>& clusters() const { return clusters_; }
   const ClusterEntry* Find(std::string_view name) const;
   const std::string& home() const { return home_; }
+  // Each cluster's index in routed jobs' ids (job/global_id.h): its
+  // job_id_index, else derived from its name.
+  std::map<std::string, int> JobIdIndices(const config::Settings& settings) const;
 
  private:
   std::vector<ClusterEntry> clusters_;

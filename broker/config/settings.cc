@@ -92,6 +92,17 @@ Result<std::map<std::string, std::string>> StringMap(std::string_view file, cons
   return out;
 }
 
+}  // namespace
+
+Result<SubmitOutput> ParseSubmitOutput(std::string_view value) {
+  if (value == "single-cluster") return SubmitOutput::kSingleCluster;
+  if (value == "multi-cluster") return SubmitOutput::kMultiCluster;
+  return InvalidArgumentError(
+      fmt::format("submit_output must be 'single-cluster' or 'multi-cluster', not '{}'", value));
+}
+
+namespace {
+
 Result<OnBrokerError> ParseOnBrokerError(std::string_view value) {
   if (value == "home") return OnBrokerError::kHome;
   if (value == "fail") return OnBrokerError::kFail;
@@ -283,6 +294,21 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       } catch (const std::exception&) {
         return Bad(file, v, fmt::format("preference must be a whole number, not '{}'", s));
       }
+    } else if (key == "job_id_index") {
+      SKY_ASSIGN_OR_RETURN(std::string s, Scalar(file, v, key));
+      int index = 0;
+      try {
+        std::size_t used = 0;
+        index = std::stoi(s, &used);
+        if (used != s.size()) throw std::invalid_argument(s);
+      } catch (const std::exception&) {
+        index = 0;
+      }
+      if (index < 1 || index > 63) {
+        return Bad(file, v,
+                   fmt::format("job_id_index must be a whole number from 1 to 63, not '{}'", s));
+      }
+      c->job_id_index = index;
     } else if (key == "workdir") {
       SKY_ASSIGN_OR_RETURN(c->workdir, Scalar(file, v, key));
     } else if (key == "paths") {
@@ -382,6 +408,10 @@ const std::vector<SettingKey>& SettingKeys() {
        "site turned off)"},
       {"on_broker_error", "SKYSLURM_ON_BROKER_ERROR", "--on-broker-error",
        "home or fail: what the shim does when it cannot decide"},
+      {"submit_output", "SKYSLURM_SUBMIT_OUTPUT", "--submit-output",
+       "single-cluster (default): a routed sbatch prints 'Submitted batch job <id>' (<id> with "
+       "--parsable) as one cluster's sbatch does; multi-cluster: '... <id> on cluster <c>' "
+       "(<id>;<c>), as sbatch -M does"},
       {"real_bin_dir", "SKYSLURM_REAL_BIN_DIR", "--real-bin-dir",
        "the folder of the real sbatch/salloc/srun (default: PATH, skipping the shim)"},
       {"clusters_allowed", "SKYSLURM_CLUSTERS_ALLOWED", "--clusters-allowed",
@@ -454,6 +484,9 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"accounts", "", "", "home account -> this cluster's account"},
       {"qos", "", "", "home QoS -> this cluster's QoS"},
       {"preference", "", "", "a whole number; higher wins a tie between estimates"},
+      {"job_id_index", "", "",
+       "1-63: the index this cluster's routed jobs carry above bit 26 of their ids (default: "
+       "derived from the cluster's name)"},
       {"workdir", "", "", "where jobs run on this cluster (default: the remote home)"},
       {"paths", "", "",
        "named roots of this cluster's filesystems (home: /home/%u, scratch: ...); paths under "
@@ -610,6 +643,11 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         auto parsed = ParseOnBrokerError(value);
         if (!parsed.ok()) return Bad(file, v, parsed.status().message());
         s->on_broker_error = *parsed;
+      } else if (key == "submit_output") {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        auto parsed = ParseSubmitOutput(value);
+        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
+        s->submit_output = *parsed;
       } else if (key == "real_bin_dir") {
         SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
       } else if (key == "clusters_allowed") {
@@ -767,6 +805,10 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
       auto parsed = ParseOnBrokerError(value);
       if (!parsed.ok()) return error(parsed.status().message());
       s->on_broker_error = *parsed;
+    } else if (key == "submit_output") {
+      auto parsed = ParseSubmitOutput(value);
+      if (!parsed.ok()) return error(parsed.status().message());
+      s->submit_output = *parsed;
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
     } else if (key == "sync_limit" || key == "sync_bwlimit") {

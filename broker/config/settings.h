@@ -35,6 +35,9 @@ struct ClusterSettings {
   std::map<std::string, std::string> accounts;  // home account -> this cluster's
   std::map<std::string, std::string> qos;       // home QoS -> this cluster's
   int preference = 0;                           // higher wins a tie
+  // The index (1-63) its routed jobs carry above bit 26 of their ids; 0:
+  // derived from the name (job/global_id.h).
+  int job_id_index = 0;
   std::string workdir;                          // where jobs run there (default: the remote home)
   // Named roots of this cluster's filesystems ("home" -> "/home/%u",
   // "scratch" -> "/lustre/scratch/%u", ...; %u the user's login name there):
@@ -117,6 +120,13 @@ struct ElasticPolicy {
 
 enum class OnBrokerError { kHome, kFail };
 
+// What a routed sbatch prints: as a single cluster's sbatch ("Submitted
+// batch job <id>", "<id>" with --parsable; the default), or as Slurm's
+// multi-cluster sbatch ("Submitted batch job <id> on cluster <c>",
+// "<id>;<c>"). Either way <id> is the job's global id (job/global_id.h).
+enum class SubmitOutput { kSingleCluster, kMultiCluster };
+Result<SubmitOutput> ParseSubmitOutput(std::string_view value);
+
 // skyslurmd's failover policy (docs/configuration.md). Durations in seconds.
 struct FailoverSettings {
   int poll_interval = 5;        // between two looks at every cluster's queue
@@ -133,6 +143,7 @@ struct Settings {
   std::string home;     // the home cluster
   bool routing = true;  // false: the shim always passes through
   OnBrokerError on_broker_error = OnBrokerError::kHome;
+  SubmitOutput submit_output = SubmitOutput::kSingleCluster;
   std::string real_bin_dir;                   // where the real sbatch/salloc/srun are
   std::vector<std::string> clusters_allowed;  // empty: all
   std::vector<std::string> clusters_denied;

@@ -40,6 +40,7 @@ Json::Value JobJson(const store::SkyJob& j) {
   v["started"] = Json::Int64{j.started};
   v["ended"] = Json::Int64{j.ended};
   v["exit_code"] = j.exit_code;
+  if (j.global_id != 0) v["job_id"] = Json::UInt64{j.global_id};
   if (!j.parent.empty()) v["parent"] = j.parent;
   if (!j.indices.empty()) v["indices"] = j.indices;
   return v;
@@ -145,7 +146,12 @@ ApiServer::ApiServer(JobManager& manager)
     Json::Value v(Json::objectValue);
     // What the command prints, for clients that print it as it is.
     if (auto request = job::ParseRequest(r.input.ToRequestInput()); request.ok()) {
-      const SubmitText text = RenderSubmitted(r.input.tool, *request, *answer);
+      // The submitter's SKYSLURM_SUBMIT_OUTPUT, else the configuration's.
+      config::SubmitOutput form = manager_.submit_output();
+      if (auto e = r.input.env.find("SKYSLURM_SUBMIT_OUTPUT"); e != r.input.env.end()) {
+        if (auto parsed = config::ParseSubmitOutput(e->second); parsed.ok()) form = *parsed;
+      }
+      const SubmitText text = RenderSubmitted(r.input.tool, *request, *answer, form);
       v["stdout"] = text.out;
       v["stderr"] = text.err;
       v["exit_code"] = text.exit_code;
@@ -163,6 +169,32 @@ ApiServer::ApiServer(JobManager& manager)
       for (const auto& p : answer->parts) v["parts"].append(JobJson(p));
     }
     Reply(res, 201, v);
+  });
+  // squeue, sacct, scontrol, scancel as the shims run them (slurm_commands.h).
+  s.Post("/v1/slurm", [this](const httplib::Request& req, httplib::Response& res) {
+    auto body = ParseJson(req.body);
+    if (!body.ok()) return ReplyError(res, body.status());
+    const Json::Value& b = *body;
+    if (!b.isObject() || !b["tool"].isString() || !b["args"].isArray()) {
+      return ReplyError(res, InvalidArgumentError("'tool' must be a string and 'args' a list"));
+    }
+    const std::string tool = b["tool"].asString();
+    if (tool != "squeue" && tool != "sacct" && tool != "scontrol" && tool != "scancel") {
+      return ReplyError(res,
+                        InvalidArgumentError("'tool' must be squeue, sacct, scontrol or scancel"));
+    }
+    std::vector<std::string> args;
+    for (const auto& a : b["args"]) args.push_back(a.asString());
+    std::map<std::string, std::string> env;
+    if (b["env"].isObject()) {
+      for (const auto& name : b["env"].getMemberNames()) env[name] = b["env"][name].asString();
+    }
+    const ClientCommandAnswer a = manager_.RunClientCommand(tool, args, env);
+    Json::Value v(Json::objectValue);
+    v["stdout"] = a.out;
+    v["stderr"] = a.err;
+    v["exit_code"] = a.exit_code;
+    Reply(res, 200, v);
   });
   s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);

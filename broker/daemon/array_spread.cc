@@ -236,6 +236,7 @@ SubmitAnswer JobManager::SpreadAnswer(const store::SkyJob& job) {
     if (p.native_id.empty()) continue;
     answer.job.cluster = p.cluster;
     answer.job.native_id = p.native_id;
+    if (answer.job.global_id == 0) answer.job.global_id = p.global_id;
     break;
   }
   return answer;

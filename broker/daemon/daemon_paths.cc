@@ -20,6 +20,7 @@ DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Pat
   // and per host, the state folder is the user's everywhere.
   d.lock = paths.state_dir + "/skyslurmd.lock";
   d.database = paths.state_dir + "/skyslurmd.db";
+  d.routed_marker = RoutedMarkerIn(paths.state_dir);
   d.log = paths.state_dir + "/skyslurmd.log";
   d.stderr_file = paths.state_dir + "/skyslurmd.stderr";
   return d;

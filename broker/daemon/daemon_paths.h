@@ -18,6 +18,9 @@ struct DaemonPaths {
   std::string socket;    // run_dir/skyslurmd.sock
   std::string lock;      // state_dir/skyslurmd.lock: one daemon per database
   std::string database;  // state_dir/skyslurmd.db
+  // state_dir/routed: made once a job was routed (the shims' squeue and
+  // sacct then merge routed jobs in; before, they run the real command).
+  std::string routed_marker;
   std::string log;       // state_dir/skyslurmd.log (rotated by size: .1.log, .2.log ...)
   // What the on-demand daemon prints outside its log (a crash report).
   std::string stderr_file;  // state_dir/skyslurmd.stderr

@@ -127,6 +127,7 @@ void JobManager::SettleIntent(const store::Intent& intent) {
                           "", found->state, Now(), workdir, source}));
       job->cluster = found->key.cluster;
       job->native_id = found->key.job_id;
+      SKY_RETURN_IF_ERROR(GiveGlobalId(*job));
       job->state = "PENDING";  // the next look records what it really is
       job->submitted = found->submit_time != 0 ? found->submit_time : Now();
       SKY_RETURN_IF_ERROR(Record(*job, EventKind::kRecovered,

@@ -1,7 +1,9 @@
 #include "broker/daemon/job_manager.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <future>
@@ -11,6 +13,7 @@
 #include "broker/backend/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
+#include "broker/job/global_id.h"
 #include "broker/job/request.h"
 #include "broker/place/audit.h"
 #include "broker/place/planner.h"
@@ -28,7 +31,8 @@ JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, Mana
     : store_(store),
       ws_(workspace),
       options_(std::move(options)),
-      policy_(workspace.config.settings.failover) {
+      policy_(workspace.config.settings.failover),
+      job_id_indices_(workspace.registry.JobIdIndices(workspace.config.settings)) {
   // What a crash left open; intents this daemon opens are settled by it.
   if (auto open = store_.OpenIntents(); open.ok()) {
     for (const auto& intent : *open) inherited_intents_.insert(intent.id);
@@ -37,6 +41,45 @@ JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, Mana
 
 std::time_t JobManager::Now() const {
   return options_.clock ? options_.clock() : std::time(nullptr);
+}
+
+std::uint64_t JobManager::GlobalIdOf(const std::string& cluster,
+                                     const std::string& native_id) const {
+  const auto it = job_id_indices_.find(cluster);
+  if (it == job_id_indices_.end()) return 0;
+  return EncodeGlobalId(it->second, native_id).value_or(0);
+}
+
+std::optional<std::pair<std::string, std::string>> JobManager::DecodeGlobalIdOf(
+    std::uint64_t global_id) const {
+  const DecodedId d = DecodeGlobalId(global_id);
+  if (d.index == 0) return std::nullopt;
+  for (const auto& [cluster, index] : job_id_indices_) {
+    if (index == d.index) return std::make_pair(cluster, std::to_string(d.local));
+  }
+  return std::nullopt;
+}
+
+Status JobManager::GiveGlobalId(store::SkyJob& job) {
+  if (job.global_id != 0) return OkStatus();  // given once, kept through moves
+  std::uint64_t id = GlobalIdOf(job.cluster, job.native_id);
+  if (!job.parent.empty() && id != 0) {
+    // A spread array's parts share the whole's id, which its first part
+    // sent gives it.
+    SKY_ASSIGN_OR_RETURN(store::SkyJob whole, store_.Get(job.parent));
+    if (whole.global_id == 0) {
+      whole.global_id = id;
+      SKY_RETURN_IF_ERROR(store_.Update(whole));
+    }
+    id = whole.global_id;
+  }
+  job.global_id = id;
+  if (id != 0 && !options_.routed_marker.empty() && !routed_marked_.exchange(true)) {
+    // The shims' squeue and sacct merge routed jobs in from now on.
+    const int fd = ::open(options_.routed_marker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
+  return OkStatus();
 }
 
 backend::Backend* JobManager::BackendOf(const std::string& cluster) {
@@ -135,7 +178,19 @@ std::optional<std::pair<std::string, std::string>> TasksOf(const std::string& id
 
 }  // namespace
 
-Result<store::SkyJob> JobManager::Find(const std::string& id) {
+std::string JobManager::ResolveGlobalId(const std::string& id) {
+  if (!IsGlobalIdWord(id)) return id;
+  const JobIdWord word = *SplitJobIdWord(id);
+  if (auto job = store_.GetByGlobalId(word.number); job.ok()) return job->sky_id + word.rest;
+  // Not one skyslurmd tracks (placed without it): the cluster's job it names.
+  if (auto named = DecodeGlobalIdOf(word.number)) {
+    return named->first + ":" + named->second + word.rest;
+  }
+  return id;
+}
+
+Result<store::SkyJob> JobManager::Find(const std::string& given) {
+  const std::string id = ResolveGlobalId(given);
   if (auto tasks = TasksOf(id)) {
     // The part that runs them (one part: the tasks of one cluster's job).
     SKY_ASSIGN_OR_RETURN(std::vector<TaskSelection> selected,
@@ -163,7 +218,8 @@ Result<store::SkyJob> JobManager::Find(const std::string& id) {
   return NotFoundError(fmt::format("{} is not a job skyslurm tracks", id));
 }
 
-Status JobManager::Cancel(const std::string& id) {
+Status JobManager::Cancel(const std::string& given) {
+  const std::string id = ResolveGlobalId(given);
   if (auto tasks = TasksOf(id)) return CancelTasks(tasks->first, tasks->second);
   auto found = Find(id);
   if (!found.ok()) {
@@ -220,7 +276,8 @@ Status JobManager::Cancel(const std::string& id) {
   return OkStatus();
 }
 
-Result<std::string> JobManager::Output(const std::string& id) {
+Result<std::string> JobManager::Output(const std::string& given) {
+  const std::string id = ResolveGlobalId(given);
   std::string cluster, native_id;
   if (auto tasks = TasksOf(id)) {
     // One task's output: ID_[7] of the cluster's job that runs it.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
 #include <functional>
@@ -27,6 +28,7 @@
 #include "broker/daemon/event_kind.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/job_input.h"
+#include "broker/daemon/slurm_commands.h"
 #include "broker/job/sky_dependency.h"
 #include "broker/job/sky_id.h"
 #include "broker/place/workspace.h"
@@ -42,6 +44,10 @@ namespace skyslurm::daemon {
 inline constexpr std::string_view kUnansweredSubmit = "submit-unanswered";
 
 struct ManagerOptions {
+  // A file made when a job is first given a global id (job/global_id.h):
+  // the shims' squeue and sacct list routed jobs only once it exists
+  // (daemon_paths.h: routed_marker); "" = none made.
+  std::string routed_marker;
   // One cluster's queue read: a healthy one answers in well under a second,
   // and a dead one holds every look at the queues up to this long.
   std::chrono::milliseconds queue_timeout{3'000};
@@ -110,6 +116,8 @@ class JobManager {
   // job as it is (a client's retry never makes a second job).
   Result<SubmitAnswer> Submit(const SubmitRequest& request);
 
+  // Every id below may also be a global id (job/global_id.h), with an
+  // array's task suffix ("805306445_7").
   // Cancels a sky job (every live copy), or a Slurm job named cluster:id.
   Status Cancel(const std::string& id);
 
@@ -132,11 +140,31 @@ class JobManager {
   // One look at every cluster, then the policy's decisions acted on.
   void Tick();
 
+  // How a routed sbatch prints its job (skyslurm.yaml: submit_output).
+  config::SubmitOutput submit_output() const { return ws_.config.settings.submit_output; }
+
   // Whether the site lets jobs be routed (skyslurm.yaml: routing).
   bool routing() const { return ws_.config.settings.routing; }
 
+  // The global id (job/global_id.h) of a cluster's job: 0 when the
+  // cluster has no index or the id does not fit below 2^26.
+  std::uint64_t GlobalIdOf(const std::string& cluster, const std::string& native_id) const;
+  // The cluster and its own id that a global id names by arithmetic alone
+  // (a job skyslurm may not track); nullopt for no cluster of this
+  // configuration.
+  std::optional<std::pair<std::string, std::string>> DecodeGlobalIdOf(
+      std::uint64_t global_id) const;
+
   // Live sky jobs (not final).
   std::size_t LiveJobs();
+  // squeue, sacct, scontrol or scancel (`tool`) with the user's arguments
+  // and environment, for the routed jobs they name or list
+  // (slurm_commands.h): each cluster's command for its jobs, the outputs
+  // merged with the global ids in place.
+  ClientCommandAnswer RunClientCommand(const std::string& tool,
+                                       const std::vector<std::string>& args,
+                                       const std::map<std::string, std::string>& env);
+
   // Every sky job, newest first; one's history and copies.
   std::vector<store::SkyJob> List();
   std::vector<store::Event> History(const std::string& sky_id);
@@ -198,6 +226,12 @@ class JobManager {
   std::time_t Now() const;
   backend::Backend* BackendOf(const std::string& cluster);
   std::mutex& LockFor(const std::string& sky_id);
+  // Gives a job that just got its first copy (cluster, native_id) its
+  // global id, inside the store transaction that records the copy.
+  Status GiveGlobalId(store::SkyJob& job);
+  // A global id as the ids below take it: the sky id it was given to (with
+  // the same suffix), else the cluster:id it names; any other id as it is.
+  std::string ResolveGlobalId(const std::string& id);
   Status Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
                 const std::string& cluster = "", const std::string& native_id = "");
   // Places the job (clusters in `avoid` left out) and submits it; records
@@ -320,6 +354,9 @@ class JobManager {
   place::Workspace& ws_;
   ManagerOptions options_;
   config::FailoverSettings policy_;
+  // Each cluster's index in global ids (registry.h: JobIdIndices).
+  const std::map<std::string, int> job_id_indices_;
+  std::atomic<bool> routed_marked_{false};
   std::set<std::int64_t> inherited_intents_;  // open when this daemon started
 
   std::mutex locks_mu_;

@@ -332,6 +332,7 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
          folder.copy ? folder.dest : spec.workdir, folder.copy ? folder.source : ""}));
     job.cluster = key->cluster;
     job.native_id = key->job_id;
+    SKY_RETURN_IF_ERROR(GiveGlobalId(job));
     job.state = "PENDING";
     job.reason = plan.decision.summary;
     job.submitted = Now();

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
 
   daemon::ManagerOptions manager_options;
   manager_options.log = daemon::LogInfo;
+  manager_options.routed_marker = paths.routed_marker;
   daemon::JobManager manager(**store, *ws, manager_options);
   // Settle what a crash left half done before taking anything new.
   try {

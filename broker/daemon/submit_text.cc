@@ -6,22 +6,35 @@ namespace skyslurm::daemon {
 
 namespace {
 
+// The line sbatch prints for the job, and --parsable's.
+struct IdText {
+  std::string line;
+  std::string parsable;
+};
+IdText SubmittedId(const store::SkyJob& job, config::SubmitOutput form) {
+  if (job.global_id != 0 && form == config::SubmitOutput::kSingleCluster) {
+    return {fmt::format("Submitted batch job {}\n", job.global_id),
+            fmt::format("{}\n", job.global_id)};
+  }
+  const std::string id = job.global_id != 0 ? std::to_string(job.global_id) : job.native_id;
+  return {fmt::format("Submitted batch job {} on cluster {}\n", id, job.cluster),
+          fmt::format("{};{}\n", id, job.cluster)};
+}
+
 // A spread array: Slurm's line for its first part (the one a script reads),
 // then where every part went.
 SubmitText RenderSpread(const std::string& tool, const job::Request& request,
-                        const SubmitAnswer& answer, bool quiet) {
+                        const SubmitAnswer& answer, bool quiet, config::SubmitOutput form) {
   SubmitText t;
   const store::SkyJob& job = answer.job;
   if (request.parsable) {
     // As Slurm prints it; the sky id, which names the whole array for
     // skyslurm's commands and --dependency, alone on stderr's first line.
-    if (!job.native_id.empty()) t.out = fmt::format("{};{}\n", job.native_id, job.cluster);
+    if (!job.native_id.empty()) t.out = SubmittedId(job, form).parsable;
     t.err = fmt::format("{}\n", job.sky_id);
     return t;
   }
-  if (!quiet && !job.native_id.empty()) {
-    t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.native_id, job.cluster);
-  }
+  if (!quiet && !job.native_id.empty()) t.out = SubmittedId(job, form).line;
   if (quiet) return t;
   std::string where;
   for (const auto& p : answer.parts) {
@@ -39,7 +52,7 @@ SubmitText RenderSpread(const std::string& tool, const job::Request& request,
 }  // namespace
 
 SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
-                           const SubmitAnswer& answer) {
+                           const SubmitAnswer& answer, config::SubmitOutput form) {
   SubmitText t;
   const store::SkyJob& job = answer.job;
   // -Q/--quiet silences our notes as it does the command's own.
@@ -49,7 +62,7 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
     t.exit_code = 1;
     return t;
   }
-  if (!answer.parts.empty()) return RenderSpread(tool, request, answer, quiet);
+  if (!answer.parts.empty()) return RenderSpread(tool, request, answer, quiet, form);
   if (job.native_id.empty()) {
     // Kept, not yet on a cluster (one stopped answering mid-submission):
     // the daemon finishes it. Never a "Submitted" line without a job.
@@ -60,9 +73,9 @@ SubmitText RenderSubmitted(const std::string& tool, const job::Request& request,
                     tool, job.sky_id, job.reason, job.sky_id);
     if (request.parsable) t.out = job.sky_id + "\n";
   } else if (request.parsable) {
-    t.out = fmt::format("{};{}\n", job.native_id, job.cluster);
+    t.out = SubmittedId(job, form).parsable;
   } else if (!quiet) {
-    t.out = fmt::format("Submitted batch job {} on cluster {}\n", job.native_id, job.cluster);
+    t.out = SubmittedId(job, form).line;
   }
   if (quiet) return t;
   for (const auto& note : answer.notes)

@@ -96,6 +96,12 @@ ALTER TABLE jobs ADD COLUMN parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN indices TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_parent ON jobs(parent);
 )sql",
+    // 6: a routed job's id on every cluster (job/global_id.h), kept from its
+    // first copy through its moves.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN global_id INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_global ON jobs(global_id);
+)sql",
 };
 
 // One prepared statement, finalized on scope exit.
@@ -146,7 +152,7 @@ class Stmt {
 constexpr const char* kJobColumns =
     "sky_id, owner, state, reason, cluster, native_id, input_json, managed, retry_on_failure, "
     "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
-    "model_start, parent, indices";
+    "model_start, parent, indices, global_id";
 
 SkyJob JobFromRow(const Stmt& s) {
   SkyJob j;
@@ -172,6 +178,7 @@ SkyJob JobFromRow(const Stmt& s) {
   j.model_start = s.Int(c++);
   j.parent = s.Text(c++);
   j.indices = s.Text(c++);
+  j.global_id = static_cast<std::uint64_t>(s.Int(c++));
   return j;
 }
 
@@ -196,7 +203,8 @@ void BindJob(Stmt& s, const SkyJob& j) {
       .Bind(std::int64_t{j.exit_code})
       .Bind(j.model_start)
       .Bind(j.parent)
-      .Bind(j.indices);
+      .Bind(j.indices)
+      .Bind(static_cast<std::int64_t>(j.global_id));
 }
 
 }  // namespace
@@ -309,7 +317,7 @@ Status JobStore::Apply(const std::function<Status()>& body) {
 Status JobStore::Insert(const SkyJob& job) {
   return Apply([&] {
     Stmt s(db_,
-           fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+           fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                        kJobColumns)
                .c_str());
     BindJob(s, job);
@@ -327,7 +335,7 @@ Status JobStore::Update(const SkyJob& job) {
         "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
         "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
         "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=?, model_start=?, "
-        "parent=?, indices=? "
+        "parent=?, indices=?, global_id=CASE global_id WHEN 0 THEN ? ELSE global_id END "
         "WHERE sky_id=?");
     BindJob(s, job);
     s.Bind(job.sky_id);
@@ -359,6 +367,21 @@ Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
   while ((rc = s.Step()) == SQLITE_ROW) out.push_back(JobFromRow(s));
   if (rc != SQLITE_DONE) return s.Error("listing jobs");
   return out;
+}
+
+Result<SkyJob> JobStore::GetByGlobalId(std::uint64_t global_id) {
+  std::lock_guard lock(mu_);
+  // The whole of a spread array before its parts (they share its id), the
+  // newest first should two ever share one (a renamed cluster's index).
+  Stmt s(db_, fmt::format("SELECT {} FROM jobs WHERE global_id=? ORDER BY parent != '', rowid DESC "
+                          "LIMIT 1",
+                          kJobColumns)
+                  .c_str());
+  s.Bind(static_cast<std::int64_t>(global_id));
+  const int rc = s.Step();
+  if (rc == SQLITE_ROW) return JobFromRow(s);
+  if (rc == SQLITE_DONE) return NotFoundError(fmt::format("no sky job has the id {}", global_id));
+  return s.Error("reading a job");
 }
 
 Result<std::vector<SkyJob>> JobStore::Parts(const std::string& parent) {

@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct SkyJob {
   std::string sky_id;
@@ -60,6 +60,10 @@ struct SkyJob {
   // and whose `indices` are the array's indices it runs ("0-15,48-63").
   std::string parent;
   std::string indices;
+  // The id the user was given (job/global_id.h): its first copy's cluster
+  // index and id there, kept through moves; the parts of a spread array
+  // share the whole's. 0: none yet (or that copy's id does not fit).
+  std::uint64_t global_id = 0;
 };
 
 // Whether a sky job's state is final.
@@ -120,6 +124,8 @@ class JobStore {
   Result<SkyJob> Get(const std::string& sky_id);
   // All sky jobs, newest first; only the live (not final) ones on request.
   Result<std::vector<SkyJob>> List(bool live_only);
+  // The job the user knows by this global id (NotFound: none).
+  Result<SkyJob> GetByGlobalId(std::uint64_t global_id);
   // The parts of a spread array, in the order they were made.
   Result<std::vector<SkyJob>> Parts(const std::string& parent);
   // The sky jobs placed (their live copy submitted) at `since` or later with

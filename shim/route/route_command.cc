@@ -578,4 +578,42 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   }
 }
 
+int RunClient(const std::string& tool, const std::vector<std::string>& args) {
+  if (tool != "squeue" && tool != "sacct" && tool != "scontrol" && tool != "scancel") {
+    return Fail("skyslurm", "__slurm: unknown command " + tool);
+  }
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env, cli::GlobalSettingFlags());
+  const std::string real =
+      RealCommandPath(tool, loaded.ok() ? loaded->settings : config::Settings{});
+  auto exec_real = [&](const std::string& why) {
+    if (real.empty()) return Fail(tool, "skyslurm: cannot find the real " + tool + " on PATH");
+    std::fprintf(stderr, "%s: skyslurm: warning: %s; routed jobs are not shown\n", tool.c_str(),
+                 why.c_str());
+    std::vector<std::string> argv = {tool};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    setenv("SKYSLURM_CLIENT_DIRECT", "1", 1);
+    execv(real.c_str(), c.data());
+    return Fail(tool, "skyslurm: cannot run " + real + ": " + std::strerror(errno));
+  };
+  if (!loaded.ok()) return exec_real(loaded.status().message());
+  cli::DaemonClient client(env, *loaded, fs::path(real).parent_path().string());
+  if (Status up = client.EnsureRunning(); !up.ok()) return exec_real(up.message());
+  Json::Value body(Json::objectValue);
+  body["tool"] = tool;
+  body["args"] = Json::Value(Json::arrayValue);
+  for (const auto& a : args) body["args"].append(a);
+  body["env"] = Json::Value(Json::objectValue);
+  for (const auto& [name, value] : env.vars()) body["env"][name] = value;
+  auto answer = client.Post("/v1/slurm", body);
+  if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
+  std::fputs((*answer)["stdout"].asString().c_str(), stdout);
+  std::fflush(stdout);
+  std::fputs((*answer)["stderr"].asString().c_str(), stderr);
+  return (*answer)["exit_code"].asInt();
+}
+
 }  // namespace skyslurm::route

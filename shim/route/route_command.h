@@ -18,4 +18,10 @@ namespace skyslurm::route {
 
 int RunRoute(const std::string& mode, const std::vector<std::string>& args);
 
+// squeue, sacct, scontrol or scancel involving routed jobs when the shim
+// found no skyslurmd to answer (daemon_handoff.h): the daemon started, the
+// command run by it (POST /v1/slurm), its output printed; when no daemon
+// can start, the real command as typed, with a warning.
+int RunClient(const std::string& tool, const std::vector<std::string>& args);
+
 }  // namespace skyslurm::route

@@ -435,11 +435,14 @@ TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
   // rpm -qlp: the same files as the .deb, package by package (man pages
   // compressed by each distribution's rules).
   const std::vector<std::string> main_list = Query(main_rpm_, {"-l"});
-  for (const char* path : {"/usr/bin/skyslurm", "/usr/sbin/skyslurmd", "/usr/libexec/skyslurm/skyslurm-shim",
-                           "/usr/libexec/skyslurm/bin/sbatch", "/usr/libexec/skyslurm/bin/salloc",
-                           "/usr/libexec/skyslurm/bin/srun", "/usr/lib/systemd/user/skyslurmd.service",
-                           "/usr/share/man/man1/skyslurm.1.gz", "/usr/share/man/man8/skyslurmd.8.gz",
-                           "/usr/share/man/man5/skyslurm.yaml.5.gz"}) {
+  for (const char* path :
+       {"/usr/bin/skyslurm", "/usr/sbin/skyslurmd", "/usr/libexec/skyslurm/skyslurm-shim",
+        "/usr/libexec/skyslurm/bin/sbatch", "/usr/libexec/skyslurm/bin/salloc",
+        "/usr/libexec/skyslurm/bin/srun", "/usr/libexec/skyslurm/bin/squeue",
+        "/usr/libexec/skyslurm/bin/sacct", "/usr/libexec/skyslurm/bin/scontrol",
+        "/usr/libexec/skyslurm/bin/scancel", "/usr/lib/systemd/user/skyslurmd.service",
+        "/usr/share/man/man1/skyslurm.1.gz", "/usr/share/man/man8/skyslurmd.8.gz",
+        "/usr/share/man/man5/skyslurm.yaml.5.gz"}) {
     EXPECT_THAT(main_list, ::testing::Contains(path));
   }
   EXPECT_THAT(Query(spank_rpm_, {"-l"}),

@@ -51,8 +51,8 @@ TEST_F(RouteTest, AlphaFullTheJobLandsOnBetaTranslated) {
   CommandOutput out =
       Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("job.sh", kH100Job)});
   EXPECT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
-  const std::string id = out.out.substr(0, out.out.find(';'));
+  ASSERT_EQ(RoutedTo(out).first, "beta") << out.out;  // "<global id>\n": one cluster's form
+  const std::string id = RoutedTo(out).second;
   cleanup_.emplace_back("beta", id);
   const std::string text = Output("beta", id, "/home/skyuser1");
   EXPECT_THAT(text,
@@ -275,7 +275,8 @@ TEST_F(RouteTest, QuietPrintsNothingAndWaitReturnsTheJobsExitStatus) {
   EXPECT_EQ(wait.exit_code, 3) << wait.err;
   // Any cluster: right after the quiet job, alpha's own --test-only answers
   // "in 5 minutes" until its next scheduling pass (a Slurm 22.05 quirk).
-  EXPECT_THAT(wait.out, MatchesRegex("Submitted batch job [0-9]+ on cluster (alpha|beta|gamma)\n"));
+  EXPECT_THAT(wait.out, MatchesRegex("Submitted batch job [0-9]+\n"));
+  EXPECT_THAT(RoutedTo(wait).first, MatchesRegex("alpha|beta|gamma"));
 }
 
 TEST_F(RouteTest, ATwoNodeJobOnAPeerSeesItsRankOnEveryNodeAndStep) {
@@ -335,8 +336,8 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
       "sleep 2\n";
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", Script("train.sh", job)});
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
-  const std::string id = out.out.substr(0, out.out.find(';'));
+  ASSERT_EQ(RoutedTo(out).first, "kappa") << out.out;  // "<global id>\n": one cluster's form
+  const std::string id = RoutedTo(out).second;
   cleanup_.emplace_back("kappa", id);
   const std::string kubectl_args =
       "--kubeconfig=" + tb_.Path("kubeconfig") + " --cache-dir=" + tmp_.File("kubectl-cache");
@@ -366,8 +367,8 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
                     "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:h100:2\n#SBATCH -t 10\n"
                     "module load cuda/12.1\nsleep 300\n")});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_THAT(again.out, MatchesRegex("[0-9]+;kappa\n"));
-  const std::string long_id = again.out.substr(0, again.out.find(';'));
+  ASSERT_EQ(RoutedTo(again).first, "kappa") << again.out;  // "<global id>\n": one cluster's form
+  const std::string long_id = RoutedTo(again).second;
   cleanup_.emplace_back("kappa", long_id);  // if an assertion below stops the test
   EXPECT_EQ(
       Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "cancel", "kappa:" + long_id})

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "broker/config/ssh_config.h"
+#include "broker/job/global_id.h"
 
 namespace skyslurm::testing {
 namespace fs = std::filesystem;
@@ -149,15 +150,31 @@ std::vector<std::string> FillAlphaH100s(const Testbed& tb) {
   return ids;
 }
 
+std::pair<std::string, std::string> ClusterJobOf(std::string_view global_id) {
+  const auto word = SplitJobIdWord(global_id);
+  const DecodedId d = word ? DecodeGlobalId(word->number) : DecodedId{};
+  for (const char* name : {"alpha", "beta", "gamma", "delta", "kappa"}) {
+    if (d.index != 0 && DefaultClusterIndex(name) == d.index)
+      return {name, std::to_string(d.local)};
+  }
+  return {};
+}
+
 std::pair<std::string, std::string> RoutedTo(const CommandOutput& out) {
   std::smatch m;
-  if (!std::regex_match(out.out, m,
-                        std::regex("Submitted batch job ([0-9]+) on cluster ([a-z]+)\n"))) {
+  if (!std::regex_match(
+          out.out, m,
+          std::regex("(?:Submitted batch job )?([0-9]+)(?:(?: on cluster |;)([a-z]+))?\n"))) {
     ADD_FAILURE() << "not a routed submission: stdout '" << out.out << "', stderr '" << out.err
                   << "'";
     return {};
   }
-  return {m[2], m[1]};
+  auto named = ClusterJobOf(m[1].str());
+  if (named.first.empty() || (m[2].matched && m[2].str() != named.first)) {
+    ADD_FAILURE() << "not a global id of the testbed's clusters: '" << out.out << "'";
+    return {};
+  }
+  return named;
 }
 
 std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id) {
@@ -261,7 +278,7 @@ void CopyReadyHome(const Testbed& tb, const std::string& home) {
   const std::string state = home + "/.local/state/skyslurm";
   std::filesystem::remove_all(state + "/run");
   for (const char* f :
-       {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock"}) {
+       {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock", "/routed"}) {
     std::filesystem::remove(state + f);
   }
 }

@@ -75,9 +75,14 @@ std::string Submit(const Testbed& tb, std::string_view cluster,
 // to 15 s each for them to run; returns their ids for the caller to cancel.
 std::vector<std::string> FillAlphaH100s(const Testbed& tb);
 
-// A routed submission's "Submitted batch job N on cluster C\n" as (C, N);
+// A routed submission's "Submitted batch job G\n" (or "G\n" with
+// --parsable; or the multi-cluster form "... G on cluster C", "G;C") as
+// (C, N): the cluster and its own id that the global id G names (the
+// testbed's clusters' indices, derived from their names: job/global_id.h);
 // ("", "") with the test failed (showing both streams) when it is not that.
 std::pair<std::string, std::string> RoutedTo(const CommandOutput& out);
+// The same for a global id alone.
+std::pair<std::string, std::string> ClusterJobOf(std::string_view global_id);
 
 // Polls the job's state until it ends (COMPLETED, FAILED, CANCELLED, ...) or
 // the timeout passes; returns the last state seen.

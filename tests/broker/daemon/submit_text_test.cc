@@ -26,6 +26,7 @@ SubmitAnswer OnBeta() {
   a.job.sky_id = "sky-20261201-120000-abcdef";
   a.job.cluster = "beta";
   a.job.native_id = "464";
+  a.job.global_id = (std::uint64_t{12} << 26) + 464;  // 805306832
   a.job.state = "PENDING";
   a.summary = "beta/h100: the earliest start (now)";
   a.notes = {"job.sh:3: module python: left as written"};
@@ -34,7 +35,8 @@ SubmitAnswer OnBeta() {
 
 TEST(SubmitTextTest, SaysWhatSlurmsMultiClusterSbatchSaysAndTheNotes) {
   const SubmitText t = RenderSubmitted("sbatch", Parse({"--sky-any-cluster"}), OnBeta());
-  EXPECT_EQ(t.out, "Submitted batch job 464 on cluster beta\n");
+  // One cluster's sbatch's line, with the id every shim knows the job by.
+  EXPECT_EQ(t.out, "Submitted batch job 805306832\n");
   EXPECT_EQ(t.exit_code, 0);
   EXPECT_THAT(t.err,
               HasSubstr("sbatch: skyslurm: warning: job.sh:3: module python: left as written\n"));
@@ -52,7 +54,7 @@ TEST(SubmitTextTest, SaysWhatSlurmsMultiClusterSbatchSaysAndTheNotes) {
 }
 
 TEST(SubmitTextTest, ParsableQuietHomeAndManaged) {
-  EXPECT_EQ(RenderSubmitted("sbatch", Parse({"--parsable"}), OnBeta()).out, "464;beta\n");
+  EXPECT_EQ(RenderSubmitted("sbatch", Parse({"--parsable"}), OnBeta()).out, "805306832\n");
   const SubmitText quiet = RenderSubmitted("sbatch", Parse({"-Q", "--sky-managed"}), OnBeta());
   EXPECT_EQ(quiet.out, "");
   EXPECT_EQ(quiet.err, "");
@@ -62,6 +64,29 @@ TEST(SubmitTextTest, ParsableQuietHomeAndManaged) {
   EXPECT_EQ(RenderSubmitted("sbatch", Parse({}), home).err, "");
   EXPECT_THAT(RenderSubmitted("sbatch", Parse({"--sky-managed"}), OnBeta()).err,
               HasSubstr("managed as sky-20261201-120000-abcdef"));
+}
+
+// Snakemake 7.21 takes the last word of sbatch's output as the job id: the
+// default form's last word is the id, never the cluster's name.
+TEST(SubmitTextTest, TheMultiClusterFormIsASetting) {
+  using config::SubmitOutput;
+  const SubmitText line =
+      RenderSubmitted("sbatch", Parse({}), OnBeta(), SubmitOutput::kMultiCluster);
+  EXPECT_EQ(line.out, "Submitted batch job 805306832 on cluster beta\n");
+  EXPECT_EQ(
+      RenderSubmitted("sbatch", Parse({"--parsable"}), OnBeta(), SubmitOutput::kMultiCluster).out,
+      "805306832;beta\n");
+  // A job whose id there does not fit below 2^26 has no global id: its own
+  // id, with its cluster, whatever the setting.
+  SubmitAnswer big = OnBeta();
+  big.job.global_id = 0;
+  big.job.native_id = "70000000";
+  EXPECT_EQ(RenderSubmitted("sbatch", Parse({}), big).out,
+            "Submitted batch job 70000000 on cluster beta\n");
+  EXPECT_EQ(RenderSubmitted("sbatch", Parse({"--parsable"}), big).out, "70000000;beta\n");
+  EXPECT_EQ(config::ParseSubmitOutput("multi-cluster").value_or(SubmitOutput::kSingleCluster),
+            SubmitOutput::kMultiCluster);
+  EXPECT_FALSE(config::ParseSubmitOutput("multi").ok());
 }
 
 TEST(SubmitTextTest, RefusedOrNotYetOnACluster) {

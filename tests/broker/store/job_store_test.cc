@@ -85,6 +85,24 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
   EXPECT_EQ((*store)->List(true)->size(), 1u);
 }
 
+TEST_F(JobStoreTest, AJobIsFoundByItsGlobalIdTheWholeOfAnArrayBeforeItsParts) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  SkyJob whole = Job("sky-w", 100);
+  whole.global_id = 805306445;
+  SkyJob part = Job("sky-w-beta", 101);
+  part.parent = "sky-w";
+  part.global_id = 805306445;
+  ASSERT_TRUE((*store)->Insert(part).ok());  // parts may be recorded first
+  ASSERT_TRUE((*store)->Insert(whole).ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-other", 102)).ok());
+  auto found = (*store)->GetByGlobalId(805306445);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(found->sky_id, "sky-w");
+  EXPECT_EQ(found->global_id, 805306445u);
+  EXPECT_EQ((*store)->GetByGlobalId(805306446).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(JobStoreTest, PlacedSinceListsTheJobsPlacedWithAnEstimateThatStartedOrWait) {
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok());
@@ -207,12 +225,13 @@ PRAGMA user_version=1;
 
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ((*store)->schema_version(), 5);
+  EXPECT_EQ((*store)->schema_version(), 6);
   auto job = (*store)->Get("sky-1");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->native_id, "1219");
   EXPECT_EQ(job->model_start, 0);  // 4: placed before calibration
   EXPECT_EQ(job->parent, "");      // 5: not a part of a spread array
+  EXPECT_EQ(job->global_id, 0u);   // 6: given no global id (it had none)
   EXPECT_EQ(job->indices, "");
   // A spread array's parts, in the order they were made.
   store::SkyJob part = *job;

@@ -238,8 +238,8 @@ TEST_F(JobFolderTest, KillNineDuringTheCopyLeavesExactlyOneJobWithCompleteFiles)
   submit.join();
   ASSERT_TRUE(killed) << "the copy was never seen";
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
-  const std::string id = out.out.substr(0, out.out.find(';'));
+  ASSERT_EQ(RoutedTo(out).first, "beta") << out.out;  // "<global id>\n": one cluster's form
+  const std::string id = RoutedTo(out).second;
   cleanup_.emplace_back("beta", id);
   EXPECT_NE(UserDaemonPid(home_), pid);
   // Exactly one job carries its sky id.
@@ -269,8 +269,8 @@ TEST_F(JobFolderTest, ACopyAdoptedAfterACrashStillKnowsItsFolder) {
             {{"SKYSLURM_FAULT_POINT", "submit.sent"}, {"SKYSLURM_FAULT_MARK", mark}});
   ASSERT_TRUE(fs::exists(mark)) << "the daemon was not killed at submit.sent";
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;beta\n"));
-  const std::string id = out.out.substr(0, out.out.find(';'));
+  ASSERT_EQ(RoutedTo(out).first, "beta") << out.out;  // "<global id>\n": one cluster's form
+  const std::string id = RoutedTo(out).second;
   cleanup_.emplace_back("beta", id);
   EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
   CommandOutput down = Typed({kSkyslurm, "sync-down", "beta:" + id});
@@ -285,8 +285,8 @@ TEST_F(JobFolderTest, OnKappaTheProjectIsUnpackedInThePodAndRunsThere) {
   CommandOutput out =
       Typed({"sbatch", "--sky-infra=kappa", "--sky-image=ubuntu:22.04", "--parsable", "kjob.sh"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  ASSERT_THAT(out.out, MatchesRegex("[0-9]+;kappa\n"));
-  const std::string id = out.out.substr(0, out.out.find(';'));
+  ASSERT_EQ(RoutedTo(out).first, "kappa") << out.out;  // "<global id>\n": one cluster's form
+  const std::string id = RoutedTo(out).second;
   cleanup_.emplace_back("kappa", id);
   // The job writes its model, then shows it in its output.
   CommandOutput logs = Typed({kSkyslurm, "logs", "-f", "kappa:" + id});

@@ -1,0 +1,265 @@
+// JobManager::RunClientCommand (slurm_commands.h): which cluster holds each
+// job named, each cluster's command, and the outputs merged.
+#include "broker/daemon/slurm_commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <future>
+#include <set>
+
+#include "broker/daemon/job_manager.h"
+#include "broker/daemon/slurm_text.h"
+#include "broker/job/client_command.h"
+#include "broker/job/global_id.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+// The user's variables that shape what the commands print (their time
+// zone, time format, sort order...), never one that says which cluster.
+std::vector<std::pair<std::string, std::string>> Forwarded(
+    const std::map<std::string, std::string>& env) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : env) {
+    const bool shapes = name == "TZ" || name == "LANG" || name.starts_with("LC_") ||
+                        name == "SLURM_TIME_FORMAT" || name.starts_with("SQUEUE_") ||
+                        name.starts_with("SACCT_") || name.starts_with("SCANCEL_") ||
+                        name.starts_with("SCONTROL_");
+    if (shapes && name != "SQUEUE_FORMAT" && name != "SQUEUE_FORMAT2")
+      out.emplace_back(name, value);
+  }
+  // A shim there runs the real command: these are the commands' own answers.
+  out.emplace_back("SKYSLURM_CLIENT_DIRECT", "1");
+  return out;
+}
+
+// One cluster's share of the command.
+struct Run {
+  std::string cluster;
+  std::vector<std::string> ids;  // its own ids to name ("" list: none named)
+  IdMap map;                     // its ids -> the global ids shown
+  std::vector<std::string> argv;
+  Result<CommandOutput> result = UnavailableError("not run");
+};
+
+}  // namespace
+
+ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
+                                                 const std::vector<std::string>& args,
+                                                 const std::map<std::string, std::string>& env) {
+  ClientCommandAnswer answer;
+  const auto tool = ClientToolNamed(tool_name);
+  const std::string home = ws_.home();
+  const auto cmd = tool ? ParseClientCommand(*tool, args) : std::nullopt;
+  const auto forwarded = Forwarded(env);
+  auto run_here = [&](std::vector<std::string> argv) {
+    backend::Backend* b = BackendOf(home);
+    if (b == nullptr)
+      return ClientCommandAnswer{"", tool_name + ": error: skyslurm: no home cluster\n", 1};
+    auto r = b->RunClientCommand(argv, forwarded, options_.submit_timeout);
+    if (!r.ok())
+      return ClientCommandAnswer{
+          "", tool_name + ": error: skyslurm: " + r.status().message() + "\n", 1};
+    return ClientCommandAnswer{r->out, r->err, r->term_signal != 0 ? 1 : r->exit_code};
+  };
+  std::vector<std::string> as_typed = {tool_name};
+  as_typed.insert(as_typed.end(), args.begin(), args.end());
+  if (!cmd || cmd->clusters) return run_here(as_typed);  // as typed: the real command decides
+
+  // Which cluster holds each job named; a listing's routed jobs.
+  std::map<std::string, Run> runs;
+  auto run_of = [&](const std::string& cluster) -> Run& {
+    Run& r = runs[cluster];
+    r.cluster = cluster;
+    return r;
+  };
+  std::vector<std::string> routed_sky_ids;  // scancel: the sky jobs to cancel
+  auto add_job = [&](const store::SkyJob& job, const std::string& suffix, bool named) {
+    std::vector<store::SkyJob> copies;
+    if (auto parts = store_.Parts(job.sky_id); parts.ok() && !parts->empty()) {
+      copies = *parts;
+    } else {
+      copies.push_back(job);
+    }
+    for (const auto& c : copies) {
+      if (c.native_id.empty() || c.cluster.empty()) continue;
+      Run& r = run_of(c.cluster);
+      r.map[c.native_id] = job.global_id;
+      if (named) r.ids.push_back(c.native_id + suffix);
+    }
+  };
+  const bool listing = cmd->ids.empty();
+  for (const std::string& id : cmd->ids) {
+    if (!IsGlobalIdWord(id)) {
+      run_of(home).ids.push_back(id);
+      continue;
+    }
+    const JobIdWord word = *SplitJobIdWord(id);
+    if (auto job = store_.GetByGlobalId(word.number); job.ok()) {
+      add_job(*job, word.rest, true);
+      routed_sky_ids.push_back(job->sky_id + word.rest);
+    } else if (auto named = DecodeGlobalIdOf(word.number)) {
+      Run& r = run_of(named->first);
+      r.map[named->second] = word.number;
+      r.ids.push_back(named->second + word.rest);
+      routed_sky_ids.push_back(named->first + ":" + named->second + word.rest);
+    } else {
+      run_of(home).ids.push_back(id);  // no cluster of ours: the home's command says so
+    }
+  }
+  if (listing) {
+    if (*tool != ClientTool::kSqueue && *tool != ClientTool::kSacct) return run_here(as_typed);
+    run_of(home);  // the home's own listing, as typed
+    // sacct lists today's jobs unless told otherwise (-S narrows the
+    // peers' too); squeue the jobs still in the queues.
+    std::time_t since = 0;
+    if (*tool == ClientTool::kSacct && !cmd->window) {
+      std::time_t now = Now();
+      std::tm local{};
+      localtime_r(&now, &local);
+      local.tm_hour = local.tm_min = local.tm_sec = 0;
+      since = std::mktime(&local);
+    }
+    for (const auto& job : store_.List(*tool == ClientTool::kSqueue).value_or({})) {
+      if (job.global_id == 0 || !job.parent.empty()) continue;
+      if (*tool == ClientTool::kSacct && job.created < since) continue;
+      // The home's own listing has the jobs there; the peers are asked for theirs.
+      add_job(job, "", true);
+    }
+    runs[home].ids.clear();
+  }
+
+  // scancel of routed jobs with nothing but their ids: skyslurmd cancels
+  // them (every copy, and no move makes another).
+  if (*tool == ClientTool::kScancel && cmd->id_words.size() == args.size()) {
+    Status all = OkStatus();
+    for (const auto& id : routed_sky_ids) {
+      if (Status st = Cancel(id); !st.ok() && all.ok()) all = st;
+    }
+    if (!all.ok()) {
+      answer.err += fmt::format("scancel: error: {}\n", all.message());
+      answer.exit_code = 1;
+    }
+    if (runs.contains(home) && !runs[home].ids.empty()) {
+      std::vector<std::string> argv = {"scancel"};
+      argv.insert(argv.end(), runs[home].ids.begin(), runs[home].ids.end());
+      const ClientCommandAnswer h = run_here(argv);
+      answer.out += h.out;
+      answer.err += h.err;
+      answer.exit_code = std::max(answer.exit_code, h.exit_code);
+    }
+    return answer;
+  }
+
+  // Each cluster's command: the user's options, its own ids in place of those named.
+  std::set<std::size_t> dropped;
+  for (const auto& w : cmd->id_words) {
+    dropped.insert(w.index);
+    dropped.insert(w.option);
+  }
+  std::string format;
+  bool marked = false;
+  if (*tool == ClientTool::kSqueue && !cmd->structured && !cmd->field_format && !cmd->steps) {
+    format = cmd->format;
+    if (format.empty()) {
+      if (auto f = env.find("SQUEUE_FORMAT"); f != env.end()) format = f->second;
+    }
+    const bool field_env = env.contains("SQUEUE_FORMAT2") && cmd->format.empty();
+    if (!field_env) {
+      if (format.empty()) format = SqueueDefaultFormat(cmd->long_format);
+      marked = true;
+      for (const std::size_t i : cmd->format_words) dropped.insert(i);
+    }
+  }
+  const bool table =
+      (*tool == ClientTool::kSqueue && marked) || (*tool == ClientTool::kSacct && !cmd->structured);
+  if (table) {
+    for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
+  }
+  const bool scontrol_update = *tool == ClientTool::kScontrol && cmd->verb == "update";
+  for (auto& [cluster, r] : runs) {
+    if (!listing && r.ids.empty()) continue;
+    r.argv = {tool_name};
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!dropped.contains(i)) {
+        r.argv.push_back(args[i]);
+      } else if (scontrol_update && i == cmd->id_words.front().index) {
+        r.argv.push_back(args[i].substr(0, cmd->id_words.front().prefix) +
+                         fmt::format("{}", fmt::join(r.ids, ",")));
+      }
+    }
+    if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format));
+    const bool home_listing = listing && cluster == home;
+    if (!home_listing && !scontrol_update) {
+      if (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct) {
+        r.argv.push_back(fmt::format("--jobs={}", fmt::join(r.ids, ",")));
+      } else {
+        r.argv.insert(r.argv.end(), r.ids.begin(), r.ids.end());
+      }
+    }
+  }
+  // Side by side: a peer's command costs a round trip.
+  std::vector<std::future<void>> pending;
+  for (auto& [cluster, r] : runs) {
+    if (r.argv.empty()) continue;
+    backend::Backend* b = BackendOf(cluster);
+    if (b == nullptr) {
+      r.result = NotFoundError(fmt::format("no cluster named {}", cluster));
+      continue;
+    }
+    pending.push_back(std::async(std::launch::async, [&r, b, &forwarded, this] {
+      r.result = b->RunClientCommand(r.argv, forwarded, options_.submit_timeout);
+    }));
+  }
+  for (auto& p : pending) p.get();
+
+  // Merged: the home's first, then the others by name; one header.
+  std::vector<Run*> order;
+  if (runs.contains(home)) order.push_back(&runs[home]);
+  for (auto& [cluster, r] : runs) {
+    if (cluster != home) order.push_back(&r);
+  }
+  const int header_lines = *tool == ClientTool::kSacct && !cmd->parsable ? 2 : 1;
+  bool header_written = false, any_ok = false;
+  int worst = 0;
+  for (Run* r : order) {
+    if (r->argv.empty()) continue;
+    if (!r->result.ok()) {
+      answer.err += fmt::format("{}: error: skyslurm: {}: {}\n", tool_name, r->cluster,
+                                r->result.status().message());
+      worst = std::max(worst, 1);
+      continue;
+    }
+    const CommandOutput& o = *r->result;
+    std::string text = o.out;
+    if (*tool == ClientTool::kSqueue && marked) {
+      text = UnmarkSqueueOutput(text, r->map);
+    } else if (*tool == ClientTool::kSacct && !cmd->structured) {
+      text = MapSacctOutput(text, cmd->parsable, r->map);
+    } else if (*tool == ClientTool::kScontrol || *tool == ClientTool::kScancel) {
+      text = MapScontrolOutput(text, r->map);
+    }
+    if (table) {
+      // Every cluster's command printed its header; the user sees one, or none (-h/-n).
+      if (header_written || cmd->noheader) {
+        text = DropLines(text, header_lines);
+      } else if (!text.empty()) {
+        header_written = true;
+      }
+    }
+    answer.out += text;
+    answer.err += MapScontrolOutput(o.err, r->map);
+    const int code = o.term_signal != 0 ? 1 : o.exit_code;
+    if (code == 0) any_ok = true;
+    worst = std::max(worst, code);
+  }
+  // squeue and sacct name several jobs and print those they find: one
+  // cluster's "no such job" is not the command's failure while another
+  // printed its job. scontrol and scancel fail for any job that failed.
+  answer.exit_code = (table && any_ok) ? 0 : worst;
+  return answer;
+}
+
+}  // namespace skyslurm::daemon

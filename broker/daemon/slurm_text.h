@@ -1,0 +1,44 @@
+// What Slurm's client commands print, with a cluster's own job ids put
+// back as the global ids the user was given (job/global_id.h), in the
+// command's own layout: a width Slurm gave a column is kept, and so is its
+// justification. Pure functions over text, tested on fixtures and then on
+// the testbed's real output (tests/broker/daemon/slurm_views_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace skyslurm::daemon {
+
+// A cluster's job ids (an array's base id) -> the global ids they are known by.
+using IdMap = std::map<std::string, std::uint64_t, std::less<>>;
+
+// "77", "77_7", "77_[1-3]", "77.batch", "77+0": the global id in place of
+// the number when the map has it; anything else as it is.
+std::string MapIdValue(std::string_view value, const IdMap& map);
+
+// squeue's format when none is given (-o, SQUEUE_FORMAT): 22.05's default,
+// or its -l one.
+std::string SqueueDefaultFormat(bool long_format);
+
+// The format with each job id field (%i, %A, %F) wrapped in markers that
+// carry its width and justification, printed with no width of its own;
+// UnmarkSqueueOutput then prints each mapped id as the field would have.
+std::string MarkSqueueFormat(std::string_view format);
+std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map);
+
+// sacct's text: the JobID and JobIDRaw columns mapped. `parsable`: -p/-P
+// (fields split at '|', the first line the header); else the fixed-width
+// table, whose second line of dashes gives each column's width. The output
+// must have its header (callers drop it afterwards when asked).
+std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map);
+
+// scontrol's records: JobId=, ArrayJobId= and HetJobId= values mapped.
+std::string MapScontrolOutput(std::string_view out, const IdMap& map);
+
+// The text without its first `lines` lines.
+std::string DropLines(std::string_view text, int lines);
+
+}  // namespace skyslurm::daemon

@@ -1,0 +1,82 @@
+#include "broker/daemon/slurm_text.h"
+
+#include <gtest/gtest.h>
+
+namespace skyslurm::daemon {
+namespace {
+
+const IdMap kBeta = {{"77", 805306445}};
+
+TEST(SlurmTextTest, AnIdValueKeepsItsSuffix) {
+  EXPECT_EQ(MapIdValue("77", kBeta), "805306445");
+  EXPECT_EQ(MapIdValue("77_7", kBeta), "805306445_7");
+  EXPECT_EQ(MapIdValue("77.batch", kBeta), "805306445.batch");
+  EXPECT_EQ(MapIdValue("78", kBeta), "78");
+  EXPECT_EQ(MapIdValue("777", kBeta), "777");
+  EXPECT_EQ(MapIdValue("JOBID", kBeta), "JOBID");
+}
+
+TEST(SlurmTextTest, SqueueFieldsKeepTheirWidthAndJustification) {
+  const std::string marked = MarkSqueueFormat("%.18i %.2t %10A|%F %%i %j");
+  EXPECT_EQ(marked.find("%.18i"), std::string::npos);
+  EXPECT_NE(marked.find("%%i"), std::string::npos);  // a literal stays literal
+  EXPECT_NE(marked.find("%.2t"), std::string::npos);
+  // What squeue prints for it: the markers around each id, no width.
+  auto field = [](const std::string& spec, const std::string& value) {
+    return "\x1f" + spec + "\x1d" + value + "\x1e";
+  };
+  const std::string printed = field(".18", "JOBID") + " ST " + field("10", "ARRAY_JOB_ID") + "|" +
+                              field("", "ARRAY_JOB_ID") + " %i NAME\n" + field(".18", "77") +
+                              " PD " + field("10", "77") + "|" + field("", "77") + " %i job\n" +
+                              field(".18", "78") + " R  " + field("10", "78") + "|" +
+                              field("", "78") + " %i other\n";
+  EXPECT_EQ(UnmarkSqueueOutput(printed, kBeta),
+            "             JOBID ST ARRAY_JOB_|ARRAY_JOB_ID %i NAME\n"
+            "         805306445 PD 805306445 |805306445 %i job\n"
+            "                78 R  78        |78 %i other\n");
+}
+
+TEST(SlurmTextTest, SqueueDefaultFormatsAre2205s) {
+  EXPECT_EQ(SqueueDefaultFormat(false), "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R");
+  EXPECT_EQ(SqueueDefaultFormat(true), "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R");
+}
+
+TEST(SlurmTextTest, SacctParsableColumnsByTheirHeader) {
+  EXPECT_EQ(MapSacctOutput("JobIDRaw|State|JobName\n77|COMPLETED|77\n77.batch|COMPLETED|batch\n",
+                           true, kBeta),
+            "JobIDRaw|State|JobName\n805306445|COMPLETED|77\n805306445.batch|COMPLETED|batch\n");
+  // -p: a bar after the last field too.
+  EXPECT_EQ(MapSacctOutput("JobID|State|\n77|RUNNING|\n", true, kBeta),
+            "JobID|State|\n805306445|RUNNING|\n");
+}
+
+TEST(SlurmTextTest, SacctFixedColumnsByTheLineOfDashes) {
+  const std::string out =
+      "JobID           JobName      State ExitCode \n"
+      "------------ ---------- ---------- -------- \n"
+      "77                 wrap  COMPLETED      0:0 \n"
+      "77.batch          batch  COMPLETED      0:0 \n"
+      "78                 wrap    RUNNING      0:0 \n";
+  EXPECT_EQ(MapSacctOutput(out, false, kBeta),
+            "JobID           JobName      State ExitCode \n"
+            "------------ ---------- ---------- -------- \n"
+            "805306445          wrap  COMPLETED      0:0 \n"
+            "805306445.b+      batch  COMPLETED      0:0 \n"
+            "78                 wrap    RUNNING      0:0 \n");
+}
+
+TEST(SlurmTextTest, ScontrolRecordsAndTheirArrays) {
+  EXPECT_EQ(
+      MapScontrolOutput("JobId=77 JobName=wrap\n   ArrayJobId=77 ArrayTaskId=3 Id=77\n", kBeta),
+      "JobId=805306445 JobName=wrap\n   ArrayJobId=805306445 ArrayTaskId=3 Id=77\n");
+  EXPECT_EQ(MapScontrolOutput("JobId=777 JobName=x\n", kBeta), "JobId=777 JobName=x\n");
+}
+
+TEST(SlurmTextTest, DropLinesDropsHeaders) {
+  EXPECT_EQ(DropLines("a\nb\nc\n", 2), "c\n");
+  EXPECT_EQ(DropLines("a\n", 2), "");
+  EXPECT_EQ(DropLines("a", 1), "");
+}
+
+}  // namespace
+}  // namespace skyslurm::daemon

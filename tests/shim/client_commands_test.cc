@@ -1,0 +1,155 @@
+// Issue 17: squeue, sacct, scontrol and scancel (the shims) see a routed job
+// under the id sbatch printed, in Slurm's own formats, through its life on
+// beta; and without a routed job involved they are the real commands.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "broker/job/global_id.h"
+#include "tests/shim/route_fixture.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+class ClientCommandsTest : public RouteTest {
+ protected:
+  // `command` through the shim until `done` holds for its output (or 30 s).
+  CommandOutput Until(const std::vector<std::string>& command,
+                      const std::function<bool(const CommandOutput&)>& done) {
+    CommandOutput out;
+    for (int i = 0; i < 150; ++i) {
+      out = Typed(command);
+      if (done(out)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return out;
+  }
+};
+
+TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
+  const std::string gate = tmp_.File("gate");
+  CommandOutput out = Typed({"sbatch", "--parsable", "--sky-any-cluster", "--sky-infra=beta",
+                             "--hold", "-t", "5", "-o", "/dev/null", "--wrap",
+                             "while [ ! -e " + gate + " ]; do sleep 0.2; done; exit 3"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  ASSERT_THAT(out.out, MatchesRegex("[0-9]+\n"));  // one cluster's sbatch --parsable
+  const std::string id = out.out.substr(0, out.out.size() - 1);
+  const auto [cluster, native] = RoutedTo(out);
+  ASSERT_EQ(cluster, "beta");
+  cleanup_.emplace_back("beta", native);
+  EXPECT_TRUE(IsGlobalIdWord(id));
+
+  // PENDING (held), in each command's own layout.
+  CommandOutput q = Typed({"squeue", "-j", id});
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_THAT(q.out,
+              MatchesRegex(" +JOBID PARTITION +NAME +USER ST +TIME +NODES "
+                           "NODELIST\\(REASON\\)\n +" +
+                           id + " +[a-z0-9-]+ +wrap +skyuser1 PD +0:00 +1 \\(JobHeldUser\\)\n"));
+  // The id sits where beta's squeue puts its own: the same line, the id swapped.
+  const std::string beta_line = RunOn(tb_, "beta", {"squeue", "-h", "-j", native}).out;
+  const std::string ours = Typed({"squeue", "-h", "-j", id}).out;
+  EXPECT_EQ(ours.size(), beta_line.size()) << ours << beta_line;
+  EXPECT_EQ(Typed({"squeue", "-h", "-j", id, "-o", "%i|%T|%r"}).out, id + "|PENDING|JobHeldUser\n");
+  const std::vector<std::string> sacct = {"sacct", "-j", id,
+                                          "--format=JobID,State,ExitCode,Elapsed", "--parsable2"};
+  CommandOutput a = Until(
+      sacct, [](const CommandOutput& o) { return o.out.find("PENDING") != std::string::npos; });
+  EXPECT_EQ(a.out, "JobID|State|ExitCode|Elapsed\n" + id + "|PENDING|0:0|00:00:00\n") << a.err;
+  CommandOutput show = Typed({"scontrol", "show", "job", id});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("JobId=" + id + " JobName=wrap"));
+  EXPECT_THAT(show.out, HasSubstr("JobState=PENDING Reason=JobHeldUser"));
+  // Snakemake's fallback.
+  EXPECT_THAT(Typed({"scontrol", "show", "jobid", "-dd", id}).out, HasSubstr("JobId=" + id + " "));
+
+  // Released from home: RUNNING there.
+  CommandOutput released = Typed({"scontrol", "release", id});
+  EXPECT_EQ(released.exit_code, 0) << released.err;
+  CommandOutput running = Until({"squeue", "-h", "-j", id, "-o", "%T"},
+                                [](const CommandOutput& o) { return o.out == "RUNNING\n"; });
+  EXPECT_EQ(running.out, "RUNNING\n") << running.err;
+  EXPECT_EQ(RunOn(tb_, "beta", {"squeue", "-h", "-j", native, "-o", "%T"}).out, "RUNNING\n");
+  // The user's listing (no job named) has it too, beside the home's jobs.
+  EXPECT_THAT(Typed({"squeue", "-h", "-o", "%i %T"}).out, HasSubstr(id + " RUNNING\n"));
+
+  // FAILED with the script's exit code, as sacct keeps it (Snakemake's query).
+  std::ofstream(gate) << "go\n";
+  CommandOutput ended =
+      Until({"sacct", "-P", "-n", "--format=JobIdRaw,State,ExitCode", "-j", id},
+            [](const CommandOutput& o) { return o.out.find("FAILED") != std::string::npos; });
+  EXPECT_THAT(ended.out, HasSubstr(id + "|FAILED|3:0\n")) << ended.err;
+  EXPECT_THAT(ended.out, HasSubstr(id + ".batch|FAILED|3:0\n"));
+  CommandOutput fixed = Typed({"sacct", "-j", id, "-X", "--format=JobID,State,ExitCode"});
+  EXPECT_THAT(fixed.out,
+              MatchesRegex("JobID +State ExitCode \n-+ -+ -+ \n" + id + " +FAILED +3:0 \n"));
+  // skyslurm takes the id too.
+  EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id}).exit_code,
+            0);
+}
+
+TEST_F(ClientCommandsTest, ScancelOfARoutedIdCancelsItThereAndNothingAtHome) {
+  // A job at home whose own id is the routed job's id there, were they to
+  // share a number: it stays.
+  const std::string home_job =
+      Submit(tb_, "alpha", {"--hold", "-t", "5", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_FALSE(home_job.empty());
+  cleanup_.emplace_back("alpha", home_job);
+  CommandOutput out = Typed({"sbatch", "--parsable", "--sky-infra=beta", "--hold", "-t", "5", "-o",
+                             "/dev/null", "--wrap", "true"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const auto [cluster, native] = RoutedTo(out);
+  ASSERT_EQ(cluster, "beta");
+  cleanup_.emplace_back("beta", native);
+  const std::string id = out.out.substr(0, out.out.size() - 1);
+  CommandOutput cancel = Typed({"scancel", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(JobState(tb_, "beta", native), "CANCELLED");
+  EXPECT_EQ(JobState(tb_, "alpha", home_job), "PENDING");
+  CommandOutput status = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id});
+  EXPECT_THAT(status.out, HasSubstr("CANCELLED"));
+}
+
+// No routed job involved: each shim is the real command, byte for byte.
+TEST_F(ClientCommandsTest, WithoutRoutedJobsTheyAreTheRealCommands) {
+  const std::string home_job =
+      Submit(tb_, "alpha",
+             {"--hold", "-t", "5", "-o", "/dev/null", "-J", "passthrough", "--wrap", "true"});
+  ASSERT_FALSE(home_job.empty());
+  cleanup_.emplace_back("alpha", home_job);
+  const std::vector<std::vector<std::string>> commands = {
+      {"squeue", "-j", home_job},
+      {"squeue", "-h", "-o", "%i %j %T", "-n", "passthrough"},
+      {"squeue", "--version"},
+      {"sacct", "-j", home_job, "--format=JobID,JobName,State", "-P"},
+      {"sacct", "--helpformat"},
+      {"scontrol", "show", "job", home_job},
+      {"scontrol", "show", "partition", "gpu"},
+      {"scontrol", "show", "job", "9999999"},
+      {"scancel", "9999999"},
+      {"scancel", "--state=RUNNING", home_job},
+      {"squeue", "-j", "67108869"},  // a global id of no cluster's (index 1): both say no job
+  };
+  for (const auto& argv : commands) {
+    CommandOutput shim = Typed(argv);
+    CommandOutput real = Typed(argv, {}, /*shim_first=*/false);
+    std::string typed;
+    for (const auto& a : argv) typed += a + " ";
+    if (argv.back() == "67108869") {
+      // The real squeue refuses an id it never gave; routed or not, no job.
+      EXPECT_NE(shim.exit_code, 0) << typed;
+      continue;
+    }
+    EXPECT_EQ(shim.out, real.out) << typed;
+    EXPECT_EQ(shim.err, real.err) << typed;
+    EXPECT_EQ(shim.exit_code, real.exit_code) << typed;
+  }
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
