@@ -67,6 +67,19 @@ void SlurmBackend::Prepare(Command& command, bool utc) const {
   if (utc) command.env_set.emplace_back("TZ", "UTC");
   // A skyslurm shim on that side must not route these commands again.
   command.env_unset.push_back("SKYSLURM_ANY_CLUSTER");
+  // Nor answer skyslurm's own looks at a queue with routed jobs merged in
+  // (the shim's squeue lists the user's routed jobs once there are some):
+  // a daemon started from a shell with the shim first on PATH read its
+  // peers' jobs as the home's. Not for sbatch, salloc, srun: their
+  // environment becomes the job's, whose own squeue must merge.
+  const std::string_view program =
+      command.argv.empty()
+          ? std::string_view()
+          : std::string_view(command.argv[0]).substr(command.argv[0].rfind('/') + 1);
+  if (program == "squeue" || program == "sacct" || program == "scontrol" || program == "scancel" ||
+      program == "sinfo") {
+    command.env_set.emplace_back("SKYSLURM_CLIENT_DIRECT", "1");
+  }
 }
 
 Capabilities SlurmBackend::capabilities() const {

@@ -30,8 +30,6 @@ std::vector<std::pair<std::string, std::string>> Forwarded(
     if (shapes && name != "SQUEUE_FORMAT" && name != "SQUEUE_FORMAT2")
       out.emplace_back(name, value);
   }
-  // A shim there runs the real command: these are the commands' own answers.
-  out.emplace_back("SKYSLURM_CLIENT_DIRECT", "1");
   return out;
 }
 

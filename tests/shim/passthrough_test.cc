@@ -181,7 +181,8 @@ TEST_F(PassthroughTest, OnlyShimsOnPathIsAClearError) {
 TEST_F(PassthroughTest, ShimRunUnderItsOwnNameSaysHowToUseIt) {
   CommandOutput out = Exec({.argv = {std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm-shim"}});
   EXPECT_EQ(out.exit_code, 1);
-  EXPECT_THAT(out.err, HasSubstr("run me as sbatch, salloc or srun"));
+  EXPECT_THAT(out.err,
+              HasSubstr("run me as sbatch, salloc, srun, squeue, sacct, scontrol or scancel"));
 }
 
 }  // namespace

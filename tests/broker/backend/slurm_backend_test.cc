@@ -1,6 +1,8 @@
-#include "broker/backend/slurm_local.h"
+#include "broker/backend/slurm_backend.h"
 
 #include <gtest/gtest.h>
+
+#include "broker/backend/slurm_local.h"
 
 namespace skyslurm::backend {
 namespace {
@@ -39,6 +41,42 @@ TEST(SlurmBackendTest, AJobJustSentIsShownAsSqueueWillListIt) {
   auto array = alpha.AsQueued(spec, {"alpha", "43"});
   ASSERT_TRUE(array.has_value());
   EXPECT_EQ(array->tasks, 9);
+}
+
+// Every command of skyslurm's own runs as the real one, whatever is first on
+// PATH. Regression (issue 17): skyslurmd started from a shell with the shim
+// folder first read alpha's queue through the shim's squeue, which then
+// listed the user's routed jobs too: peers' jobs were taken as alpha's.
+class RecordingRunner : public CommandRunner {
+ public:
+  Result<CommandOutput> Run(const Command& command) override {
+    commands.push_back(command);
+    CommandOutput out;
+    out.exit_code = 0;
+    return out;
+  }
+  std::vector<Command> commands;
+};
+
+bool SetsDirect(const Command& c) {
+  for (const auto& [name, value] : c.env_set) {
+    if (name == "SKYSLURM_CLIENT_DIRECT" && value == "1") return true;
+  }
+  return false;
+}
+
+TEST(SlurmBackendTest, ItsClientCommandsAreTheRealOnesBehindAShim) {
+  RecordingRunner runner;
+  SlurmBackend alpha("alpha", runner, {{"SLURM_CONF", "/etc/alpha.conf"}});
+  (void)alpha.Cancel("41", false, std::chrono::seconds(1));
+  (void)alpha.Hold("41", std::chrono::seconds(1));
+  (void)alpha.Queue(std::chrono::seconds(1));
+  (void)alpha.RunClientCommand({"sacct", "-j", "41"}, {{"TZ", "UTC"}}, std::chrono::seconds(1));
+  ASSERT_GE(runner.commands.size(), 4u);
+  for (const Command& c : runner.commands) {
+    EXPECT_TRUE(SetsDirect(c)) << c.argv.front();
+  }
+  EXPECT_EQ(runner.commands.back().argv, (std::vector<std::string>{"sacct", "-j", "41"}));
 }
 
 }  // namespace

@@ -918,8 +918,10 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
       Typed({"sbatch", "--sky-any-cluster", fmt::format("--array=0-{}%{}", kTasks - 1, kThrottle),
              "--parsable", "sweep.sh"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
-  // --parsable: the first part as Slurm prints a job; the sky id on stderr.
-  EXPECT_THAT(out.out, ::testing::MatchesRegex("[0-9]+;(alpha|beta|gamma)\n"));
+  // --parsable: the array's id (its first part's, as one cluster's sbatch
+  // prints a job); the sky id on stderr.
+  EXPECT_THAT(ClusterJobOf(Trim(out.out)).first, ::testing::MatchesRegex("alpha|beta|gamma"))
+      << out.out;
   const std::string sky_id = Trim(out.err.substr(0, out.err.find('\n')));
   ASSERT_TRUE(sky_id.starts_with("sky-")) << out.err;
   sky_ids_.push_back(sky_id);
