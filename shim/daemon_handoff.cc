@@ -287,7 +287,8 @@ bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
   // skyslurmd's own commands (and the real command it falls back to) are the real ones.
   if (std::getenv("SKYSLURM_CLIENT_DIRECT") != nullptr) return false;
   const auto cmd = ParseClientCommand(*tool, std::vector<std::string>(argv + 1, argv + argc));
-  if (!cmd || cmd->clusters) return false;  // the real command reads it (or says what is wrong)
+  // The real command reads these (or says what is wrong).
+  if (!cmd || cmd->clusters || cmd->about) return false;
   for (const auto& id : cmd->ids) {
     if (IsGlobalIdWord(id)) return true;
   }

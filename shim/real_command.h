@@ -10,7 +10,7 @@
 namespace skyslurm::shim {
 
 // The job commands, then the client commands that see jobs (squeue, sacct,
-// scontrol, scancel: client_handoff.h).
+// scontrol, scancel: daemon_handoff.h's InvolvesRoutedJobs).
 enum class Mode { kSbatch, kSalloc, kSrun, kSqueue, kSacct, kScontrol, kScancel };
 inline bool IsClientMode(Mode mode) { return mode >= Mode::kSqueue; }
 

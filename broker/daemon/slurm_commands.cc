@@ -64,7 +64,8 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   };
   std::vector<std::string> as_typed = {tool_name};
   as_typed.insert(as_typed.end(), args.begin(), args.end());
-  if (!cmd || cmd->clusters) return run_here(as_typed);  // as typed: the real command decides
+  // As typed: the real command decides.
+  if (!cmd || cmd->clusters || cmd->about) return run_here(as_typed);
 
   // Which cluster holds each job named; a listing's routed jobs.
   std::map<std::string, Run> runs;

@@ -33,11 +33,11 @@ const Grammar& GrammarOf(ClientTool tool) {
                               {}};
   static const Grammar sacct{
       "ACEfgiIjkKMNoqrsSTuWx",
-      {"accounts",  "constraints", "endtime",   "file",          "gid",           "group",
-       "nnodes",    "ncpus",       "jobs",      "timelimit-min", "timelimit-max", "clusters",
-       "nodelist",  "format",      "qos",       "partition",     "state",         "starttime",
-       "user",      "uid",         "wckeys",    "associations",  "name",          "reason",
-       "delimiter", "federation",  "helpformat"},
+      {"accounts",      "constraints",  "endtime",   "file",   "gid",
+       "group",         "nnodes",       "ncpus",     "jobs",   "timelimit-min",
+       "timelimit-max", "clusters",     "nodelist",  "format", "qos",
+       "partition",     "state",        "starttime", "user",   "uid",
+       "wckeys",        "associations", "name",      "reason", "delimiter"},
       'j',
       "jobs",
       'n',
@@ -177,6 +177,9 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
       if (name == "Format") cmd.field_format = true;
       if (name == "clusters" || name == "allclusters" || name == "federation") cmd.clusters = true;
       if (name == "json" || name == "yaml") cmd.structured = true;
+      if (name == "help" || name == "usage" || name == "version" || name == "helpformat") {
+        cmd.about = true;
+      }
       if (name == "long") cmd.long_format = true;
       if (name == "parsable" || name == "parsable2") cmd.parsable = true;
       if (name == "steps") cmd.steps = true;
@@ -221,6 +224,7 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
           return std::nullopt;  // -h bundled: read by the real command alone
       }
       if (c == 'l') cmd.long_format = true;
+      if (c == 'V' || (tool == ClientTool::kSacct && (c == 'h' || c == 'e'))) cmd.about = true;
       if (tool == ClientTool::kSacct && (c == 'p' || c == 'P')) cmd.parsable = true;
       if (tool == ClientTool::kSacct && c == 'L') cmd.clusters = true;
     }

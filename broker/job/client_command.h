@@ -41,6 +41,9 @@ struct ClientCommand {
   // -o/--format (squeue/sacct's formats), -h/-n/--noheader, -P/-p, -l.
   bool clusters = false;
   bool structured = false;
+  // --help, --usage, --version/-V, sacct's -h/-e/--helpformat: about the
+  // command, no job.
+  bool about = false;
   std::string format;         // -o/--format's value (squeue, sacct)
   bool long_format = false;   // squeue -l / sacct -l
   bool field_format = false;  // squeue -O/--Format

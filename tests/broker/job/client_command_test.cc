@@ -48,6 +48,11 @@ TEST(ClientCommandTest, SacctAsSnakemakeCallsIt) {
   EXPECT_TRUE(Parse(ClientTool::kSacct, {"-L"}).clusters);
   // sacct's -h is its help, not a header switch.
   EXPECT_FALSE(Parse(ClientTool::kSacct, {"-h"}).noheader);
+  EXPECT_TRUE(Parse(ClientTool::kSacct, {"-h"}).about);
+  EXPECT_TRUE(Parse(ClientTool::kSacct, {"--helpformat"}).about);
+  EXPECT_TRUE(Parse(ClientTool::kSqueue, {"--version"}).about);
+  EXPECT_TRUE(Parse(ClientTool::kScontrol, {"-V"}).about);
+  EXPECT_FALSE(Parse(ClientTool::kSqueue, {"-h"}).about);
 }
 
 TEST(ClientCommandTest, ScancelAndScontrolWords) {
