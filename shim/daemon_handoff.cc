@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,6 +164,34 @@ std::optional<HttpAnswer> ReadHttpAnswer(const std::string& raw) {
   return a;
 }
 
+// A POST on the daemon's socket ("Connection: close": the answer runs to
+// the end).
+std::string HttpPost(std::string_view path, const std::string& body) {
+  std::string r = "POST ";
+  r.append(path)
+      .append(" HTTP/1.1\r\nHost: skyslurmd\r\nContent-Type: application/json\r\n")
+      .append("Connection: close\r\nContent-Length: ")
+      .append(std::to_string(body.size()))
+      .append("\r\n\r\n")
+      .append(body);
+  return r;
+}
+
+// What the daemon wrote for the command to print, printed: its error, or
+// its stdout and stderr; the command's exit status.
+int PrintAnswer(std::string_view tool, int status, std::map<std::string, std::string>& members) {
+  if (status / 100 != 2) {
+    const std::string& error = members["error"];
+    std::fprintf(stderr, "%.*s: error: skyslurm: %s\n", static_cast<int>(tool.size()), tool.data(),
+                 error.empty() ? "skyslurmd gave no answer" : error.c_str());
+    return 1;
+  }
+  std::fputs(members["stdout"].c_str(), stdout);
+  std::fflush(stdout);
+  std::fputs(members["stderr"].c_str(), stderr);
+  return std::atoi(members["exit_code"].c_str());
+}
+
 }  // namespace
 
 Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
@@ -211,11 +240,7 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
       trace_env != nullptr && *trace_env != '\0' && std::strcmp(trace_env, "0") != 0;
   const std::string sky_id = NewSkyId(std::time(nullptr));
   const std::string body = RequestBody(sky_id, args, script, cwd, traced, started_ns);
-  const std::string request =
-      "POST /v1/jobs HTTP/1.1\r\nHost: skyslurmd\r\n"
-      "Content-Type: application/json\r\nConnection: close\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string request = HttpPost("/v1/jobs", body);
   if (!s.SendAll(request)) {
     h.sent_sky_id = sky_id;  // part of it may have gone
     return h;
@@ -238,16 +263,8 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   }
   const std::string_view tool = ModeName(mode);
   h.done = true;
-  if (answer->status / 100 != 2) {
-    std::fprintf(stderr, "%.*s: error: skyslurm: %s\n", static_cast<int>(tool.size()), tool.data(),
-                 (*members)["error"].c_str());
-    h.exit_code = 1;
-    return h;
-  }
-  std::fputs((*members)["stdout"].c_str(), stdout);
-  std::fflush(stdout);
-  std::fputs((*members)["stderr"].c_str(), stderr);
-  h.exit_code = std::atoi((*members)["exit_code"].c_str());
+  h.exit_code = PrintAnswer(tool, answer->status, *members);
+  if (answer->status / 100 != 2) return h;
   if (traced) {
     auto ms = [&](long long ns) { return static_cast<double>(ns) / 1e6; };
     std::fprintf(stderr,
@@ -316,26 +333,13 @@ Handoff RunClientOnDaemon(Mode mode, int argc, char** argv) {
   body.append("],\"env\":");
   AppendEnvironment(body);
   body.append("}");
-  const std::string request =
-      "POST /v1/slurm HTTP/1.1\r\nHost: skyslurmd\r\n"
-      "Content-Type: application/json\r\nConnection: close\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
-  if (!s.SendAll(request)) return h;
+  if (!s.SendAll(HttpPost("/v1/slurm", body))) return h;
   auto raw = s.ReadToEnd(120'000);
   auto answer = raw ? ReadHttpAnswer(*raw) : std::nullopt;
   auto members = answer ? ReadFlatJsonObject(answer->body) : std::nullopt;
   h.done = true;
-  if (!members || answer->status / 100 != 2) {
-    std::fprintf(stderr, "%.*s: error: skyslurm: %s\n", static_cast<int>(tool.size()), tool.data(),
-                 members ? (*members)["error"].c_str() : "skyslurmd gave no answer");
-    h.exit_code = 1;
-    return h;
-  }
-  std::fputs((*members)["stdout"].c_str(), stdout);
-  std::fflush(stdout);
-  std::fputs((*members)["stderr"].c_str(), stderr);
-  h.exit_code = std::atoi((*members)["exit_code"].c_str());
+  std::map<std::string, std::string> none;
+  h.exit_code = PrintAnswer(tool, members ? answer->status : 502, members ? *members : none);
   return h;
 }
 
