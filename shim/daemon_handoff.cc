@@ -186,9 +186,13 @@ int PrintAnswer(std::string_view tool, int status, std::map<std::string, std::st
                  error.empty() ? "skyslurmd gave no answer" : error.c_str());
     return 1;
   }
+  // The notes first, as sbatch writes its warnings before its line: a tool
+  // that reads both streams as one (Snakemake: the last word of sbatch's
+  // output is the job id) finds the id last.
+  std::fputs(members["stderr"].c_str(), stderr);
+  std::fflush(stderr);
   std::fputs(members["stdout"].c_str(), stdout);
   std::fflush(stdout);
-  std::fputs(members["stderr"].c_str(), stderr);
   return std::atoi(members["exit_code"].c_str());
 }
 

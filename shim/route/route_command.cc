@@ -227,10 +227,12 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   }
   if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
   if (g_trace != nullptr) g_trace->AddDaemon((*answer)["trace"].asString());
-  // The daemon writes what the command prints (submit_text.h).
+  // The daemon writes what the command prints (submit_text.h): the notes
+  // first, the line last (as the shim prints them: daemon_handoff.cc).
+  std::fputs((*answer)["stderr"].asCString(), stderr);
+  std::fflush(stderr);
   std::fputs((*answer)["stdout"].asCString(), stdout);
   std::fflush(stdout);
-  std::fputs((*answer)["stderr"].asCString(), stderr);
   if ((*answer)["exit_code"].asInt() != 0) return (*answer)["exit_code"].asInt();
   const std::string sky_id = (*answer)["job"]["sky_id"].asString();
   if (!request.wait) return 0;
@@ -610,9 +612,10 @@ int RunClient(const std::string& tool, const std::vector<std::string>& args) {
   for (const auto& [name, value] : env.vars()) body["env"][name] = value;
   auto answer = client.Post("/v1/slurm", body);
   if (!answer.ok()) return Fail(tool, "skyslurm: " + answer.status().message());
+  std::fputs((*answer)["stderr"].asString().c_str(), stderr);
+  std::fflush(stderr);
   std::fputs((*answer)["stdout"].asString().c_str(), stdout);
   std::fflush(stdout);
-  std::fputs((*answer)["stderr"].asString().c_str(), stderr);
   return (*answer)["exit_code"].asInt();
 }
 

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <regex>
 #include <thread>
 
@@ -113,6 +114,22 @@ TEST_F(ClientCommandsTest, ScancelOfARoutedIdCancelsItThereAndNothingAtHome) {
   EXPECT_EQ(JobState(tb_, "alpha", home_job), "PENDING");
   CommandOutput status = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id});
   EXPECT_THAT(status.out, HasSubstr("CANCELLED"));
+}
+
+// Snakemake 7.21's --slurm executor reads sbatch's stdout and stderr as one
+// and takes its last word as the job id: the notes come first, the id last.
+TEST_F(ClientCommandsTest, TheLastWordOfSbatchsWholeOutputIsTheId) {
+  CommandOutput out = Typed({"sh", "-c",
+                             "sbatch --sky-any-cluster --sky-infra=beta --hold -t 5 -o /dev/null "
+                             "--wrap true 2>&1"});
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  EXPECT_THAT(out.out, HasSubstr(") goes to cluster beta"));  // the note, before the line
+  std::string text = out.out;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  const std::string last = text.substr(text.rfind(' ') + 1);
+  const auto [cluster, native] = ClusterJobOf(last);
+  EXPECT_EQ(cluster, "beta") << out.out;
+  if (!cluster.empty()) cleanup_.emplace_back(cluster, native);
 }
 
 // No routed job involved: each shim is the real command, byte for byte.
