@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "broker/backend/array_throttle.h"
 #include "broker/backend/slurm_accounting.h"
 #include "broker/backend/slurm_state.h"
 #include "broker/job/argv_parser.h"
@@ -541,10 +542,16 @@ Status SlurmBackend::Release(const std::string& job_id, std::chrono::millisecond
 
 Status SlurmBackend::SetArrayThrottle(const std::string& job_id, std::int64_t limit,
                                       std::chrono::milliseconds timeout) {
-  return RunChecked({.argv = {"scontrol", "update", "JobId=" + job_id,
-                              fmt::format("ArrayTaskThrottle={}", limit)}},
-                    timeout)
-      .status();
+  const Deadline deadline(timeout);
+  auto updated = RunChecked({.argv = {"scontrol", "update", "JobId=" + job_id,
+                                      fmt::format("ArrayTaskThrottle={}", limit)}},
+                            timeout);
+  if (updated.ok()) return OkStatus();
+  // Refused for the array's ended records, it may still have set the limit
+  // on every live one (array_throttle.h): the records decide.
+  auto show = RunChecked({.argv = {"scontrol", "-o", "show", "job", job_id}}, deadline.left());
+  if (show.ok() && LiveRecordsHaveThrottle(show->out, limit)) return OkStatus();
+  return updated.status();
 }
 
 Result<std::string> SlurmBackend::Output(const std::string& job_id,

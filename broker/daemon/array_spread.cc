@@ -475,6 +475,10 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   auto begun = store_.BeginIntent(intent);
   if (!begun.ok()) return;
   intent.id = *begun;
+  if (options_.log) {
+    options_.log(fmt::format("{} moving tasks {} off {} to {}: {}", part.sky_id, named,
+                             part.cluster, best->cluster, why));
+  }
   FaultPoint("tasks.intent");
   {
     std::lock_guard lock(view_mu_);
@@ -485,8 +489,14 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
 
 void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent,
                                 const std::string& target, const std::string& why) {
-  // "N_[20-27]", or "N_[20-27]%4" under a shared "%N" (WeighTaskMove).
+  // "N_[20-27]", or "N_[20-27]%4" under a shared "%N" (WeighTaskMove);
+  // " cancelled" after it once the move has cancelled exactly those tasks
+  // (noted below): however long the move then waits for its cluster, and
+  // after Slurm forgot them (MinJobAge), they are not lost.
+  constexpr std::string_view kCancelledNote = " cancelled";
   std::string ids = intent.native_id;
+  const bool noted_cancelled = ids.ends_with(kCancelledNote);
+  if (noted_cancelled) ids.resize(ids.size() - kCancelledNote.size());
   std::int64_t share_asked = 0;
   if (const auto pct = ids.rfind('%'); pct != std::string::npos && pct > ids.rfind(']')) {
     share_asked = std::atoll(ids.c_str() + pct + 1);
@@ -570,16 +580,19 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   const bool listed_recently = Now() - intent.created < 240;
   auto cancelled = [&](std::int64_t i) {
     auto it = seen.find(i);
-    if (it == seen.end()) return record_cancelled || listed_recently;
+    if (it == seen.end()) return noted_cancelled || record_cancelled || listed_recently;
     return it->second == backend::JobPhase::kCancelled;
   };
   std::vector<std::int64_t> held;
+  std::vector<std::int64_t> gone;  // held, or cancelled by this move before
   std::size_t already = 0;
   for (std::int64_t i : wanted) {
     if (auto it = seen.find(i); it != seen.end() && backend::IsWaiting(it->second)) {
       held.push_back(i);
+      gone.push_back(i);
     } else if (cancelled(i)) {
       ++already;
+      gone.push_back(i);
     }
   }
   // Under a shared "%N": the share the tasks take along is what the part
@@ -607,13 +620,21 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
       const std::string back = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
       if (!b->Release(back, options_.queue_timeout).ok()) return;  // later, from the intent
     }
-    abandon("its share of the array's %N is in use on " + intent.cluster);
+    abandon(gone.empty() ? "its tasks started on " + intent.cluster + " before the move"
+                         : "its share of the array's %N is in use on " + intent.cluster);
     return;
   }
   if (!held.empty()) {
     const std::string cancelling = fmt::format("{}_[{}]", native, job::FormatArrayIndices(held));
     if (!b->Cancel(cancelling, false, options_.queue_timeout).ok())
       return;  // later, from the intent
+    // Those the move took from their cluster, and only those (a task that
+    // started stays, and must never count as moved once Slurm forgets it).
+    if (!noted_cancelled) {
+      std::string note = fmt::format("{}_[{}]", native, job::FormatArrayIndices(gone));
+      if (share_asked > 0) note += fmt::format("%{}", share_asked);
+      (void)store_.NoteIntent(intent.id, note + std::string(kCancelledNote));
+    }
     FaultPoint("tasks.cancelled");
     if (!look()) return;
   }

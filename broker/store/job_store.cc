@@ -515,6 +515,14 @@ Status JobStore::EndIntent(std::int64_t id) {
   });
 }
 
+Status JobStore::NoteIntent(std::int64_t id, const std::string& native_id) {
+  return Apply([&] {
+    Stmt s(db_, "UPDATE intents SET native_id=? WHERE id=? AND done=0");
+    s.Bind(native_id).Bind(id);
+    return s.Run("noting an intent's progress");
+  });
+}
+
 Result<std::vector<Intent>> JobStore::OpenIntents() {
   std::lock_guard lock(mu_);
   Stmt s(db_,

@@ -145,6 +145,9 @@ class JobStore {
 
   Result<std::int64_t> BeginIntent(const Intent& intent);
   Status EndIntent(std::int64_t id);
+  // Rewrites an open intent's native_id with what it has done so far (a move
+  // of tasks: which of them it cancelled), for whoever settles it later.
+  Status NoteIntent(std::int64_t id, const std::string& native_id);
   Result<std::vector<Intent>> OpenIntents();
   bool HasOpenIntent(const std::string& sky_id);
 

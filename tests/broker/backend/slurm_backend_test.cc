@@ -79,5 +79,48 @@ TEST(SlurmBackendTest, ItsClientCommandsAreTheRealOnesBehindAShim) {
   EXPECT_EQ(runner.commands.back().argv, (std::vector<std::string>{"sacct", "-j", "41"}));
 }
 
+// Slurm's answers as the testbed gave them once tasks 2-5 of
+// "85 --array=0-5%2" were held and cancelled (array_throttle.h).
+class ThrottleRunner : public CommandRunner {
+ public:
+  explicit ThrottleRunner(std::string limit_shown) : limit_shown_(std::move(limit_shown)) {}
+  Result<CommandOutput> Run(const Command& command) override {
+    commands.push_back(command.argv);
+    CommandOutput out;
+    if (command.argv.at(1) == "update") {
+      out.exit_code = 1;
+      out.err = "85_0-1: No error\n85_4-5: Job has already finished\n";
+    } else {
+      out.exit_code = 0;
+      out.out = "JobId=85 ArrayJobId=85 ArrayTaskThrottle=" + limit_shown_ +
+                " JobState=CANCELLED Reason=JobHeldAdmin\n"
+                "JobId=86 ArrayJobId=85 ArrayTaskId=0 ArrayTaskThrottle=" +
+                limit_shown_ + " JobState=RUNNING Reason=None\n";
+    }
+    return out;
+  }
+  std::vector<std::vector<std::string>> commands;
+
+ private:
+  std::string limit_shown_;
+};
+
+// Regression (issue 16, a CI run): a move that took every pending task of a
+// spread array's part then set the part's lower "%N"; scontrol refused it
+// for the cancelled records though it had limited the running ones, the
+// move waited minutes for the tasks to end, and its cancelled tasks were
+// forgotten. The live records decide.
+TEST(SlurmBackendTest, AThrottleRefusedOnlyForEndedRecordsIsSet) {
+  ThrottleRunner set("1");
+  SlurmBackend gamma("gamma", set, {});
+  EXPECT_TRUE(gamma.SetArrayThrottle("85", 1, std::chrono::seconds(1)).ok());
+  ASSERT_EQ(set.commands.size(), 2u);
+  EXPECT_EQ(set.commands[1], (std::vector<std::string>{"scontrol", "-o", "show", "job", "85"}));
+
+  ThrottleRunner not_set("2");
+  SlurmBackend again("gamma", not_set, {});
+  EXPECT_FALSE(again.SetArrayThrottle("85", 1, std::chrono::seconds(1)).ok());
+}
+
 }  // namespace
 }  // namespace skyslurm::backend

@@ -144,6 +144,12 @@ TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
   ASSERT_EQ(open->size(), 1u);
   EXPECT_EQ((*open)[0].action, "cancel");
   EXPECT_EQ((*open)[0].native_id, "7");
+  // Its progress noted: read back by whoever settles it; an ended one stays as it ended.
+  ASSERT_TRUE((*store)->NoteIntent(*b, "7 cancelled").ok());
+  ASSERT_TRUE((*store)->NoteIntent(*a, "9").ok());
+  open = (*store)->OpenIntents();
+  ASSERT_TRUE(open.ok() && open->size() == 1u);
+  EXPECT_EQ((*open)[0].native_id, "7 cancelled");
 }
 
 TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
