@@ -2,6 +2,8 @@
 
 namespace skyslurm::spank {
 
+const char kDefaultShimDir[] = SKYSLURM_DEFAULT_SHIM_DIR;
+
 std::string ParsePluginArgs(const std::vector<std::string>& args, PluginArgs* out) {
   for (const auto& arg : args) {
     const auto eq = arg.find('=');

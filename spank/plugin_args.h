@@ -17,8 +17,14 @@
 
 namespace skyslurm::spank {
 
+// Where this build installs the shim (SKYSLURM_DEFAULT_SHIM_DIR, set by
+// CMake): defined in plugin_args.cc, so that the plugin carries it as data
+// (an install check reads it there; an initializer seen inline is compiled
+// into immediate stores, which only debug information would show).
+extern const char kDefaultShimDir[];
+
 struct PluginArgs {
-  std::string shim_dir = SKYSLURM_DEFAULT_SHIM_DIR;  // set by CMake
+  std::string shim_dir = kDefaultShimDir;
   bool reexec = true;
   bool env = true;
 };
