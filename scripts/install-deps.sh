@@ -37,6 +37,9 @@ packages=(
   # the packaged man pages are rendered by a test; completion is tested
   # inside bash-completion
   man-db groff-base bash-completion
+  # a workflow engine the tests drive through the shims (issue 17):
+  # Debian's Snakemake 7.21, its --slurm executor and its --cluster mode
+  snakemake
   # building and checking the packages (scripts/package.sh)
   debhelper fakeroot lintian rpm rpmlint cpio binutils
 )

@@ -1,0 +1,156 @@
+// Issue 17's proof with a real client: Debian's Snakemake 7.21 runs a
+// workflow of 36 one-GPU jobs with dependencies between rules (and a local
+// summary) with routing on for the user (SKYSLURM_ANY_CLUSTER=1) and half
+// of alpha's GPUs busy. It submits with sbatch and polls with sacct through
+// the shims, knowing nothing of skyslurm but the cluster list it asks for:
+// every output is there and right, and the jobs ran on more than one
+// cluster. The workflow lives under /tmp, which every
+// testbed cluster sees (docs/testbed.md), so its jobs run in place.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "tests/shim/route_fixture.h"
+
+namespace skyslurm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSquares = 24;         // rule square: one GPU each
+constexpr int kPairs = 12;           // rule pair: one GPU each, two squares in
+constexpr int kSumOfSquares = 4324;  // 0² + ... + 23²
+// Only the Slurm clusters: Snakemake's job runs `srun` inside its
+// allocation (the --slurm executor's job step), which a Kubernetes pod has not.
+constexpr char kExtra[] = "slurm_extra=--gpus=1 --sky-any-cluster=alpha,beta,gamma";
+
+class SnakemakeTest : public RouteTest {
+ protected:
+  void SetUp() override {
+    RouteTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(Exec({.argv = {"sh", "-c", "command -v snakemake"}}).exit_code, 0)
+        << "no snakemake: scripts/install-deps.sh installs Debian's";
+    // The user's jobs write here, on whichever cluster they run.
+    fs::permissions(tmp_.path(), fs::perms::all);
+    workflow_ = tmp_.File("workflow");
+    fs::create_directories(workflow_);
+    const std::string data = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/snakemake/";
+    fs::copy_file(data + "Snakefile", workflow_ + "/Snakefile");
+    for (const char* folder : {"square", "pair"}) {
+      fs::create_directories(workflow_ + "/" + folder);
+      fs::permissions(workflow_ + "/" + folder, fs::perms::all);
+    }
+    fs::permissions(workflow_, fs::perms::all);
+    // Half of alpha's H100s busy: the workflow's 12 jobs at once do not fit there.
+    const std::string filler = Submit(tb_, "alpha",
+                                      {"-N1", "--gres=gpu:h100:8", "-t", "15", "-o", "/dev/null",
+                                       "-J", "snakemake-filler", "--wrap", "sleep 900"});
+    ASSERT_FALSE(filler.empty());
+    cleanup_.emplace_back("alpha", filler);
+  }
+  void TearDown() override {
+    // Whatever the workflow left on a cluster (a killed or failed run's jobs).
+    for (const char* c : {"alpha", "beta", "gamma"}) {
+      for (const std::string& id : WorkflowJobs(c)) RunOn(tb_, c, {"scancel", id});
+    }
+    RouteTest::TearDown();
+  }
+
+  // The workflow's jobs live on `cluster` (every job there but the filler
+  // and other tests' --wrap jobs: the --slurm executor names them itself).
+  std::vector<std::string> WorkflowJobs(const std::string& cluster) {
+    std::istringstream rows(RunOn(tb_, cluster, {"squeue", "-h", "-o", "%i %j"}).out);
+    std::vector<std::string> ids;
+    for (std::string id, name; rows >> id >> name;) {
+      if (name != "snakemake-filler" && name != "wrap") ids.push_back(id);
+    }
+    return ids;
+  }
+
+  // snakemake with `args` in the workflow's folder, as the user runs it.
+  Command SnakemakeCommand(const std::vector<std::string>& args) {
+    Command c;
+    // umask 0: on the testbed the user's jobs run as root at home (the
+    // test's user) and as skyuser1 on the peers (their login), in one
+    // folder; a real user is the same user everywhere.
+    c.argv = {"sh",        "-c",          "umask 0; exec \"$@\"",
+              "sh",        "snakemake",   "--snakefile",
+              "Snakefile", "--directory", workflow_,
+              "--jobs",    "12",          "--latency-wait",
+              "30",        "--config",    kExtra};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    const std::string path = std::getenv("PATH");
+    c.env_set = {{"HOME", home_},
+                 {"SLURM_CONF", tb_.SlurmConf("alpha")},
+                 {"PATH", kShimBin + ":" + path},
+                 {"SKYSLURM_ANY_CLUSTER", "1"},
+                 {"USER", ::getpwuid(::geteuid())->pw_name}};  // as a login sets it
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
+    c.cwd = workflow_;
+    c.timeout = std::chrono::seconds(480);
+    return c;
+  }
+
+  // Every output there and right; the clusters the GPU jobs ran on.
+  std::map<std::string, int> CheckOutputs() {
+    std::map<std::string, int> where;
+    for (int i = 0; i < kSquares; ++i) {
+      std::istringstream f(ReadFile(workflow_ + "/square/" + std::to_string(i) + ".txt"));
+      std::string index, square, cluster, gpu;
+      f >> index >> square >> cluster >> gpu;
+      EXPECT_EQ(index + " " + square, std::to_string(i) + " " + std::to_string(i * i));
+      EXPECT_NE(gpu, "none") << "square " << i << " on " << cluster << " had no GPU";
+      ++where[cluster];
+    }
+    for (int j = 0; j < kPairs; ++j) {
+      std::istringstream f(ReadFile(workflow_ + "/pair/" + std::to_string(j) + ".txt"));
+      std::string index, sum, cluster, gpu;
+      f >> index >> sum >> cluster >> gpu;
+      const int a = 2 * j, b = 2 * j + 1;
+      EXPECT_EQ(index + " " + sum, std::to_string(j) + " " + std::to_string(a * a + b * b));
+      EXPECT_NE(gpu, "none") << "pair " << j << " on " << cluster << " had no GPU";
+      ++where[cluster];
+    }
+    EXPECT_EQ(ReadFile(workflow_ + "/summary.txt"), std::to_string(kSumOfSquares) + "\n");
+    return where;
+  }
+
+  static std::string Where(const std::map<std::string, int>& where) {
+    std::string text;
+    for (const auto& [c, n] : where) text += " " + c + " " + std::to_string(n);
+    return text;
+  }
+
+  std::string workflow_;
+};
+
+// Snakemake's built-in --slurm executor: `sbatch ... --wrap=...` read by
+// the last word of its combined output, `sacct -P -n
+// --format=JobIdRaw,State -j <id>` for the state (the answer keyed by the
+// id it holds), and inside each job `srun` for the rule's step.
+TEST_F(SnakemakeTest, ItsSlurmExecutorRunsTheWorkflowOverTheClusters) {
+  const auto started = std::chrono::steady_clock::now();
+  // One status check a second: the most its --slurm executor allows (above
+  // 1 it checks every 33 s, "not to overstrain the scheduler").
+  CommandOutput run = Exec(SnakemakeCommand({"--slurm", "--max-status-checks-per-second", "1",
+                                             "--default-resources", "runtime=5", "mem_mb=100"}));
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+          .count();
+  ASSERT_EQ(run.exit_code, 0) << run.err.substr(run.err.size() > 6000 ? run.err.size() - 6000 : 0);
+  const std::map<std::string, int> where = CheckOutputs();
+  EXPECT_GE(where.size(), 2u) << Where(where);
+  EXPECT_EQ(where.count("none"), 0u) << Where(where);
+  std::printf("snakemake --slurm: %d jobs in %lld s, ran on%s\n", kSquares + kPairs,
+              static_cast<long long>(seconds), Where(where).c_str());
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
