@@ -70,7 +70,12 @@ Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
     }
     return Status(out.status().code(), fmt::format("{}: {}", what, out.status().message()));
   }
-  if (!out->success()) {
+  // 24: files vanished while rsync read the folder. A folder in use changes
+  // under it (a workflow engine's temporary files come and go while it
+  // submits); what vanished is not the job's, and the rest was read.
+  constexpr int kSourceFilesVanished = 24;
+  const bool vanished = out->term_signal == 0 && out->exit_code == kSourceFilesVanished;
+  if (!out->success() && !vanished) {
     std::string err = Trim(out->err);
     if (err.empty()) err = out->DescribeEnd();
     // rsync exit 12/255 with a missing remote rsync says it in words already.

@@ -132,5 +132,40 @@ TEST(RsyncTest, MeasuringCountsWhatACopyWouldSend) {
   fs::remove_all(d);
 }
 
+// rsync's answer when files vanish while it reads the folder.
+class VanishedRunner : public CommandRunner {
+ public:
+  explicit VanishedRunner(int exit_code) : exit_code_(exit_code) {}
+  Result<CommandOutput> Run(const Command&) override {
+    CommandOutput out;
+    out.exit_code = exit_code_;
+    out.out =
+        "Number of files: 7 (reg: 4, dir: 3)\nNumber of regular files transferred: 4\n"
+        "Total file size: 1,022 bytes\nTotal transferred file size: 1,022 bytes\n"
+        "Total bytes sent: 1,300\nTotal bytes received: 90\n";
+    out.err =
+        "file has vanished: \"/tmp/w/.snakemake/tmp.10h1cjb5\"\n"
+        "rsync warning: some files vanished before they could be transferred (code 24)\n";
+    return out;
+  }
+
+ private:
+  int exit_code_;
+};
+
+// Regression (issue 17, a CI run): Snakemake's temporary folder vanished
+// while a routed job's folder was measured, and the submission failed.
+TEST(RsyncTest, FilesThatVanishWhileTheFolderIsReadAreNotAFailure) {
+  VanishedRunner vanished(24);
+  auto s = Measure(vanished, "/tmp/w", std::chrono::seconds(30));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->files, 4u);
+  auto pushed = Push(vanished, kBeta, "/tmp/w", "/home/ana/w", std::chrono::seconds(30), {});
+  EXPECT_TRUE(pushed.ok()) << pushed.status().message();
+  // Any other partial transfer still is one (23: some files could not be read).
+  VanishedRunner unreadable(23);
+  EXPECT_FALSE(Measure(unreadable, "/tmp/w", std::chrono::seconds(30)).ok());
+}
+
 }  // namespace
 }  // namespace skyslurm::sync
