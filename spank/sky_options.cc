@@ -30,7 +30,7 @@ constexpr std::array<OptionSpec, 8> kSpecs{{
      ArgumentKind::kRequired},
     {SkyOption::kSyncBack, "sky-sync-back", "pattern",
      "skyslurm: when the job ends on another cluster, fetch its files matching this pattern "
-     "into the submit folder",
+     "into the submit folder ('none': nothing, not even what it wrote)",
      ArgumentKind::kRequired},
 }};
 

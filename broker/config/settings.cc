@@ -101,6 +101,14 @@ Result<SubmitOutput> ParseSubmitOutput(std::string_view value) {
       fmt::format("submit_output must be 'single-cluster' or 'multi-cluster', not '{}'", value));
 }
 
+Result<SyncBack> ParseSyncBack(std::string_view value) {
+  if (value == "auto") return SyncBack::kAuto;
+  if (value == "always") return SyncBack::kAlways;
+  if (value == "never") return SyncBack::kNever;
+  return InvalidArgumentError(
+      fmt::format("sync_back must be 'auto', 'always' or 'never', not '{}'", value));
+}
+
 namespace {
 
 Result<OnBrokerError> ParseOnBrokerError(std::string_view value) {
@@ -412,6 +420,10 @@ const std::vector<SettingKey>& SettingKeys() {
        "single-cluster (default): a routed sbatch prints 'Submitted batch job <id>' (<id> with "
        "--parsable) as one cluster's sbatch does; multi-cluster: '... <id> on cluster <c>' "
        "(<id>;<c>), as sbatch -M does"},
+      {"sync_back", "SKYSLURM_SYNC_BACK", "--sync-back",
+       "auto (default), always or never: what a job wrote in its copied folder on another "
+       "cluster comes back when it ends; auto: when a program read sbatch's answer (a workflow "
+       "engine), not a terminal (--sky-sync-back=PATTERN takes only those files, =none nothing)"},
       {"real_bin_dir", "SKYSLURM_REAL_BIN_DIR", "--real-bin-dir",
        "the folder of the real sbatch/salloc/srun (default: PATH, skipping the shim)"},
       {"clusters_allowed", "SKYSLURM_CLUSTERS_ALLOWED", "--clusters-allowed",
@@ -648,6 +660,11 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         auto parsed = ParseSubmitOutput(value);
         if (!parsed.ok()) return Bad(file, v, parsed.status().message());
         s->submit_output = *parsed;
+      } else if (key == "sync_back") {
+        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+        auto parsed = ParseSyncBack(value);
+        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
+        s->sync_back = *parsed;
       } else if (key == "real_bin_dir") {
         SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
       } else if (key == "clusters_allowed") {
@@ -809,6 +826,10 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
       auto parsed = ParseSubmitOutput(value);
       if (!parsed.ok()) return error(parsed.status().message());
       s->submit_output = *parsed;
+    } else if (key == "sync_back") {
+      auto parsed = ParseSyncBack(value);
+      if (!parsed.ok()) return error(parsed.status().message());
+      s->sync_back = *parsed;
     } else if (key == "real_bin_dir") {
       s->real_bin_dir = value;
     } else if (key == "sync_limit" || key == "sync_bwlimit") {

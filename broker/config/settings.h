@@ -127,6 +127,14 @@ enum class OnBrokerError { kHome, kFail };
 enum class SubmitOutput { kSingleCluster, kMultiCluster };
 Result<SubmitOutput> ParseSubmitOutput(std::string_view value);
 
+// Whether what a job wrote in its folder on another cluster (one that got a
+// copy of the folder) comes back to the folder it was submitted from when
+// it ends, with no --sky-sync-back: kAuto (the default) when sbatch's
+// answer was read by a program (a workflow engine waits for the outputs
+// there), not when it was printed to a person's terminal.
+enum class SyncBack { kAuto, kAlways, kNever };
+Result<SyncBack> ParseSyncBack(std::string_view value);
+
 // skyslurmd's failover policy (docs/configuration.md). Durations in seconds.
 struct FailoverSettings {
   int poll_interval = 5;        // between two looks at every cluster's queue
@@ -144,6 +152,7 @@ struct Settings {
   bool routing = true;  // false: the shim always passes through
   OnBrokerError on_broker_error = OnBrokerError::kHome;
   SubmitOutput submit_output = SubmitOutput::kSingleCluster;
+  SyncBack sync_back = SyncBack::kAuto;
   std::string real_bin_dir;                   // where the real sbatch/salloc/srun are
   std::vector<std::string> clusters_allowed;  // empty: all
   std::vector<std::string> clusters_denied;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "broker/config/settings.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_input.h"
@@ -109,7 +111,21 @@ void JobManager::FetchBack(store::SkyJob& job) {
   auto input = JobInputFromText(job.input_json);
   if (!input.ok()) return;
   auto request = job::ParseRequest(input->ToRequestInput());
-  if (!request.ok() || request->sky.sync_back.empty()) return;
+  if (!request.ok()) return;
+  const std::vector<std::string>& patterns = request->sky.sync_back;
+  if (std::ranges::find(patterns, "none") != patterns.end()) return;
+  // A program that read sbatch's answer (a workflow engine) looks for the
+  // job's outputs where it submitted it, as it would on one cluster: what
+  // the job wrote comes back unless patterns say what (sync_back: the
+  // submitter's SKYSLURM_SYNC_BACK, else the configuration's).
+  config::SyncBack mode = ws_.config.settings.sync_back;
+  if (auto e = input->env.find("SKYSLURM_SYNC_BACK"); e != input->env.end()) {
+    if (auto parsed = config::ParseSyncBack(e->second); parsed.ok()) mode = *parsed;
+  }
+  const bool written =
+      patterns.empty() && (mode == config::SyncBack::kAlways ||
+                           (mode == config::SyncBack::kAuto && input->at_terminal == false));
+  if (patterns.empty() && !written) return;
   auto copies = store_.Copies(job.sky_id);
   if (!copies.ok()) return;
   const store::Copy* copy = nullptr;
@@ -118,19 +134,34 @@ void JobManager::FetchBack(store::SkyJob& job) {
   }
   // Home, or a shared filesystem: the files are where the job ran.
   if (copy == nullptr || copy->workdir.empty() || copy->source.empty()) return;
-  const std::string patterns = fmt::format("{}", fmt::join(request->sky.sync_back, " "));
+  const std::string what = written ? "what it wrote" : fmt::format("{}", fmt::join(patterns, " "));
   auto remote = place::RemoteOf(ws_, job.cluster);
   Result<sync::RsyncStats> got = remote.status();
+  bool same_folder = false;
   if (remote.ok()) {
-    trace::Span span(fmt::format("fetch {} from {}:{}", patterns, job.cluster, copy->workdir));
-    got = sync::Pull(RunnerOf(options_.copy_runner), *remote, copy->workdir, copy->source,
-                     request->sky.sync_back, options_.copy_timeout);
+    trace::Span span(fmt::format("fetch {} from {}:{}", what, job.cluster, copy->workdir));
+    CommandRunner& runner = RunnerOf(options_.copy_runner);
+    // A copy adopted after a crash has no time it was sent: all of the
+    // folder comes back (files newer here are kept).
+    got = written && copy->sent_ns != 0
+              ? sync::PullChanged(runner, *remote, copy->workdir, copy->source, copy->sent_ns,
+                                  options_.copy_timeout, &same_folder)
+              : sync::Pull(runner, *remote, copy->workdir, copy->source, patterns,
+                           options_.copy_timeout);
   }
   const std::string into = sync::Tilde(copy->source, ws_.config.paths.home);
+  if (same_folder) {
+    (void)Record(job, EventKind::kFetched,
+                 fmt::format("nothing to fetch: {}:{} is {} (a filesystem both mount; shared_fs "
+                             "naming them spares the copy too)",
+                             job.cluster, copy->workdir, into),
+                 job.cluster, job.native_id);
+    return;
+  }
   (void)Record(job, EventKind::kFetched,
-               got.ok() ? fmt::format("{} from {}:{} into {}: {}", patterns, job.cluster,
-                                      copy->workdir, into, sync::DescribeStats(*got, true))
-                        : fmt::format("{} could not be fetched into {}: {}", patterns, into,
+               got.ok() ? fmt::format("{} from {}:{} into {}: {}", what, job.cluster, copy->workdir,
+                                      into, sync::DescribeStats(*got, true))
+                        : fmt::format("{} could not be fetched into {}: {}", what, into,
                                       got.status().message()),
                job.cluster, job.native_id);
 }

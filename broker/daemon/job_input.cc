@@ -27,6 +27,7 @@ Json::Value ToJson(const JobInput& input) {
   v["env"] = Json::Value(Json::objectValue);
   for (const auto& [k, val] : input.env) v["env"][k] = val;
   v["cwd"] = input.cwd;
+  if (input.at_terminal) v["at_terminal"] = *input.at_terminal;
   return v;
 }
 
@@ -59,6 +60,10 @@ Result<JobInput> JobInputFromJson(const Json::Value& v) {
   }
   if (!v["cwd"].isString()) return bad("'cwd' must be a string");
   in.cwd = v["cwd"].asString();
+  if (v.isMember("at_terminal")) {
+    if (!v["at_terminal"].isBool()) return bad("'at_terminal' must be true or false");
+    in.at_terminal = v["at_terminal"].asBool();
+  }
   return in;
 }
 

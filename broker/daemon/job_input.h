@@ -25,6 +25,11 @@ struct JobInput {
   std::optional<std::string> script;  // the script's text
   std::map<std::string, std::string> env;
   std::string cwd;
+  // Whether sbatch printed to a terminal (a person typing it) or to a
+  // program that reads its answer (a workflow engine, a script's $(...)):
+  // the latter's jobs bring their folder back by default (FetchBack).
+  // Unknown for inputs kept by earlier versions.
+  std::optional<bool> at_terminal;
 
   job::RequestInput ToRequestInput() const;
 };

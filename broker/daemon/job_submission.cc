@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
@@ -272,7 +273,13 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
   SKY_ASSIGN_OR_RETURN(std::int64_t intent,
                        store_.BeginIntent({0, job.sky_id, "submit", target->name, "", Now()}));
   if (kind == EventKind::kSubmitted) FaultPoint("submit.intent");
+  // The real clock, as the files' times are: what is newer there once the
+  // job has ended, the job wrote.
+  std::int64_t sent_ns = 0;
   if (folder.copy) {
+    sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
     auto sent = CopyFolder(job, folder, target->name);
     if (!sent.ok()) {
       (void)store_.EndIntent(intent);
@@ -329,7 +336,7 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
     SKY_RETURN_IF_ERROR(store_.AddCopy(
         {job.sky_id, key->cluster, key->job_id, chosen.partition,
          fmt::format("{}", fmt::join(spec.job.args, "\n")), spec.job.script, "PENDING", Now(),
-         folder.copy ? folder.dest : spec.workdir, folder.copy ? folder.source : ""}));
+         folder.copy ? folder.dest : spec.workdir, folder.copy ? folder.source : "", sent_ns}));
     job.cluster = key->cluster;
     job.native_id = key->job_id;
     SKY_RETURN_IF_ERROR(GiveGlobalId(job));

@@ -102,7 +102,15 @@ CREATE INDEX jobs_parent ON jobs(parent);
 ALTER TABLE jobs ADD COLUMN global_id INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX jobs_global ON jobs(global_id);
 )sql",
+    // 7: when a copy's folder began to be sent: what the job wrote there is
+    // what is newer (a job's folder coming back, daemon/folder_copy.cc).
+    R"sql(
+ALTER TABLE copies ADD COLUMN sent_ns INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
+// One migration for each version: a migration added without its version
+// (or the reverse) is a build error, not a column missing at run time.
+static_assert(std::size(kMigrations) == kSchemaVersion);
 
 // One prepared statement, finalized on scope exit.
 class Stmt {
@@ -414,7 +422,7 @@ Status JobStore::AddCopy(const Copy& c) {
   return Apply([&] {
     Stmt s(db_,
            "INSERT OR REPLACE INTO copies (sky_id, cluster, native_id, partition, args, script, "
-           "state, submitted, workdir, source) VALUES (?,?,?,?,?,?,?,?,?,?)");
+           "state, submitted, workdir, source, sent_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     s.Bind(c.sky_id)
         .Bind(c.cluster)
         .Bind(c.native_id)
@@ -424,7 +432,8 @@ Status JobStore::AddCopy(const Copy& c) {
         .Bind(c.state)
         .Bind(c.submitted)
         .Bind(c.workdir)
-        .Bind(c.source);
+        .Bind(c.source)
+        .Bind(c.sent_ns);
     return s.Run("adding a copy");
   });
 }
@@ -457,7 +466,8 @@ Result<std::vector<Copy>> JobStore::CopiesInState(const std::string& state) {
 Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::string& value) {
   std::lock_guard lock(mu_);
   Stmt s(db_, fmt::format("SELECT sky_id, cluster, native_id, partition, args, script, state, "
-                          "submitted, workdir, source FROM copies WHERE {}=? ORDER BY submitted, rowid",
+                          "submitted, workdir, source, sent_ns FROM copies WHERE {}=? "
+                          "ORDER BY submitted, rowid",
                           column)
                   .c_str());
   s.Bind(value);
@@ -465,7 +475,7 @@ Result<std::vector<Copy>> JobStore::CopiesWhere(const char* column, const std::s
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
     out.push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6),
-                   s.Int(7), s.Text(8), s.Text(9)});
+                   s.Int(7), s.Text(8), s.Text(9), s.Int(10)});
   }
   if (rc != SQLITE_DONE) return s.Error("listing copies");
   return out;

@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 struct SkyJob {
   std::string sky_id;
@@ -83,6 +83,10 @@ struct Copy {
   // cluster's default, or the submit folder of a job kept home).
   std::string workdir;
   std::string source;
+  // When sending `source` there began (ns since the epoch, the real clock;
+  // 0: not known, a copy adopted after a crash). Files there newer than it
+  // are the job's: what comes back when the job ends.
+  std::int64_t sent_ns = 0;
 };
 
 // One line of a sky job's history: placed, submitted, moved, restarted,

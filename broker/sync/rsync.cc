@@ -1,5 +1,6 @@
 #include "broker/sync/rsync.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 
 #include "broker/config/settings.h"
 #include "broker/util/strings.h"
@@ -53,9 +55,11 @@ std::uint64_t Number(std::string_view out, std::string_view label, bool* found) 
 
 Result<RsyncStats> Run(CommandRunner& runner, std::vector<std::string> argv,
                        std::chrono::milliseconds timeout, std::string_view what,
-                       const std::function<void(int)>& on_progress = {}) {
+                       const std::function<void(int)>& on_progress = {},
+                       std::optional<std::string> input = std::nullopt) {
   Command c;
   c.argv = std::move(argv);
+  c.stdin_data = std::move(input);
   if (on_progress) {
     c.on_output = [&](std::string_view chunk) {
       if (const int p = LastProgressPercent(chunk); p >= 0) on_progress(p);
@@ -119,7 +123,9 @@ std::string SshControlDir() {
 }
 
 std::vector<std::string> IgnoreFilters() {
-  return {"--filter=:- .gitignore", "--filter=:- .skyignore"};
+  // A fetch's probe (PullChanged), were a copy to start while it is there.
+  return {"--filter=:- .gitignore", "--filter=:- .skyignore",
+          fmt::format("--filter=- /{}*", kProbePrefix)};
 }
 
 std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& source,
@@ -153,6 +159,50 @@ std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& 
   argv.push_back(remote.host + ":" + Slash(remote_dir));
   argv.push_back(Slash(dest));
   return argv;
+}
+
+std::vector<std::string> ChangedFilesArgv(const RsyncRemote& remote, const std::string& remote_dir,
+                                          std::int64_t since_ns, const std::string& probe) {
+  // find's -newermt takes "@seconds.fraction": the files written after the
+  // copy began, to the nanosecond (a file made just before it, a workflow
+  // engine's marker, was sent and is not the job's).
+  constexpr std::int64_t kNs = 1'000'000'000;
+  std::string listing = fmt::format(
+      "find . -path ./.skyslurm-partial -prune -o -name '{}*' -o \\( -type f -o -type l \\) "
+      "-newermt @{}.{:09} -printf '%P\\0'",
+      kProbePrefix, since_ns / kNs, since_ns % kNs);
+  if (!probe.empty()) {
+    listing = fmt::format("if [ -e {} ]; then printf '{}\\0'; else {}; fi", ShellQuote(probe),
+                          kSameFolder, listing);
+  }
+  listing = fmt::format("cd {} && {}", ShellQuote(remote_dir), listing);
+  return {"sh", "-c",
+          SshCommand(remote) + " " + ShellQuote(remote.host) + " " + ShellQuote(listing)};
+}
+
+std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::string& remote_dir,
+                                        const std::string& dest) {
+  std::vector<std::string> argv = Common(remote.bwlimit);
+  argv.push_back("--update");
+  argv.push_back("--from0");
+  argv.push_back("--files-from=-");
+  argv.push_back("-e");
+  argv.push_back(SshCommand(remote));
+  argv.push_back(remote.host + ":" + Slash(remote_dir));
+  argv.push_back(Slash(dest));
+  return argv;
+}
+
+std::vector<std::string> SplitNulList(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\0', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 std::vector<std::string> MeasureArgv(const std::string& source) {
@@ -220,6 +270,48 @@ Result<RsyncStats> Pull(CommandRunner& runner, const RsyncRemote& remote,
                         std::chrono::milliseconds timeout) {
   return Run(runner, PullArgv(remote, remote_dir, dest, patterns, false), timeout,
              fmt::format("fetching {}:{} into {}", remote.host, remote_dir, dest));
+}
+
+Result<RsyncStats> PullChanged(CommandRunner& runner, const RsyncRemote& remote,
+                               const std::string& remote_dir, const std::string& dest,
+                               std::int64_t since_ns, std::chrono::milliseconds timeout,
+                               bool* same_folder) {
+  const std::string what = fmt::format("fetching what changed in {}:{}", remote.host, remote_dir);
+  if (same_folder != nullptr) *same_folder = false;
+  // A file of a name nobody else makes, here for as long as the listing
+  // runs: found there, the two folders are one.
+  std::string probe = fmt::format(
+      "{}{}-{:x}", kProbePrefix, ::getpid(),
+      static_cast<std::uint64_t>(since_ns) ^
+          static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const std::string probe_path = Slash(dest) + probe;
+  const int fd = ::open(probe_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    probe.clear();  // a folder we cannot write to: rsync will say so
+  } else {
+    ::close(fd);
+  }
+  Command list;
+  list.argv = ChangedFilesArgv(remote, remote_dir, since_ns, probe);
+  list.timeout = timeout;
+  list.env_set = {{"LC_ALL", "C"}};
+  auto listed = runner.Run(list);
+  if (!probe.empty()) ::unlink(probe_path.c_str());
+  if (!listed.ok())
+    return Status(listed.status().code(), fmt::format("{}: {}", what, listed.status().message()));
+  if (!listed->success()) {
+    std::string err = Trim(listed->err);
+    if (err.empty()) err = listed->DescribeEnd();
+    return UnavailableError(fmt::format("{}: listing the files failed: {}", what, err));
+  }
+  const std::vector<std::string> files = SplitNulList(listed->out);
+  if (files.size() == 1 && files[0] == kSameFolder) {
+    if (same_folder != nullptr) *same_folder = true;
+    return RsyncStats{};
+  }
+  if (files.empty()) return RsyncStats{};
+  return Run(runner, PullListedArgv(remote, remote_dir, dest), timeout, what, {},
+             std::move(listed->out));
 }
 
 }  // namespace skyslurm::sync

@@ -61,6 +61,22 @@ std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& 
 std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& remote_dir,
                                   const std::string& dest, const std::vector<std::string>& patterns,
                                   bool progress);
+// The command (ssh to the remote) that lists the files under `remote_dir`
+// there modified after `since_ns` (ns since the epoch): their paths
+// relative to the folder, each ended by a NUL. rsync's half-sent files and
+// probes are not listed. When the folder there holds `probe` (a file name
+// made here just before, "" for none), it is this very folder (a filesystem
+// both mount, not named in shared_fs) and the answer is kSameFolder alone.
+inline constexpr std::string_view kSameFolder = "/same";  // never a relative path
+inline constexpr std::string_view kProbePrefix = ".skyslurm-probe-";
+std::vector<std::string> ChangedFilesArgv(const RsyncRemote& remote, const std::string& remote_dir,
+                                          std::int64_t since_ns, const std::string& probe = "");
+// `rsync` fetching the files named on its stdin (NUL-separated, relative to
+// `remote_dir`) into `dest` here; files newer here are kept.
+std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::string& remote_dir,
+                                        const std::string& dest);
+// A NUL-separated list as its names (empty ones dropped).
+std::vector<std::string> SplitNulList(std::string_view text);
 // A dry run over `source` alone: what a copy would consider, after the
 // ignore files (its total_size is what sync_limit is checked against).
 std::vector<std::string> MeasureArgv(const std::string& source);
@@ -83,5 +99,16 @@ Result<RsyncStats> Pull(CommandRunner& runner, const RsyncRemote& remote,
                         const std::string& remote_dir, const std::string& dest,
                         const std::vector<std::string>& patterns,
                         std::chrono::milliseconds timeout);
+// What a job wrote in its folder there: the files changed since `since_ns`
+// (the time sending the folder began), fetched into `dest`. Files the copy
+// sent and that were since removed here stay removed. Zero files when it
+// wrote none, and when the folder there is `dest` itself (*same_folder set:
+// a filesystem both mount; copying a file onto itself while another job
+// writes it would lose what that job wrote). Nothing is run but the listing
+// then.
+Result<RsyncStats> PullChanged(CommandRunner& runner, const RsyncRemote& remote,
+                               const std::string& remote_dir, const std::string& dest,
+                               std::int64_t since_ns, std::chrono::milliseconds timeout,
+                               bool* same_folder = nullptr);
 
 }  // namespace skyslurm::sync

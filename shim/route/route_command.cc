@@ -361,8 +361,12 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
                                     handed, up.message(), handed));
     }
     if (up.ok()) {
-      daemon::JobInput job_input{.tool = tool, .args = args, .script = request->script,
-                                 .env = env.vars(), .cwd = fs::current_path().string()};
+      daemon::JobInput job_input{.tool = tool,
+                                 .args = args,
+                                 .script = request->script,
+                                 .env = env.vars(),
+                                 .cwd = fs::current_path().string(),
+                                 .at_terminal = isatty(STDOUT_FILENO) == 1};
       return SubmitThroughDaemon(tool, *request, client, job_input, progress,
                                  loaded->settings.failover);
     } else if (!sky_dependency->conditions.empty()) {

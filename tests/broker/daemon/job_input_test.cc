@@ -21,6 +21,12 @@ TEST(JobInputTest, RoundTripsThroughTheStoredText) {
   EXPECT_EQ(back->env, in.env);
   EXPECT_EQ(back->cwd, in.cwd);
   EXPECT_EQ(back->ToRequestInput().script_text, in.script);
+  // Whether sbatch printed to a terminal: unknown in what earlier versions kept.
+  EXPECT_FALSE(back->at_terminal.has_value());
+  in.at_terminal = false;
+  back = JobInputFromText(JobInputText(in));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->at_terminal, std::optional<bool>(false));
 }
 
 TEST(JobInputTest, ErrorsNameTheField) {
@@ -31,6 +37,10 @@ TEST(JobInputTest, ErrorsNameTheField) {
             "job input: unknown tool 'qsub'");
   EXPECT_EQ(JobInputFromText(R"({"tool":"sbatch","args":[]})").status().message(),
             "job input: 'cwd' must be a string");
+  EXPECT_EQ(JobInputFromText(R"({"tool":"sbatch","args":[],"cwd":"/","at_terminal":"yes"})")
+                .status()
+                .message(),
+            "job input: 'at_terminal' must be true or false");
 }
 
 }  // namespace

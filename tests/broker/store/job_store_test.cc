@@ -231,7 +231,7 @@ PRAGMA user_version=1;
 
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ((*store)->schema_version(), 6);
+  EXPECT_EQ((*store)->schema_version(), kSchemaVersion);
   auto job = (*store)->Get("sky-1");
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->native_id, "1219");
@@ -260,13 +260,18 @@ PRAGMA user_version=1;
   // Version 3: a copy's folder, none for the copies made before.
   EXPECT_EQ((*copies)[0].workdir, "");
   EXPECT_EQ((*copies)[0].source, "");
-  ASSERT_TRUE((*store)->AddCopy({"sky-1", "gamma", "7", "", "", "", "PENDING", 200,
-                                 "/gpfs/scratch/alice/proj", "/home/alice/proj"})
-                  .ok());
+  // Version 7: when its folder began to be sent, unknown for those before.
+  EXPECT_EQ((*copies)[0].sent_ns, 0);
+  ASSERT_TRUE(
+      (*store)
+          ->AddCopy({"sky-1", "gamma", "7", "", "", "", "PENDING", 200, "/gpfs/scratch/alice/proj",
+                     "/home/alice/proj", 1'764'980'000'123'456'789})
+          .ok());
   copies = (*store)->Copies("sky-1");
   ASSERT_EQ(copies->size(), 2u);
   EXPECT_EQ((*copies)[1].workdir, "/gpfs/scratch/alice/proj");
   EXPECT_EQ((*copies)[1].source, "/home/alice/proj");
+  EXPECT_EQ((*copies)[1].sent_ns, 1'764'980'000'123'456'789);
   auto events = (*store)->Events("sky-1");
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 1u);

@@ -94,6 +94,15 @@ class JobFolderTest : public TestbedTest {
     c.timeout = std::chrono::seconds(180);
     return Exec(c);
   }
+  // As typed at a terminal: standard output is one (script(1) gives it a
+  // pseudo-terminal), standard error is kept apart.
+  CommandOutput AtTerminal(const std::vector<std::string>& argv) {
+    const std::string err = tmp_.File("terminal.err");
+    CommandOutput out = Typed({"script", "-qec", ShellJoin(argv) + " 2>" + err, "/dev/null"});
+    std::erase(out.out, '\r');  // the terminal's line ends
+    out.err = ReadFile(err);
+    return out;
+  }
   std::pair<std::string, std::string> Submitted(const CommandOutput& out) {
     auto routed = RoutedTo(out);
     if (!routed.first.empty()) cleanup_.push_back(routed);
@@ -120,9 +129,10 @@ class JobFolderTest : public TestbedTest {
   std::vector<std::pair<std::string, std::string>> cleanup_;
 };
 
+// Typed at a terminal: the results stay on beta until asked for.
 TEST_F(JobFolderTest, AlphaFullTheProjectRunsInItsPlaceOnBetaAndSyncDownBringsTheModelBack) {
   for (const std::string& id : FillAlphaH100s(tb_)) cleanup_.emplace_back("alpha", id);
-  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "job.sh"});
+  CommandOutput out = AtTerminal({"sbatch", "--sky-any-cluster", "job.sh"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   auto [cluster, id] = Submitted(out);
   ASSERT_EQ(cluster, "beta");
@@ -130,6 +140,12 @@ TEST_F(JobFolderTest, AlphaFullTheProjectRunsInItsPlaceOnBetaAndSyncDownBringsTh
                                  " (the same place under its home root) and runs there (4 of 4 "
                                  "file(s)"));
   EXPECT_EQ(WaitForJobEnd(tb_, "beta", id), "COMPLETED");
+  // skyslurmd has seen it end (and brought nothing back: a person typed it).
+  for (int i = 0; i < 100 && Events("beta:" + id, "ended").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_FALSE(Events("beta:" + id, "ended").empty());
+  EXPECT_TRUE(Events("beta:" + id, "fetched").empty());
   // Its files were there, as they are here, less what .gitignore leaves out.
   EXPECT_EQ(ReadOnCluster(tb_, "beta", name_ + "/data/train.txt"), "the quick brown fox\n");
   EXPECT_FALSE(OnBeta(name_ + "/build"));
@@ -205,6 +221,53 @@ TEST_F(JobFolderTest, SyncBackFetchesTheMatchingFilesBeforeAWaitingSbatchReturns
     any_output = any_output || e.path().filename().string().starts_with("slurm-");
   }
   EXPECT_FALSE(any_output);
+}
+
+// A program that reads sbatch's answer (a workflow engine) and polls sacct
+// finds the job's outputs in its folder the moment sacct says COMPLETED:
+// what the job wrote on beta came back first. What was sent with the
+// folder and since removed here (an engine's marker) stays removed.
+TEST_F(JobFolderTest, AProgramsJobBringsBackWhatItWroteBeforeSacctSaysCompleted) {
+  WriteFile(proj_ + "/.marker", "incomplete\n");
+  CommandOutput out = Typed({"sbatch", "--sky-infra=beta", "--parsable", "job.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "beta");
+  const std::string global = out.out.substr(0, out.out.find('\n'));
+  fs::remove(proj_ + "/.marker");
+  std::string state, seen;
+  for (int i = 0; i < 900; ++i) {
+    CommandOutput polled = Typed({"sacct", "-j", global, "-X", "-n", "-P", "-o", "State"});
+    state = polled.out.substr(0, polled.out.find('\n'));
+    if (seen.empty() || !seen.ends_with(" " + state)) seen += " " + state;
+    if (state == "COMPLETED" || state == "FAILED" || state.starts_with("CANCELLED")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(state, "COMPLETED") << seen;
+  // Here, the moment sacct said so.
+  const std::string there = "/home/skyuser1/" + name_;
+  EXPECT_EQ(ReadFile(proj_ + "/out/model.txt"), "words=4 cwd=" + there + " submit=" + there + "\n")
+      << "sacct said:" << seen;
+  EXPECT_TRUE(fs::exists(proj_ + "/slurm-" + id + ".out"));
+  EXPECT_FALSE(fs::exists(proj_ + "/.marker"));
+  const auto fetched = Events(global, "fetched");
+  ASSERT_EQ(fetched.size(), 1u);
+  EXPECT_THAT(fetched[0], HasSubstr("what it wrote from beta:" + there + " into ~/" + name_ +
+                                    ": 2 of 2 file(s)"));
+  std::printf("sacct said:%s\n", seen.c_str());
+  // --sky-sync-back=none: nothing comes back.
+  fs::remove_all(proj_ + "/out");
+  CommandOutput none =
+      Typed({"sbatch", "--sky-infra=beta", "--parsable", "--sky-sync-back=none", "job.sh"});
+  auto [c2, second] = Submitted(none);
+  ASSERT_EQ(c2, "beta");
+  EXPECT_EQ(WaitForJobEnd(tb_, "beta", second), "COMPLETED");
+  for (int i = 0; i < 100 && Events("beta:" + second, "ended").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_FALSE(Events("beta:" + second, "ended").empty());
+  EXPECT_TRUE(Events("beta:" + second, "fetched").empty());
+  EXPECT_FALSE(fs::exists(proj_ + "/out/model.txt"));
 }
 
 // Kill -9 of skyslurmd while it copies: the shim's retry meets the

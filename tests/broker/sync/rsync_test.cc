@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <thread>
 
 namespace skyslurm::sync {
 namespace {
@@ -165,6 +168,97 @@ TEST(RsyncTest, FilesThatVanishWhileTheFolderIsReadAreNotAFailure) {
   // Any other partial transfer still is one (23: some files could not be read).
   VanishedRunner unreadable(23);
   EXPECT_FALSE(Measure(unreadable, "/tmp/w", std::chrono::seconds(30)).ok());
+}
+
+TEST(RsyncTest, WhatChangedIsListedOverSshAndFetchedByName) {
+  const auto list = ChangedFilesArgv(kBeta, "/users/ana 2/proj", 1'700'000'000'000'000'123);
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0], "sh");
+  // The fraction to the nanosecond, zero-padded.
+  EXPECT_THAT(list[2], HasSubstr("-newermt @1700000000.000000123"));
+  EXPECT_THAT(list[2], HasSubstr("ssh -F /home/ana/.slurm/config"));
+  EXPECT_THAT(list[2], HasSubstr("/users/ana 2/proj"));
+  EXPECT_THAT(ChangedFilesArgv(kBeta, "p", 1, ".skyslurm-probe-1-2")[2],
+              HasSubstr("if [ -e .skyslurm-probe-1-2 ]; then printf '\\''/same\\0"));
+  const auto pull = PullListedArgv(kBeta, "/users/ana/proj", "/home/ana/proj");
+  EXPECT_THAT(pull, Contains("--files-from=-"));
+  EXPECT_THAT(pull, Contains("--from0"));
+  EXPECT_THAT(pull, Contains("--update"));
+  EXPECT_EQ(pull[pull.size() - 2], "beta:/users/ana/proj/");
+  EXPECT_EQ(pull.back(), "/home/ana/proj/");
+  EXPECT_THAT(SplitNulList(std::string("a\0out/b c\0\0", 10)), ElementsAre("a", "out/b c"));
+  EXPECT_TRUE(SplitNulList("").empty());
+}
+
+// The real listing and fetch, with an `ssh` that runs its command here:
+// what the job wrote comes back, what was sent and then removed here
+// (a workflow engine's marker) does not.
+TEST(RsyncTest, PullChangedFetchesWhatTheJobWroteAndNothingElse) {
+  namespace fs = std::filesystem;
+  const std::string d = ::testing::TempDir() + "rsync-changed-" + std::to_string(::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d + "/bin");
+  fs::create_directories(d + "/there/out");
+  fs::create_directories(d + "/here");
+  // ssh [options] host command: the command, run here.
+  std::ofstream(d + "/bin/ssh")
+      << "#!/bin/sh\n"
+         "while [ $# -gt 0 ]; do\n"
+         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+         "done\n"
+         "shift\n"
+         "exec sh -c \"$*\"\n";
+  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  // Sent with the folder (older than the send).
+  write(d + "/there/data.txt", "data\n");
+  write(d + "/there/marker", "");
+  write(d + "/here/data.txt", "data\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::int64_t sent = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // The job's.
+  write(d + "/there/out/model.txt", "model\n");
+  write(d + "/there/data.txt", "data, cleaned\n");
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
+  LocalCommandRunner runner;
+  auto got = PullChanged(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/there", d + "/here",
+                         sent, std::chrono::seconds(30));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->files_transferred, 2u);
+  std::ifstream model(d + "/here/out/model.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(model), {}), "model\n");
+  std::ifstream data(d + "/here/data.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(data), {}), "data, cleaned\n");
+  EXPECT_FALSE(fs::exists(d + "/here/marker"));
+  // Nothing new: nothing but the listing runs.
+  ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
+  auto none = PullChanged(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/there", d + "/here",
+                          sent + 3'600'000'000'000, std::chrono::seconds(30));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_EQ(none->files, 0u);
+  // The folder there is this one (a filesystem both mount): nothing is
+  // copied onto itself, and the probe is gone.
+  write(d + "/here/late.txt", "being written by another job\n");
+  bool same = false;
+  ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
+  auto itself = PullChanged(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/here",
+                            d + "/here", sent, std::chrono::seconds(30), &same);
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(itself.ok()) << itself.status().message();
+  EXPECT_TRUE(same);
+  EXPECT_EQ(itself->files_transferred, 0u);
+  for (const auto& e : fs::directory_iterator(d + "/here")) {
+    EXPECT_FALSE(e.path().filename().string().starts_with(".skyslurm-probe-")) << e.path();
+  }
+  fs::remove_all(d);
 }
 
 }  // namespace
