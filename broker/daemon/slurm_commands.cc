@@ -38,6 +38,7 @@ struct Run {
   std::string cluster;
   std::vector<std::string> ids;  // its own ids to name ("" list: none named)
   IdMap map;                     // its ids -> the global ids shown
+  Unsettled unsettled;           // its ids of routed jobs skyslurmd has not seen end
   std::vector<std::string> argv;
   Result<CommandOutput> result = UnavailableError("not run");
 };
@@ -86,6 +87,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       if (c.native_id.empty() || c.cluster.empty()) continue;
       Run& r = run_of(c.cluster);
       r.map[c.native_id] = job.global_id;
+      if (!store::IsFinalState(c.state)) r.unsettled.insert(c.native_id);
       if (named) r.ids.push_back(c.native_id + suffix);
     }
   };
@@ -135,7 +137,10 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   if (*tool == ClientTool::kScancel && cmd->id_words.size() == args.size()) {
     Status all = OkStatus();
     for (const auto& id : routed_sky_ids) {
-      if (Status st = Cancel(id); !st.ok() && all.ok()) all = st;
+      // A job that has ended is no error, as Slurm's scancel is silent for a
+      // job already done (a workflow engine cancels all it started on Ctrl-C).
+      Status st = Cancel(id);
+      if (!st.ok() && st.code() != StatusCode::kFailedPrecondition && all.ok()) all = st;
     }
     if (!all.ok()) {
       answer.err += fmt::format("scancel: error: {}\n", all.message());
@@ -236,9 +241,13 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     if (*tool == ClientTool::kSqueue && marked) {
       text = UnmarkSqueueOutput(text, r->map);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
-      text = MapSacctOutput(text, cmd->parsable, r->map);
+      const bool all_unsettled =
+          !r->ids.empty() && std::ranges::all_of(r->ids, [&](const std::string& id) {
+            return r->unsettled.contains(id);
+          });
+      text = MapSacctOutput(text, cmd->parsable, r->map, r->unsettled, all_unsettled);
     } else if (*tool == ClientTool::kScontrol || *tool == ClientTool::kScancel) {
-      text = MapScontrolOutput(text, r->map);
+      text = MapScontrolOutput(text, r->map, r->unsettled);
     }
     if (table) {
       // Every cluster's command printed its header; the user sees one, or none (-h/-n).

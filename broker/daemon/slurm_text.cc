@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <regex>
 #include <vector>
 
@@ -38,7 +39,40 @@ std::string Fit(std::string value, int width, bool right) {
   return right ? pad + value : value + pad;
 }
 
+// The word shown for an unsettled job's ended state.
+constexpr std::string_view kHeldState = "COMPLETING";
+
+// Whether `value` (an id as a cluster printed it) names an unsettled job
+// itself: its number alone, not a step or a task.
+bool HeldId(std::string_view value, const Unsettled& unsettled) {
+  if (unsettled.empty()) return false;
+  const auto word = SplitJobIdWord(value);
+  return word && word->rest.empty() && unsettled.contains(value);
+}
+
+std::string_view Trimmed(std::string_view v) {
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  return v;
+}
+
 }  // namespace
+
+bool IsEndedSlurmState(std::string_view state) {
+  static constexpr std::string_view kEnded[] = {"COMPLETED", "FAILED",    "CANCELLED",
+                                                "TIMEOUT",   "NODE_FAIL", "OUT_OF_MEMORY",
+                                                "BOOT_FAIL", "DEADLINE",  "PREEMPTED"};
+  state = Trimmed(state);
+  state = state.substr(0, state.find(' '));  // "CANCELLED by 0"
+  // sacct cuts a value wider than its column with '+': "OUT_OF_ME+".
+  const bool cut = state.ends_with('+');
+  if (cut) state.remove_suffix(1);
+  if (state.empty()) return false;
+  for (const std::string_view ended : kEnded) {
+    if (cut ? ended.starts_with(state) : ended == state) return true;
+  }
+  return false;
+}
 
 std::string MapIdValue(std::string_view value, const IdMap& map) {
   const auto word = SplitJobIdWord(value);
@@ -122,40 +156,52 @@ std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map) {
   return result;
 }
 
-std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map) {
+std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map,
+                           const Unsettled& unsettled, bool all_unsettled) {
   const std::vector<std::string_view> lines = Lines(out);
   if (lines.empty()) return std::string(out);
   std::string result;
   const bool ends_with_newline = out.ends_with('\n');
   auto is_id = [](std::string_view name) {
-    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    name = Trimmed(name);
     return name == "JobID" || name == "JobIDRaw";
   };
-  if (parsable) {
-    std::vector<bool> id_column;
-    std::size_t start = 0;
-    const std::string_view header = lines[0];
+  auto is_state = [](std::string_view name) { return Trimmed(name) == "State"; };
+  auto fields_of = [](std::string_view line) {
+    std::vector<std::string_view> fields;
+    std::size_t from = 0;
     while (true) {
-      const std::size_t bar = header.find('|', start);
-      id_column.push_back(
-          is_id(header.substr(start, bar == std::string_view::npos ? bar : bar - start)));
+      const std::size_t bar = line.find('|', from);
+      fields.push_back(
+          line.substr(from, bar == std::string_view::npos ? std::string_view::npos : bar - from));
       if (bar == std::string_view::npos) break;
-      start = bar + 1;
+      from = bar + 1;
+    }
+    return fields;
+  };
+  if (parsable) {
+    const std::vector<std::string_view> header = fields_of(lines[0]);
+    std::optional<std::size_t> first_id, state;
+    for (std::size_t f = 0; f < header.size(); ++f) {
+      if (is_id(header[f]) && !first_id) first_id = f;
+      if (is_state(header[f]) && !state) state = f;
     }
     for (std::size_t l = 0; l < lines.size(); ++l) {
-      std::string_view line = lines[l];
-      std::size_t field = 0, from = 0;
-      while (true) {
-        const std::size_t bar = line.find('|', from);
-        const std::string_view value =
-            line.substr(from, bar == std::string_view::npos ? std::string_view::npos : bar - from);
-        result += l > 0 && field < id_column.size() && id_column[field] ? MapIdValue(value, map)
-                                                                        : std::string(value);
-        if (bar == std::string_view::npos) break;
-        result += '|';
-        from = bar + 1;
-        ++field;
+      const std::vector<std::string_view> fields = fields_of(lines[l]);
+      const bool whose = first_id
+                             ? *first_id < fields.size() && HeldId(fields[*first_id], unsettled)
+                             : all_unsettled;
+      const bool held =
+          l > 0 && state && *state < fields.size() && whose && IsEndedSlurmState(fields[*state]);
+      for (std::size_t f = 0; f < fields.size(); ++f) {
+        if (f > 0) result += '|';
+        if (l > 0 && f < header.size() && is_id(header[f])) {
+          result += MapIdValue(fields[f], map);
+        } else if (held && f == *state) {
+          result += kHeldState;
+        } else {
+          result += fields[f];
+        }
       }
       if (l + 1 < lines.size() || ends_with_newline) result += '\n';
     }
@@ -165,7 +211,7 @@ std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map
   // Columns from the line of dashes: "------------ ---------- --------".
   struct Column {
     std::size_t start, width;
-    bool id;
+    bool id, state;
   };
   std::vector<Column> columns;
   const std::string_view dashes = lines[1];
@@ -177,25 +223,45 @@ std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map
     std::size_t e = p;
     while (e < dashes.size() && dashes[e] == '-') ++e;
     const std::string_view name = p < lines[0].size() ? lines[0].substr(p, e - p) : "";
-    columns.push_back({p, e - p, is_id(name)});
+    columns.push_back({p, e - p, is_id(name), is_state(name)});
     p = e;
+  }
+  // A cell's value (blanks around it dropped), and whether it is right-justified.
+  auto cell_of = [](std::string_view line, const Column& c) {
+    const std::string_view cell = line.substr(c.start, c.width);
+    const std::size_t first = cell.find_first_not_of(' ');
+    if (first == std::string_view::npos) return std::pair<std::string_view, bool>{"", false};
+    const std::size_t last = cell.find_last_not_of(' ');
+    return std::pair{cell.substr(first, last - first + 1), first > 0};
+  };
+  // `value` in place of the cell, cut as sacct cuts what is wider.
+  auto put = [](std::string& line, const Column& c, std::string value, bool right) {
+    if (value.size() > c.width) value = value.substr(0, c.width - 1) + "+";
+    line.replace(c.start, std::min(c.width, line.size() - c.start),
+                 Fit(std::move(value), static_cast<int>(c.width), right));
+  };
+  const Column* first_id = nullptr;
+  const Column* state = nullptr;
+  for (const Column& c : columns) {
+    if (c.id && first_id == nullptr) first_id = &c;
+    if (c.state && state == nullptr) state = &c;
   }
   for (std::size_t l = 0; l < lines.size(); ++l) {
     std::string line(lines[l]);
+    if (l >= 2 && state != nullptr && state->start < line.size()) {
+      const bool whose = first_id != nullptr ? first_id->start < line.size() &&
+                                                   HeldId(cell_of(line, *first_id).first, unsettled)
+                                             : all_unsettled;
+      const auto [value, right] = cell_of(line, *state);
+      if (whose && IsEndedSlurmState(value)) put(line, *state, std::string(kHeldState), right);
+    }
     if (l >= 2) {
       for (const Column& c : columns) {
         if (!c.id || c.start >= line.size()) continue;
-        const std::string_view cell = std::string_view(line).substr(c.start, c.width);
-        const std::size_t first = cell.find_first_not_of(' ');
-        if (first == std::string_view::npos) continue;
-        const std::size_t last = cell.find_last_not_of(' ');
-        const std::string_view value = cell.substr(first, last - first + 1);
+        const auto [value, right] = cell_of(line, c);
+        if (value.empty()) continue;
         if (value.ends_with('+')) continue;  // already cut by sacct: not an id to read
-        std::string mapped = MapIdValue(value, map);
-        if (mapped.size() > c.width) mapped = mapped.substr(0, c.width - 1) + "+";  // as sacct cuts
-        const bool right = first > 0;
-        std::string fitted = Fit(mapped, static_cast<int>(c.width), right);
-        line.replace(c.start, std::min(c.width, line.size() - c.start), fitted);
+        put(line, c, MapIdValue(value, map), right);
       }
     }
     result += line;
@@ -204,10 +270,32 @@ std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map
   return result;
 }
 
-std::string MapScontrolOutput(std::string_view out, const IdMap& map) {
+std::string MapScontrolOutput(std::string_view out, const IdMap& map, const Unsettled& unsettled) {
   static const std::regex kId(R"(\b(JobId|ArrayJobId|HetJobId)=([0-9]+))");
   std::string result;
-  const std::string text(out);
+  std::string text(out);
+  if (!unsettled.empty()) {
+    // Each record begins with its JobId= (a line of its own kind, or the
+    // start of a one-liner); its JobState= is somewhere in it.
+    static const std::regex kRecord(R"((^|\n)JobId=([0-9]+)\b)");
+    std::vector<std::pair<std::size_t, std::string>> records;  // where each begins, its id
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kRecord);
+         it != std::sregex_iterator(); ++it) {
+      records.emplace_back(static_cast<std::size_t>(it->position(0)), (*it)[2].str());
+    }
+    for (std::size_t r = records.size(); r-- > 0;) {  // from the last: positions stay true
+      if (!HeldId(records[r].second, unsettled)) continue;
+      const std::size_t end = r + 1 < records.size() ? records[r + 1].first : text.size();
+      const std::size_t at = text.find("JobState=", records[r].first);
+      if (at == std::string::npos || at >= end) continue;
+      const std::size_t from = at + std::string_view("JobState=").size();
+      std::size_t to = text.find_first_of(" \n", from);
+      if (to == std::string::npos || to > end) to = end;
+      if (IsEndedSlurmState(std::string_view(text).substr(from, to - from))) {
+        text.replace(from, to - from, kHeldState);
+      }
+    }
+  }
   auto begin = std::sregex_iterator(text.begin(), text.end(), kId);
   std::size_t last = 0;
   for (auto it = begin; it != std::sregex_iterator(); ++it) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -29,14 +30,33 @@ std::string SqueueDefaultFormat(bool long_format);
 std::string MarkSqueueFormat(std::string_view format);
 std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map);
 
+// A cluster's ids of routed jobs that skyslurmd has not yet taken as ended:
+// it may still bring their folder back, restart or move them. A final
+// state their cluster prints (COMPLETED, FAILED...) is shown as COMPLETING,
+// Slurm's own word for a job still finishing, until skyslurmd is done with
+// it: a workflow engine that then looks for the job's outputs finds them.
+using Unsettled = std::set<std::string, std::less<>>;
+
+// COMPLETED, FAILED, CANCELLED (and "CANCELLED by 0"), TIMEOUT, NODE_FAIL,
+// OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED: sacct's and scontrol's
+// words for a job that has ended.
+bool IsEndedSlurmState(std::string_view state);
+
 // sacct's text: the JobID and JobIDRaw columns mapped. `parsable`: -p/-P
 // (fields split at '|', the first line the header); else the fixed-width
 // table, whose second line of dashes gives each column's width. The output
 // must have its header (callers drop it afterwards when asked).
-std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map);
+// The State of an unsettled job's own line (not its steps') is held as
+// COMPLETING; without a JobID or JobIDRaw column to tell whose a line is,
+// every line's is when `all_unsettled` (each job the command named on this
+// cluster is unsettled: `sacct -j <id> -o State`).
+std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map,
+                           const Unsettled& unsettled = {}, bool all_unsettled = false);
 
-// scontrol's records: JobId=, ArrayJobId= and HetJobId= values mapped.
-std::string MapScontrolOutput(std::string_view out, const IdMap& map);
+// scontrol's records: JobId=, ArrayJobId= and HetJobId= values mapped; an
+// unsettled job's JobState= held as COMPLETING.
+std::string MapScontrolOutput(std::string_view out, const IdMap& map,
+                              const Unsettled& unsettled = {});
 
 // The text without its first `lines` lines.
 std::string DropLines(std::string_view text, int lines);

@@ -79,11 +79,12 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   // The user's listing (no job named) has it too, beside the home's jobs.
   EXPECT_THAT(Typed({"squeue", "-h", "-o", "%i %T"}).out, HasSubstr(id + " RUNNING\n"));
 
-  // FAILED with the script's exit code, as sacct keeps it (Snakemake's query).
+  // FAILED with the script's exit code, as sacct keeps it (Snakemake's
+  // query), once skyslurmd has seen it end (COMPLETING until then).
   std::ofstream(gate) << "go\n";
-  CommandOutput ended =
-      Until({"sacct", "-P", "-n", "--format=JobIdRaw,State,ExitCode", "-j", id},
-            [](const CommandOutput& o) { return o.out.find("FAILED") != std::string::npos; });
+  CommandOutput ended = Until(
+      {"sacct", "-P", "-n", "--format=JobIdRaw,State,ExitCode", "-j", id},
+      [&](const CommandOutput& o) { return o.out.find(id + "|FAILED|") != std::string::npos; });
   EXPECT_THAT(ended.out, HasSubstr(id + "|FAILED|3:0\n")) << ended.err;
   EXPECT_THAT(ended.out, HasSubstr(id + ".batch|FAILED|3:0\n"));
   CommandOutput fixed = Typed({"sacct", "-j", id, "-X", "--format=JobID,State,ExitCode"});
@@ -114,6 +115,16 @@ TEST_F(ClientCommandsTest, ScancelOfARoutedIdCancelsItThereAndNothingAtHome) {
   EXPECT_EQ(JobState(tb_, "alpha", home_job), "PENDING");
   CommandOutput status = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id});
   EXPECT_THAT(status.out, HasSubstr("CANCELLED"));
+  // Again, once it has ended: as Slurm's scancel of a job already done,
+  // silent and no failure (Snakemake's Ctrl-C cancels every job it started).
+  CommandOutput again = Typed({"scancel", id});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err, "");
+  const std::string done = Submit(tb_, "alpha", {"-t", "5", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_FALSE(done.empty());
+  WaitForJobEnd(tb_, "alpha", done);
+  CommandOutput real = RunOn(tb_, "alpha", {"scancel", done});
+  EXPECT_EQ(real.exit_code, 0) << real.err;  // what the shim does is what Slurm does
 }
 
 // Snakemake 7.21's --slurm executor reads sbatch's stdout and stderr as one

@@ -72,6 +72,59 @@ TEST(SlurmTextTest, ScontrolRecordsAndTheirArrays) {
   EXPECT_EQ(MapScontrolOutput("JobId=777 JobName=x\n", kBeta), "JobId=777 JobName=x\n");
 }
 
+// A routed job skyslurmd has not yet seen end (its folder may still be on
+// its way back) is still finishing, whatever its cluster says of it.
+TEST(SlurmTextTest, AnUnsettledJobsEndedStateIsHeldAsCompleting) {
+  const Unsettled held = {"77"};
+  // Its own line only: its steps ended, and 78 is settled.
+  EXPECT_EQ(MapSacctOutput("JobIDRaw|State\n77|COMPLETED\n77.batch|COMPLETED\n78|FAILED\n", true,
+                           {{"77", 805306445}, {"78", 805306446}}, held),
+            "JobIDRaw|State\n805306445|COMPLETING\n805306445.batch|COMPLETED\n805306446|FAILED\n");
+  // A state not yet ended is shown as it is; "CANCELLED by 0" is ended.
+  EXPECT_EQ(MapSacctOutput("State|JobID\nRUNNING|77\nCANCELLED by 0|77\n", true, kBeta, held),
+            "State|JobID\nRUNNING|805306445\nCOMPLETING|805306445\n");
+  // Without a JobID column nothing tells whose a line is: held when every
+  // job named there is unsettled (sacct -j <id> -o State), else as it is.
+  EXPECT_EQ(MapSacctOutput("State\nCOMPLETED\nCOMPLETED\n", true, kBeta, held, true),
+            "State\nCOMPLETING\nCOMPLETING\n");
+  EXPECT_EQ(MapSacctOutput("State\nCOMPLETED\n", true, kBeta, held), "State\nCOMPLETED\n");
+  EXPECT_EQ(MapSacctOutput("     State \n---------- \n    FAILED \n", false, kBeta, held, true),
+            "     State \n---------- \nCOMPLETING \n");
+  const std::string table =
+      "JobID           JobName      State ExitCode \n"
+      "------------ ---------- ---------- -------- \n"
+      "77                 wrap     FAILED      1:0 \n"
+      "77.batch          batch     FAILED      1:0 \n";
+  EXPECT_EQ(MapSacctOutput(table, false, kBeta, held),
+            "JobID           JobName      State ExitCode \n"
+            "------------ ---------- ---------- -------- \n"
+            "805306445          wrap COMPLETING      1:0 \n"
+            "805306445.b+      batch     FAILED      1:0 \n");
+  // A narrower column cuts it as sacct cuts.
+  EXPECT_EQ(MapSacctOutput("JobID State \n----- ----- \n77    TIME+ \n", false, {}, held),
+            "JobID State \n----- ----- \n77    COMP+ \n");
+  // scontrol: the record of the job, not the next one's.
+  EXPECT_EQ(MapScontrolOutput("JobId=77 JobName=wrap\n   JobState=COMPLETED Reason=None\n\n"
+                              "JobId=78 JobName=x\n   JobState=COMPLETED Reason=None\n",
+                              kBeta, held),
+            "JobId=805306445 JobName=wrap\n   JobState=COMPLETING Reason=None\n\n"
+            "JobId=78 JobName=x\n   JobState=COMPLETED Reason=None\n");
+  EXPECT_EQ(MapScontrolOutput("JobId=77 JobName=wrap JobState=RUNNING Reason=None\n", kBeta, held),
+            "JobId=805306445 JobName=wrap JobState=RUNNING Reason=None\n");
+}
+
+TEST(SlurmTextTest, EndedStatesAreSacctsAndScontrolsWords) {
+  for (const char* ended :
+       {"COMPLETED", "FAILED", "CANCELLED", "CANCELLED by 1000", "TIMEOUT", "NODE_FAIL",
+        "OUT_OF_MEMORY", "OUT_OF_ME+", "BOOT_FAIL", "DEADLINE", "PREEMPTED", "  COMPLETED "}) {
+    EXPECT_TRUE(IsEndedSlurmState(ended)) << ended;
+  }
+  for (const char* live : {"PENDING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
+                           "", "+", "COMPLETEDX"}) {
+    EXPECT_FALSE(IsEndedSlurmState(live)) << live;
+  }
+}
+
 TEST(SlurmTextTest, DropLinesDropsHeaders) {
   EXPECT_EQ(DropLines("a\nb\nc\n", 2), "c\n");
   EXPECT_EQ(DropLines("a\n", 2), "");
