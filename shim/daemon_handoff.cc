@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,7 +96,10 @@ std::string RequestBody(const std::string& sky_id, const std::vector<std::string
     b.append(i == 0 ? "" : ",").append(JsonQuote(args[i]));
   b.append("]");
   if (script) b.append(",\"script\":").append(JsonQuote(*script));
-  b.append(",\"cwd\":").append(JsonQuote(cwd)).append(",\"env\":");
+  b.append(",\"cwd\":").append(JsonQuote(cwd));
+  // Where sbatch's answer goes: a person's terminal, or a program reading it.
+  b.append(",\"at_terminal\":").append(isatty(STDOUT_FILENO) == 1 ? "true" : "false");
+  b.append(",\"env\":");
   AppendEnvironment(b);
   return b.append("}}");
 }
@@ -196,6 +200,57 @@ int PrintAnswer(std::string_view tool, int status, std::map<std::string, std::st
   return std::atoi(members["exit_code"].c_str());
 }
 
+// Ctrl-C (or a kill, a hang-up) while skyslurmd places the job is held
+// until its answer: the job is then cancelled, and the signal takes its
+// course when this guard ends. sbatch interrupted leaves no job that nobody
+// was told the id of (a workflow engine interrupted while it submits).
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld() {
+    sigemptyset(&held_);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held_, sig);
+    sigprocmask(SIG_BLOCK, &held_, &before_);
+  }
+  ~StopSignalsHeld() { sigprocmask(SIG_SETMASK, &before_, nullptr); }
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+  // Whether one arrived meanwhile (still pending, delivered at the end).
+  bool Arrived() const {
+    sigset_t pending;
+    if (sigpending(&pending) != 0) return false;
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      if (sigismember(&pending, sig) == 1 && sigismember(&before_, sig) == 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  sigset_t held_{};
+  sigset_t before_{};
+};
+
+// Asks skyslurmd to cancel the sky job; what it printed on stderr.
+void CancelInterrupted(const std::string& socket_path, const std::string& sky_id) {
+  Socket s;
+  if (!s.Connect(socket_path) || !s.SendAll(HttpPost("/v1/jobs/" + sky_id + "/cancel", "{}"))) {
+    std::fprintf(stderr,
+                 "sbatch: error: skyslurm: interrupted, and skyslurmd could not be asked "
+                 "to cancel %s: `skyslurm cancel %s`\n",
+                 sky_id.c_str(), sky_id.c_str());
+    return;
+  }
+  auto raw = s.ReadToEnd(120'000);
+  auto answer = raw ? ReadHttpAnswer(*raw) : std::nullopt;
+  if (answer && answer->status / 100 == 2) {
+    std::fprintf(stderr, "sbatch: skyslurm: interrupted: job %s cancelled\n", sky_id.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "sbatch: error: skyslurm: interrupted, and %s may not be cancelled: "
+                 "`skyslurm status %s`\n",
+                 sky_id.c_str(), sky_id.c_str());
+  }
+}
+
 }  // namespace
 
 Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
@@ -245,6 +300,7 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   const std::string sky_id = NewSkyId(std::time(nullptr));
   const std::string body = RequestBody(sky_id, args, script, cwd, traced, started_ns);
   const std::string request = HttpPost("/v1/jobs", body);
+  StopSignalsHeld held;
   if (!s.SendAll(request)) {
     h.sent_sky_id = sky_id;  // part of it may have gone
     return h;
@@ -259,6 +315,13 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
     return h;
   }
   if (members->contains("route")) return h;  // taken by nothing; not for this way
+  if (held.Arrived() && answer->status / 100 == 2) {
+    // Nobody is told this job's id: it does not stay.
+    CancelInterrupted(socket_path, sky_id);
+    h.done = true;
+    h.exit_code = 128 + SIGINT;  // when the signal itself does not end us
+    return h;
+  }
   if (answer->status == 503) {
     // Busy or between two answers of a cluster: skyslurm __route retries the
     // same job (its answer names the job it has, never a second one).

@@ -1,19 +1,23 @@
 // Issue 17's proof with a real client: Debian's Snakemake 7.21 runs a
 // workflow of 36 one-GPU jobs with dependencies between rules (and a local
 // summary) with routing on for the user (SKYSLURM_ANY_CLUSTER=1) and half
-// of alpha's GPUs busy. It submits with sbatch and polls with sacct through
-// the shims, knowing nothing of skyslurm but the cluster list it asks for:
-// every output is there and right, and the jobs ran on more than one
-// cluster. The workflow lives under /tmp, which every
-// testbed cluster sees (docs/testbed.md), so its jobs run in place.
+// of alpha's GPUs busy. It submits with sbatch, polls with sacct (or its
+// status script) and cancels with scancel, all through the shims, knowing
+// nothing of skyslurm but the cluster list it asks for: every output is
+// there and right, and the jobs ran on more than one cluster. The workflow lives under /tmp, which
+// every testbed cluster sees (docs/testbed.md), so its jobs run in place.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "tests/shim/route_fixture.h"
 
@@ -42,7 +46,8 @@ class SnakemakeTest : public RouteTest {
     fs::create_directories(workflow_);
     const std::string data = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/snakemake/";
     fs::copy_file(data + "Snakefile", workflow_ + "/Snakefile");
-    for (const char* folder : {"square", "pair"}) {
+    fs::copy_file(data + "sacct-status.sh", workflow_ + "/sacct-status.sh");
+    for (const char* folder : {"square", "pair", "slurm-logs"}) {
       fs::create_directories(workflow_ + "/" + folder);
       fs::permissions(workflow_ + "/" + folder, fs::perms::all);
     }
@@ -63,7 +68,8 @@ class SnakemakeTest : public RouteTest {
   }
 
   // The workflow's jobs live on `cluster` (every job there but the filler
-  // and other tests' --wrap jobs: the --slurm executor names them itself).
+  // and other tests' --wrap jobs): --slurm names them itself, the --cluster
+  // runs here "smk-<rule>".
   std::vector<std::string> WorkflowJobs(const std::string& cluster) {
     std::istringstream rows(RunOn(tb_, cluster, {"squeue", "-h", "-o", "%i %j"}).out);
     std::vector<std::string> ids;
@@ -90,7 +96,10 @@ class SnakemakeTest : public RouteTest {
                  {"SLURM_CONF", tb_.SlurmConf("alpha")},
                  {"PATH", kShimBin + ":" + path},
                  {"SKYSLURM_ANY_CLUSTER", "1"},
-                 {"USER", ::getpwuid(::geteuid())->pw_name}};  // as a login sets it
+                 {"USER", ::getpwuid(::geteuid())->pw_name},  // as a login sets it
+                 // Its generic mode looks at its jobs every 10 s, every
+                 // second when CI=true (executors/__init__.py: sleep()).
+                 {"CI", "true"}};
     c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
                    "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
     c.cwd = workflow_;
@@ -128,6 +137,63 @@ class SnakemakeTest : public RouteTest {
     return text;
   }
 
+  // Snakemake's generic mode: the sbatch line, the status script and the
+  // cancel command the user gives it.
+  static std::vector<std::string> ClusterMode() {
+    return {"--cluster",
+            "sbatch --parsable {resources.slurm_extra} -t {resources.runtime} "
+            "--mem {resources.mem_mb} -J smk-{rule} -o slurm-logs/%j.out",
+            "--cluster-status",
+            "./sacct-status.sh",
+            "--cluster-cancel",
+            "scancel",
+            "--max-status-checks-per-second",
+            "2",
+            "--default-resources",
+            "runtime=5",
+            "mem_mb=100"};
+  }
+
+  // Runs `command` in a thread, its pid known, and sends `signal` once
+  // `when` holds (checked every second, up to 300 s): to the program alone
+  // (a kill), or to its process group, as a terminal sends Ctrl-C to what
+  // runs in it (the program and the commands it is running). Its output.
+  enum class To { kProgram, kGroup };
+  CommandOutput RunUntil(Command command, const std::function<bool()>& when, int signal, To to) {
+    const std::string pid_file = tmp_.File("snakemake.pid");
+    fs::remove(pid_file);
+    command.argv.insert(command.argv.begin(),
+                        {"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh"});
+    CommandOutput out;
+    std::thread run([&] { out = Exec(command); });
+    bool sent = false;
+    for (int i = 0; i < 300 && !sent; ++i) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      const int pid = std::atoi(ReadFile(pid_file).c_str());
+      // Exec makes the program the leader of a process group of its own.
+      if (pid > 0 && when()) sent = ::kill(to == To::kGroup ? -pid : pid, signal) == 0;
+    }
+    run.join();
+    EXPECT_TRUE(sent) << "the condition never held: " << out.err;
+    return out;
+  }
+
+  int Done(const std::string& folder) {
+    int n = 0;
+    if (!fs::exists(workflow_ + "/" + folder)) return 0;
+    for (const auto& e : fs::directory_iterator(workflow_ + "/" + folder)) {
+      n += e.path().extension() == ".txt" && fs::file_size(e.path()) > 0 ? 1 : 0;
+    }
+    return n;
+  }
+
+  // "square 17" from Snakemake's "Job stats" table: how many it ran.
+  static int Ran(const std::string& log, const std::string& rule) {
+    const auto at = log.rfind("\n" + rule + " ");
+    if (at == std::string::npos) return 0;
+    return std::atoi(log.c_str() + at + rule.size() + 2);
+  }
+
   std::string workflow_;
 };
 
@@ -150,6 +216,69 @@ TEST_F(SnakemakeTest, ItsSlurmExecutorRunsTheWorkflowOverTheClusters) {
   EXPECT_EQ(where.count("none"), 0u) << Where(where);
   std::printf("snakemake --slurm: %d jobs in %lld s, ran on%s\n", kSquares + kPairs,
               static_cast<long long>(seconds), Where(where).c_str());
+}
+
+// Snakemake's generic mode (--cluster "sbatch --parsable ...", a status
+// script that calls sacct, --cluster-cancel scancel), killed (SIGKILL)
+// midway, then run again as its user would (--unlock, --rerun-incomplete):
+// it resumes, running only what was not done, and finishes.
+TEST_F(SnakemakeTest, ItsClusterModeKilledMidwayResumesAndFinishes) {
+  CommandOutput killed = RunUntil(
+      SnakemakeCommand(ClusterMode()), [&] { return Done("square") >= 6; }, SIGKILL, To::kProgram);
+  EXPECT_EQ(killed.term_signal, SIGKILL) << killed.err;
+  const int done_before = Done("square");
+  EXPECT_LT(Done("pair"), kPairs);
+  ASSERT_EQ(Exec(SnakemakeCommand({"--unlock"})).exit_code, 0);
+  std::vector<std::string> again = ClusterMode();
+  again.push_back("--rerun-incomplete");
+  CommandOutput resumed = Exec(SnakemakeCommand(again));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err.substr(
+      resumed.err.size() > 6000 ? resumed.err.size() - 6000 : 0);
+  const std::map<std::string, int> where = CheckOutputs();
+  EXPECT_GE(where.size(), 2u) << Where(where);
+  // What the first run finished was not run again.
+  EXPECT_LE(Ran(resumed.err, "square"), kSquares - done_before) << resumed.err;
+  EXPECT_EQ(Ran(resumed.err, "pair"), kPairs);
+  std::printf(
+      "snakemake --cluster: killed with %d squares done; resumed: %d squares, %d pairs; "
+      "ran on%s\n",
+      done_before, Ran(resumed.err, "square"), Ran(resumed.err, "pair"), Where(where).c_str());
+}
+
+// Ctrl-C (SIGINT to snakemake and the sbatch it may be running) while its
+// jobs pend and run on several clusters: Snakemake's --cluster-cancel
+// scancel, given the ids sbatch printed, cancels each where it is, and an
+// sbatch interrupted cancels the job it was making; nothing of the
+// workflow is left anywhere.
+TEST_F(SnakemakeTest, CtrlCCancelsItsJobsOnEveryCluster) {
+  std::vector<std::string> args = ClusterMode();
+  args.insert(args.end(), {"--config", kExtra, "hold=300"});
+  std::set<std::string> busy;  // the clusters running its jobs when interrupted
+  auto spread = [&] {
+    busy.clear();
+    for (const char* c : {"alpha", "beta", "gamma"}) {
+      if (!WorkflowJobs(c).empty()) busy.insert(c);
+    }
+    return busy.size() >= 2 && Done("square") == 0;
+  };
+  CommandOutput interrupted = RunUntil(SnakemakeCommand(args), spread, SIGINT, To::kGroup);
+  EXPECT_NE(interrupted.exit_code, 0);
+  EXPECT_GE(busy.size(), 2u);
+  for (const char* c : {"alpha", "beta", "gamma"}) {
+    std::vector<std::string> left;
+    for (int i = 0; i < 60; ++i) {
+      left = WorkflowJobs(c);
+      if (left.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    EXPECT_TRUE(left.empty()) << c << " still has " << left.size() << " of its jobs:\n"
+                              << RunOn(tb_, c, {"squeue", "-o", "%i %j %T %k %V"}).out
+                              << "snakemake said:\n"
+                              << interrupted.err.substr(interrupted.err.size() > 5000
+                                                            ? interrupted.err.size() - 5000
+                                                            : 0);
+  }
+  EXPECT_EQ(Done("square"), 0);
 }
 
 }  // namespace
