@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <future>
+#include <optional>
 #include <set>
 
 #include "broker/daemon/job_manager.h"
+#include "broker/daemon/slurm_json.h"
 #include "broker/daemon/slurm_text.h"
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
@@ -164,21 +166,30 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     dropped.insert(w.option);
   }
   std::string format;
-  bool marked = false;
-  if (*tool == ClientTool::kSqueue && !cmd->structured && !cmd->field_format && !cmd->steps) {
-    format = cmd->format;
-    if (format.empty()) {
-      if (auto f = env.find("SQUEUE_FORMAT"); f != env.end()) format = f->second;
+  bool marked = false;                       // -o (or SQUEUE_FORMAT, or squeue's default)
+  std::optional<MarkedSqueueFields> fields;  // -O (or SQUEUE_FORMAT2)
+  if (*tool == ClientTool::kSqueue && !cmd->structured && !cmd->steps) {
+    if (cmd->field_format) {
+      if (!cmd->field_format_spec.empty()) fields = MarkSqueueFields(cmd->field_format_spec);
+    } else {
+      format = cmd->format;
+      if (format.empty()) {
+        if (auto f = env.find("SQUEUE_FORMAT"); f != env.end()) format = f->second;
+      }
+      const auto field_env = env.find("SQUEUE_FORMAT2");
+      if (field_env != env.end() && cmd->format.empty()) {
+        fields = MarkSqueueFields(field_env->second);
+      } else {
+        if (format.empty()) format = SqueueDefaultFormat(cmd->long_format);
+        marked = true;
+      }
     }
-    const bool field_env = env.contains("SQUEUE_FORMAT2") && cmd->format.empty();
-    if (!field_env) {
-      if (format.empty()) format = SqueueDefaultFormat(cmd->long_format);
-      marked = true;
+    if (marked || fields) {
       for (const std::size_t i : cmd->format_words) dropped.insert(i);
     }
   }
-  const bool table =
-      (*tool == ClientTool::kSqueue && marked) || (*tool == ClientTool::kSacct && !cmd->structured);
+  const bool table = (*tool == ClientTool::kSqueue && (marked || fields)) ||
+                     (*tool == ClientTool::kSacct && !cmd->structured);
   if (table) {
     for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
   }
@@ -195,6 +206,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       }
     }
     if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format));
+    if (fields) r.argv.push_back("--Format=" + fields->format);
     const bool home_listing = listing && cluster == home;
     if (!home_listing && !scontrol_update) {
       if (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct) {
@@ -225,6 +237,39 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   for (auto& [cluster, r] : runs) {
     if (cluster != home) order.push_back(&r);
   }
+  if (cmd->json && (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct)) {
+    // One document, as one cluster's command prints it.
+    std::vector<JsonPart> parts;
+    int worst = 0;
+    bool any_ok = false;
+    for (Run* r : order) {
+      if (r->argv.empty()) continue;
+      if (!r->result.ok()) {
+        answer.err += fmt::format("{}: error: skyslurm: {}: {}\n", tool_name, r->cluster,
+                                  r->result.status().message());
+        worst = std::max(worst, 1);
+        continue;
+      }
+      parts.push_back({r->result->out, &r->map, &r->unsettled});
+      answer.err += r->result->err;
+      const int code = r->result->term_signal != 0 ? 1 : r->result->exit_code;
+      if (code == 0) any_ok = true;
+      worst = std::max(worst, code);
+    }
+    auto merged = MergeJobsJson(parts);
+    if (!merged.ok()) {
+      // Not the JSON expected: what each printed, as it is.
+      for (const auto& p : parts) answer.out += p.text;
+      answer.err +=
+          fmt::format("{}: error: skyslurm: the clusters' --json could not be merged: {}\n",
+                      tool_name, merged.status().message());
+      answer.exit_code = std::max(worst, 1);
+      return answer;
+    }
+    answer.out = *merged;
+    answer.exit_code = any_ok ? 0 : worst;
+    return answer;
+  }
   const int header_lines = *tool == ClientTool::kSacct && !cmd->parsable ? 2 : 1;
   bool header_written = false, any_ok = false;
   int worst = 0;
@@ -240,6 +285,8 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     std::string text = o.out;
     if (*tool == ClientTool::kSqueue && marked) {
       text = UnmarkSqueueOutput(text, r->map);
+    } else if (*tool == ClientTool::kSqueue && fields) {
+      text = UnmarkSqueueFields(text, *fields, r->map);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
       const bool all_unsettled =
           !r->ids.empty() && std::ranges::all_of(r->ids, [&](const std::string& id) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <charconv>
 #include <optional>
 #include <regex>
 #include <vector>
@@ -153,6 +155,91 @@ std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map) {
     result += Fit(MapIdValue(value, map), width, right);
     i = close + 1;
   }
+  return result;
+}
+
+MarkedSqueueFields MarkSqueueFields(std::string_view spec) {
+  MarkedSqueueFields m;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    std::size_t comma = spec.find(',', start);
+    if (comma == std::string_view::npos) comma = spec.size();
+    const std::string_view token = spec.substr(start, comma - start);
+    start = comma + 1;
+    if (token.empty()) {
+      if (comma == spec.size()) break;
+      continue;
+    }
+    SqueueField f;
+    const std::size_t colon = token.find(':');
+    const std::string_view type = token.substr(0, colon);
+    std::string lower;
+    for (const char c : type)
+      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    f.id = lower == "jobid" || lower == "jobarrayid" || lower == "arrayjobid";
+    std::string_view size_text;
+    if (colon != std::string_view::npos) {
+      std::string_view rest = token.substr(colon + 1);
+      if (rest.starts_with('.')) {
+        f.right = true;
+        rest.remove_prefix(1);
+      }
+      std::size_t digits = 0;
+      while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+      size_text = rest.substr(0, digits);
+      // "Field:" and "Field:0" print the value whole.
+      f.width = 0;
+      if (!size_text.empty() &&
+          std::from_chars(size_text.data(), size_text.data() + size_text.size(), f.width).ec !=
+              std::errc()) {
+        f.width = 0;
+      }
+      f.suffix = std::string(rest.substr(digits));
+    }
+    if (!m.format.empty()) m.format += ',';
+    if (f.id) {
+      // Whole: no padding, no cut (size 0), the marker right after it.
+      m.format += std::string(type) + ":0" + kClose + f.suffix;
+    } else if (colon == std::string_view::npos) {
+      // "Field:" alone would be read as size 0: its default size, said.
+      m.format += fmt::format("{}:{}{}", type, kSqueueFieldWidth, kClose);
+    } else {
+      m.format += std::string(token) + kClose;  // as given, the marker after its suffix
+    }
+    m.fields.push_back(std::move(f));
+    if (comma == spec.size()) break;
+  }
+  return m;
+}
+
+std::string UnmarkSqueueFields(std::string_view out, const MarkedSqueueFields& marked,
+                               const IdMap& map) {
+  std::string result;
+  for (const std::string_view line : Lines(out)) {
+    std::size_t from = 0;
+    for (std::size_t i = 0; from <= line.size(); ++i) {
+      const std::size_t mark = line.find(kClose, from);
+      if (mark == std::string_view::npos) {
+        result += line.substr(from);
+        break;
+      }
+      std::string_view field = line.substr(from, mark - from);
+      from = mark + 1;
+      if (i >= marked.fields.size() || !marked.fields[i].id) {
+        result += field;
+        continue;
+      }
+      // An id field: the value printed whole, then the marker, then its suffix.
+      const SqueueField& f = marked.fields[i];
+      std::string_view suffix = line.substr(from);
+      suffix = suffix.substr(0, std::min(f.suffix.size(), suffix.size()));
+      from += suffix.size();
+      result += Fit(MapIdValue(field, map), f.width, f.right);
+      result += suffix;
+    }
+    result += '\n';
+  }
+  if (!out.ends_with('\n') && !result.empty()) result.pop_back();
   return result;
 }
 

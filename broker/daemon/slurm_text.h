@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skyslurm::daemon {
 
@@ -41,6 +42,26 @@ using Unsettled = std::set<std::string, std::less<>>;
 // OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED: sacct's and scontrol's
 // words for a job that has ended.
 bool IsEndedSlurmState(std::string_view state);
+
+// squeue -O/--Format (and SQUEUE_FORMAT2): fields "type[:[.][size][suffix]]"
+// separated by commas. Each field gets a marker at the end of its suffix,
+// and the job id fields (JobID, JobArrayID, ArrayJobID) are printed whole
+// (size 0); UnmarkSqueueFields then prints each id as its field would have
+// (its size, default kSqueueFieldWidth, its justification and suffix), mapped.
+inline constexpr int kSqueueFieldWidth = 20;
+struct SqueueField {
+  bool id = false;
+  int width = kSqueueFieldWidth;
+  bool right = false;
+  std::string suffix;
+};
+struct MarkedSqueueFields {
+  std::string format;
+  std::vector<SqueueField> fields;
+};
+MarkedSqueueFields MarkSqueueFields(std::string_view spec);
+std::string UnmarkSqueueFields(std::string_view out, const MarkedSqueueFields& marked,
+                               const IdMap& map);
 
 // sacct's text: the JobID and JobIDRaw columns mapped. `parsable`: -p/-P
 // (fields split at '|', the first line the header); else the fixed-width

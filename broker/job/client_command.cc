@@ -174,9 +174,17 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
         cmd.format_words.push_back(option_index);
         if (value_index != option_index) cmd.format_words.push_back(value_index);
       }
-      if (name == "Format") cmd.field_format = true;
+      if (name == "Format") {
+        cmd.field_format = true;
+        if (has_value) {
+          cmd.field_format_spec = args[value_index].substr(value_prefix);
+          cmd.format_words.push_back(option_index);
+          if (value_index != option_index) cmd.format_words.push_back(value_index);
+        }
+      }
       if (name == "clusters" || name == "allclusters" || name == "federation") cmd.clusters = true;
       if (name == "json" || name == "yaml") cmd.structured = true;
+      if (name == "json") cmd.json = true;
       if (name == "help" || name == "usage" || name == "version" || name == "helpformat") {
         cmd.about = true;
       }
@@ -209,7 +217,14 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
           cmd.format_words.push_back(option_index);
           if (value_index != option_index) cmd.format_words.push_back(value_index);
         }
-        if (c == g.field_format && g.field_format != 0) cmd.field_format = true;
+        if (c == g.field_format && g.field_format != 0) {
+          cmd.field_format = true;
+          if (has_value) {
+            cmd.field_format_spec = args[value_index].substr(value_prefix);
+            cmd.format_words.push_back(option_index);
+            if (value_index != option_index) cmd.format_words.push_back(value_index);
+          }
+        }
         if (c == 'M') cmd.clusters = true;
         if (tool == ClientTool::kSqueue && c == 's') cmd.steps = true;
         if (std::find(g.window.begin(), g.window.end(), c) != g.window.end()) cmd.window = true;

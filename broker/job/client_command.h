@@ -41,12 +41,14 @@ struct ClientCommand {
   // -o/--format (squeue/sacct's formats), -h/-n/--noheader, -P/-p, -l.
   bool clusters = false;
   bool structured = false;
+  bool json = false;  // --json (structured)
   // --help, --usage, --version/-V, sacct's -h/-e/--helpformat: about the
   // command, no job.
   bool about = false;
   std::string format;         // -o/--format's value (squeue, sacct)
   bool long_format = false;   // squeue -l / sacct -l
   bool field_format = false;  // squeue -O/--Format
+  std::string field_format_spec;  // its value ("JobID:.18,State"); its words in format_words
   bool noheader = false;
   bool parsable = false;                    // sacct -p/-P
   bool steps = false;                       // squeue -s/--steps

@@ -14,8 +14,10 @@
 namespace skyslurm::testing {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 
 class ClientCommandsTest : public RouteTest {
  protected:
@@ -57,6 +59,12 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   const std::string ours = Typed({"squeue", "-h", "-j", id}).out;
   EXPECT_EQ(ours.size(), beta_line.size()) << ours << beta_line;
   EXPECT_EQ(Typed({"squeue", "-h", "-j", id, "-o", "%i|%T|%r"}).out, id + "|PENDING|JobHeldUser\n");
+  // -O: each field its size, justification and suffix (JobID:.12 and its blank).
+  EXPECT_EQ(Typed({"squeue", "-j", id, "-O", "JobID:.12 ,State:10,Name"}).out,
+            "       JOBID STATE     NAME                \n" + std::string(12 - id.size(), ' ') +
+                id + " PENDING   wrap                \n");
+  EXPECT_EQ(Typed({"squeue", "-h", "-j", id}, {{"SQUEUE_FORMAT2", "ArrayJobID:0,State:3"}}).out,
+            id + "PEN\n");
   const std::vector<std::string> sacct = {"sacct", "-j", id,
                                           "--format=JobID,State,ExitCode,Elapsed", "--parsable2"};
   CommandOutput a = Until(
@@ -68,6 +76,23 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   EXPECT_THAT(show.out, HasSubstr("JobState=PENDING Reason=JobHeldUser"));
   // Snakemake's fallback.
   EXPECT_THAT(Typed({"scontrol", "show", "jobid", "-dd", id}).out, HasSubstr("JobId=" + id + " "));
+  // --json: one document, beta's job under its id, alone and in the
+  // user's listing beside the home's jobs.
+  const std::string as_json = "\"job_id\" ?: ?" + id + "[^0-9]";
+  CommandOutput js = Typed({"squeue", "--json", "-j", id});
+  EXPECT_EQ(js.exit_code, 0) << js.err;
+  EXPECT_THAT(js.out, ContainsRegex(as_json)) << js.out;
+  EXPECT_THAT(js.out, Not(ContainsRegex("\"job_id\" ?: ?" + native + "[^0-9]")));
+  EXPECT_THAT(js.out, ContainsRegex("\"job_state\" ?: ?\"PENDING\""));
+  CommandOutput listing = Typed({"squeue", "--json"});
+  EXPECT_EQ(listing.exit_code, 0) << listing.err;
+  EXPECT_THAT(listing.out, ContainsRegex(as_json));
+  std::size_t documents = 0;
+  for (auto at = listing.out.find("\"meta\""); at != std::string::npos;
+       at = listing.out.find("\"meta\"", at + 1)) {
+    ++documents;
+  }
+  EXPECT_EQ(documents, 1u) << listing.out.substr(0, 2000);
 
   // Released from home: RUNNING there.
   CommandOutput released = Typed({"scontrol", "release", id});
@@ -87,6 +112,17 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
       [&](const CommandOutput& o) { return o.out.find(id + "|FAILED|") != std::string::npos; });
   EXPECT_THAT(ended.out, HasSubstr(id + "|FAILED|3:0\n")) << ended.err;
   EXPECT_THAT(ended.out, HasSubstr(id + ".batch|FAILED|3:0\n"));
+  CommandOutput sacct_json = Typed({"sacct", "--json", "-j", id});
+  EXPECT_EQ(sacct_json.exit_code, 0) << sacct_json.err;
+  EXPECT_THAT(sacct_json.out, ContainsRegex(as_json)) << sacct_json.out.substr(0, 3000);
+  // Its batch step's too ("step": {"id": "batch", "job_id": ...} in 22.05).
+  std::size_t named = 0;
+  for (auto at = sacct_json.out.find("\"job_id\" : " + id); at != std::string::npos;
+       at = sacct_json.out.find("\"job_id\" : " + id, at + 1)) {
+    ++named;
+  }
+  EXPECT_GE(named, 2u) << sacct_json.out.substr(0, 3000);
+  EXPECT_THAT(sacct_json.out, Not(HasSubstr("\"job_id\" : " + native + ",")));
   CommandOutput fixed = Typed({"sacct", "-j", id, "-X", "--format=JobID,State,ExitCode"});
   EXPECT_THAT(fixed.out,
               MatchesRegex("JobID +State ExitCode \n-+ -+ -+ \n" + id + " +FAILED +3:0 \n"));

@@ -36,6 +36,38 @@ TEST(SlurmTextTest, SqueueFieldsKeepTheirWidthAndJustification) {
             "                78 R  78        |78 %i other\n");
 }
 
+// squeue -O: the ids printed whole, then fitted to their fields; the other
+// fields as squeue printed them (a field without a size given its default).
+TEST(SlurmTextTest, SqueueFieldFormatsKeepEachFieldsSizeAndSuffix) {
+  const MarkedSqueueFields m = MarkSqueueFields("JobID:.12 ,State,name:8,arrayjobid");
+  EXPECT_EQ(m.format, "JobID:0\x1e ,State:20\x1e,name:8\x1e,arrayjobid:0\x1e");
+  ASSERT_EQ(m.fields.size(), 4u);
+  EXPECT_TRUE(m.fields[0].id);
+  EXPECT_TRUE(m.fields[0].right);
+  EXPECT_EQ(m.fields[0].width, 12);
+  EXPECT_EQ(m.fields[0].suffix, " ");
+  EXPECT_FALSE(m.fields[1].id);
+  EXPECT_TRUE(m.fields[3].id);
+  EXPECT_EQ(m.fields[3].width, kSqueueFieldWidth);
+  const std::string e = "\x1e";  // the marker
+  const std::string printed = "JOBID" + e + " STATE               " + e + "NAME    " + e +
+                              "ARRAY_JOB_ID" + e + "\n" + "77" + e + " PENDING             " + e +
+                              "wrap    " + e + "77" + e + "\n" + "78" + e +
+                              " RUNNING             " + e + "other   " + e + "78" + e + "\n";
+  EXPECT_EQ(UnmarkSqueueFields(printed, m, kBeta),
+            "       JOBID STATE               NAME    ARRAY_JOB_ID        \n"
+            "   805306445 PENDING             wrap    805306445           \n"
+            "          78 RUNNING             other   78                  \n");
+  // "Field:" and "Field:0": whole, as squeue prints them.
+  const MarkedSqueueFields whole = MarkSqueueFields("JobID:,State:0");
+  EXPECT_EQ(whole.fields[0].width, 0);
+  EXPECT_EQ(UnmarkSqueueFields("JOBID" + e + "STATE" + e + "\n77" + e + "PENDING" + e + "\n", whole,
+                               kBeta),
+            "JOBIDSTATE\n805306445PENDING\n");
+  // A size no int holds is read as none.
+  EXPECT_EQ(MarkSqueueFields("JobID:99999999999999").fields[0].width, 0);
+}
+
 TEST(SlurmTextTest, SqueueDefaultFormatsAre2205s) {
   EXPECT_EQ(SqueueDefaultFormat(false), "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R");
   EXPECT_EQ(SqueueDefaultFormat(true), "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R");

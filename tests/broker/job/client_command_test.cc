@@ -33,7 +33,15 @@ TEST(ClientCommandTest, SqueueJobListsInEverySpelling) {
   EXPECT_TRUE(Parse(ClientTool::kSqueue, {"-j", "-u", "me"}).ids.empty());
   EXPECT_TRUE(Parse(ClientTool::kSqueue, {"-M", "all"}).clusters);
   EXPECT_TRUE(Parse(ClientTool::kSqueue, {"--json"}).structured);
-  EXPECT_TRUE(Parse(ClientTool::kSqueue, {"-O", "jobid,state"}).field_format);
+  EXPECT_TRUE(Parse(ClientTool::kSqueue, {"--json"}).json);
+  EXPECT_FALSE(Parse(ClientTool::kSqueue, {"--yaml"}).json);
+  const ClientCommand fields = Parse(ClientTool::kSqueue, {"-h", "-O", "jobid,state", "-j", "5"});
+  EXPECT_TRUE(fields.field_format);
+  EXPECT_EQ(fields.field_format_spec, "jobid,state");
+  EXPECT_THAT(fields.format_words, ElementsAre(1u, 2u));
+  const ClientCommand joined = Parse(ClientTool::kSqueue, {"--Format=JobID:.12", "-Ostate"});
+  EXPECT_EQ(joined.field_format_spec, "state");  // the last one, as squeue reads them
+  EXPECT_THAT(joined.format_words, ElementsAre(0u, 1u));
 }
 
 TEST(ClientCommandTest, SacctAsSnakemakeCallsIt) {
