@@ -158,6 +158,7 @@ TEST_F(ClientCommandsTest, ScancelOfARoutedIdCancelsItThereAndNothingAtHome) {
   EXPECT_EQ(again.err, "");
   const std::string done = Submit(tb_, "alpha", {"-t", "5", "-o", "/dev/null", "--wrap", "true"});
   ASSERT_FALSE(done.empty());
+  cleanup_.emplace_back("alpha", done);
   WaitForJobEnd(tb_, "alpha", done);
   CommandOutput real = RunOn(tb_, "alpha", {"scancel", done});
   EXPECT_EQ(real.exit_code, 0) << real.err;  // what the shim does is what Slurm does
