@@ -387,6 +387,12 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   if (weighed_this_tick_ >= kWeighsPerTick || part.moves >= policy_.max_moves) return;
   ++weighed_this_tick_;
   last_weighed_[part.sky_id] = now;
+  // A part scontrol update bound to its cluster (CarryUpdate) keeps its
+  // tasks there.
+  if (auto own = JobInputFromText(part.input_json); own.ok()) {
+    auto own_request = job::ParseRequest(own->ToRequestInput());
+    if (own_request.ok() && own_request->sky.infra) return;
+  }
   auto whole = store_.Get(part.parent);
   if (!whole.ok()) return;
   auto input = JobInputFromText(whole->input_json);

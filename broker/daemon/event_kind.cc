@@ -52,6 +52,8 @@ std::string_view EventName(EventKind kind) {
       return "tasks-moved";
     case EventKind::kDependency:
       return "dependency";
+    case EventKind::kUpdated:
+      return "updated";
   }
   return "event";
 }

@@ -32,6 +32,7 @@ enum class EventKind {
   kTasksCancelled,      // some of an array's tasks were cancelled (skyslurm cancel ID_[..])
   kTasksMoved,          // pending tasks of a spread array's part left for another cluster
   kDependency,          // it waits for the sky jobs its --dependency names, or they answered it
+  kUpdated,             // scontrol update changed it: carried into its later copies, or it stays
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

@@ -234,6 +234,12 @@ class JobManager {
   std::string ResolveGlobalId(const std::string& id);
   Status Record(const store::SkyJob& job, EventKind kind, const std::string& detail,
                 const std::string& cluster = "", const std::string& native_id = "");
+  // scontrol update succeeded on the clusters in `done` for this routed
+  // job (its parts, for a spread array): the update carried into the input
+  // every later copy is submitted from, or the copy bound to its cluster
+  // (job/job_update.h); recorded as `updated`. Called with the job locked.
+  void CarryUpdate(const std::string& sky_id, const std::vector<std::string>& update_words,
+                   const std::set<std::string>& done);
   // Places the job (clusters in `avoid` left out) and submits it; records
   // the new copy. `kind`: kSubmitted, kMoved, kRestarted or kReplaced.
   // Whether the job's last copy ran on a spot partition whose node was

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "broker/daemon/slurm_text.h"
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
+#include "broker/job/job_update.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -69,6 +71,30 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   as_typed.insert(as_typed.end(), args.begin(), args.end());
   // As typed: the real command decides.
   if (!cmd || cmd->clusters || cmd->about) return run_here(as_typed);
+
+  // scontrol update of routed jobs: each job (then its parts) locked from
+  // before its copies are read until the update is carried into its input
+  // (CarryUpdate), so that no move in between submits a copy without it.
+  const bool scontrol_update = *tool == ClientTool::kScontrol && cmd->verb == "update";
+  std::vector<std::string> updated;  // their sky ids
+  std::vector<std::unique_lock<std::mutex>> update_locks;
+  if (scontrol_update) {
+    for (const std::string& id : cmd->ids) {
+      if (!IsGlobalIdWord(id)) continue;
+      if (auto job = store_.GetByGlobalId(SplitJobIdWord(id)->number); job.ok()) {
+        updated.push_back(job->sky_id);
+      }
+    }
+    std::ranges::sort(updated);
+    updated.erase(std::unique(updated.begin(), updated.end()), updated.end());
+    // The whole before its parts, as the daemon's own look takes them.
+    for (const std::string& sky_id : updated) {
+      update_locks.emplace_back(LockFor(sky_id));
+      for (const auto& part : store_.Parts(sky_id).value_or({})) {
+        update_locks.emplace_back(LockFor(part.sky_id));
+      }
+    }
+  }
 
   // Which cluster holds each job named; a listing's routed jobs.
   std::map<std::string, Run> runs;
@@ -193,7 +219,6 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   if (table) {
     for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
   }
-  const bool scontrol_update = *tool == ClientTool::kScontrol && cmd->verb == "update";
   for (auto& [cluster, r] : runs) {
     if (!listing && r.ids.empty()) continue;
     r.argv = {tool_name};
@@ -230,6 +255,23 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     }));
   }
   for (auto& p : pending) p.get();
+
+  if (scontrol_update && !updated.empty()) {
+    std::set<std::string> done;  // the clusters whose scontrol took the update
+    for (const auto& [cluster, r] : runs) {
+      if (r.result.ok() && r.result->exit_code == 0 && r.result->term_signal == 0) {
+        done.insert(cluster);
+      }
+    }
+    std::vector<std::string> words;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (i != cmd->id_words.front().index && args[i].find('=') != std::string::npos &&
+          !args[i].starts_with('-')) {
+        words.push_back(args[i]);
+      }
+    }
+    for (const std::string& sky_id : updated) CarryUpdate(sky_id, words, done);
+  }
 
   // Merged: the home's first, then the others by name; one header.
   std::vector<Run*> order;
@@ -315,6 +357,49 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   // printed its job. scontrol and scancel fail for any job that failed.
   answer.exit_code = (table && any_ok) ? 0 : worst;
   return answer;
+}
+
+void JobManager::CarryUpdate(const std::string& sky_id,
+                             const std::vector<std::string>& update_words,
+                             const std::set<std::string>& done) {
+  const job::JobUpdate update = job::TranslateJobUpdate(update_words);
+  if (update.empty()) return;
+  auto whole = store_.Get(sky_id);
+  if (!whole.ok()) return;
+  const std::string typed = fmt::format("scontrol update {}", fmt::join(update_words, " "));
+  auto carry = [&](store::SkyJob& job, const job::JobUpdate& u, const std::string& bind_to) {
+    auto input = JobInputFromText(job.input_json);
+    if (!input.ok()) return;
+    input->args = job::ApplyJobUpdate(input->args, u, bind_to);
+    job.input_json = JobInputText(*input);
+    std::string detail = typed;
+    if (!u.options.empty()) {
+      detail += fmt::format(": its later copies are submitted with {}", fmt::join(u.options, " "));
+    }
+    if (!bind_to.empty()) {
+      detail +=
+          fmt::format("{} {} is {}'s own, so it stays there (--sky-infra={})",
+                      u.options.empty() ? ":" : ";", fmt::join(u.binding, " "), bind_to, bind_to);
+    }
+    (void)Record(job, EventKind::kUpdated, detail, job.cluster, job.native_id);
+  };
+  auto parts = store_.Parts(sky_id).value_or({});
+  if (parts.empty()) {
+    if (store::IsFinalState(whole->state) || !done.contains(whole->cluster)) return;
+    carry(*whole, update, update.binding.empty() ? "" : whole->cluster);
+    return;
+  }
+  // A spread array: each part as a job; the whole (its pending tasks that
+  // move are submitted from its input) takes what means the same anywhere.
+  bool any = false;
+  for (auto& part : parts) {
+    if (store::IsFinalState(part.state) || !done.contains(part.cluster)) continue;
+    carry(part, update, update.binding.empty() ? "" : part.cluster);
+    any = true;
+  }
+  job::JobUpdate portable = update;
+  portable.binding.clear();
+  if (any && !portable.empty()) carry(*whole, portable, "");
 }
 
 }  // namespace skyslurm::daemon

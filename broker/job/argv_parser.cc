@@ -164,11 +164,16 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
 
 std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
                                        const std::vector<Opt>& ids) {
+  return RemoveOptionsIf(table, words, [&](const Occurrence& o) {
+    return o.spec != nullptr && std::find(ids.begin(), ids.end(), o.spec->id) != ids.end();
+  });
+}
+
+std::vector<std::string> RemoveOptionsIf(const OptionTable& table,
+                                         const std::vector<std::string>& words,
+                                         const std::function<bool(const Occurrence&)>& drop) {
   auto parsed = ParseArgs(table, words, OperandPolicy::kStopAtFirst, "");
   if (!parsed.ok()) return words;
-  auto drop = [&](const Occurrence& o) {
-    return o.spec != nullptr && std::find(ids.begin(), ids.end(), o.spec->id) != ids.end();
-  };
   std::vector<std::string> out;
   for (std::size_t i = 0; i < parsed->options.size();) {
     // Occurrences sharing their words (bundled short options) go together.
@@ -191,6 +196,8 @@ std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vect
     }
     i = j;
   }
+  // A script whose name starts with '-' came after "--": it still does.
+  if (!parsed->operands.empty() && parsed->operands.front().starts_with("-")) out.push_back("--");
   out.insert(out.end(), parsed->operands.begin(), parsed->operands.end());
   return out;
 }

@@ -6,6 +6,7 @@
 // translation can leave untouched options exactly as the user typed them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,5 +50,10 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
 // parse are returned as they are.
 std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
                                        const std::vector<Opt>& ids);
+// The same, for the options `drop` says go (by name, for options the
+// broker does not interpret).
+std::vector<std::string> RemoveOptionsIf(const OptionTable& table,
+                                         const std::vector<std::string>& words,
+                                         const std::function<bool(const Occurrence&)>& drop);
 
 }  // namespace skyslurm::job

@@ -35,6 +35,9 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 const std::string kBuild = SKYSLURM_BINARY_DIR;
+// The shims by their path: Exec's posix_spawnp searches the test's own PATH,
+// not the one it gives the command.
+const std::string kShims = kBuild + "/shim/bin";
 const std::string kSkyslurm = kBuild + "/shim/skyslurm";
 const std::string kSkyslurmd = kBuild + "/broker/skyslurmd";
 
@@ -503,6 +506,55 @@ TEST_F(DaemonTest, APendingJobMovesWhenAnotherClusterFreesUp) {
   CommandOutput status = Sky({"status", id});
   EXPECT_THAT(status.out, HasSubstr("move-started"));
   EXPECT_THAT(status.out, HasSubstr("moved"));
+}
+
+// Issue 17: what the user changed with `scontrol update` goes with the job
+// when skyslurmd moves it; a field that is one cluster's own keeps the job
+// where it is.
+TEST_F(DaemonTest, AnUpdateMadeWithScontrolGoesWithTheJobWhenItMoves) {
+  Fill("alpha", "gpu:h100:8", 20);
+  Fill("beta", "gpu:nvidia_h100_80gb_hbm3:4", 30);
+  const std::string id = SubmitManaged({Script("job.sh", kSleeper)});
+  const std::string bound = SubmitManaged({"job.sh"});
+  Json::Value s = Status(id);
+  ASSERT_EQ(s["job"]["cluster"].asString(), "alpha") << s.toStyledString();
+  ASSERT_EQ(Status(bound)["job"]["cluster"].asString(), "alpha");
+  const std::string gid = s["job"]["job_id"].asString();
+  const std::string bound_gid = Status(bound)["job"]["job_id"].asString();
+  ASSERT_FALSE(gid.empty());
+  CommandOutput up =
+      Typed({kShims + "/scontrol", "update", "JobId=" + gid, "TimeLimit=7", "Name=renamed"});
+  EXPECT_EQ(up.exit_code, 0) << up.out << up.err;
+  up =
+      Typed({kShims + "/scontrol", "update", "JobId=" + bound_gid, "Priority=100", "Comment=kept"});
+  EXPECT_EQ(up.exit_code, 0) << up.out << up.err;
+  Free("beta");
+  s = WaitFor(id, [](const Json::Value& v) { return v["job"]["cluster"].asString() == "beta"; });
+  ASSERT_EQ(s["job"]["cluster"].asString(), "beta") << s.toStyledString();
+  // Its copy on beta has the limit and the name it was given on alpha.
+  CommandOutput q = Typed({kShims + "/squeue", "-h", "-j", gid, "-o", "%i %j %l"});
+  EXPECT_EQ(q.out, gid + " renamed 7:00\n") << q.err;
+  EXPECT_EQ(Trim(RunOn(tb_, "beta",
+                       {"squeue", "-h", "-j", s["job"]["native_id"].asString(), "-o", "%j %l"})
+                     .out),
+            "renamed 7:00");
+  std::string detail;
+  for (const auto& e : s["events"]) {
+    if (e["kind"].asString() == "updated") detail = e["detail"].asString();
+  }
+  EXPECT_THAT(detail, HasSubstr("its later copies are submitted with --time=7 --job-name=renamed"));
+  // The other, bound to alpha by its priority there, stayed, with both.
+  std::this_thread::sleep_for(std::chrono::seconds(8));  // migrate_after 3 s, a look every 1 s
+  Json::Value b = Status(bound);
+  EXPECT_EQ(b["job"]["cluster"].asString(), "alpha") << b.toStyledString();
+  EXPECT_EQ(b["job"]["moves"].asInt(), 0);
+  detail.clear();
+  for (const auto& e : b["events"]) {
+    if (e["kind"].asString() == "updated") detail = e["detail"].asString();
+  }
+  EXPECT_THAT(detail, HasSubstr("Priority=100 is alpha's own, so it stays there"));
+  q = Typed({kShims + "/squeue", "-h", "-j", bound_gid, "-o", "%i %k %Q"});
+  EXPECT_EQ(q.out, bound_gid + " kept 100\n") << q.err;
 }
 
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
