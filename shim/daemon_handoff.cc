@@ -372,7 +372,13 @@ bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
   if (std::getenv("SKYSLURM_CLIENT_DIRECT") != nullptr) return false;
   const auto cmd = ParseClientCommand(*tool, std::vector<std::string>(argv + 1, argv + argc));
   // The real command reads these (or says what is wrong).
-  if (!cmd || cmd->clusters || cmd->about) return false;
+  if (!cmd || cmd->about) return false;
+  // squeue -M/--clusters naming no job: its sections show routed jobs
+  // (below); any other use of other clusters is the real command's.
+  if (cmd->clusters &&
+      (*tool != ClientTool::kSqueue || cmd->structured || cmd->steps || !cmd->ids.empty())) {
+    return false;
+  }
   for (const auto& id : cmd->ids) {
     if (IsGlobalIdWord(id)) return true;
   }

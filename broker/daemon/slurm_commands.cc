@@ -70,7 +70,16 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   std::vector<std::string> as_typed = {tool_name};
   as_typed.insert(as_typed.end(), args.begin(), args.end());
   // As typed: the real command decides.
-  if (!cmd || cmd->clusters || cmd->about) return run_here(as_typed);
+  if (!cmd || cmd->about) return run_here(as_typed);
+  // squeue -M/--clusters listing: the home's squeue asks those clusters
+  // (Slurm's multi-cluster mode) and prints a section for each; the routed
+  // jobs in a section get their global ids. Anything else with -M (sacct
+  // -M/-L, ids named) runs as typed.
+  const bool sections = cmd->clusters;
+  if (sections &&
+      (*tool != ClientTool::kSqueue || cmd->structured || cmd->steps || !cmd->ids.empty())) {
+    return run_here(as_typed);
+  }
 
   // scontrol update of routed jobs: each job (then its parts) locked from
   // before its copies are read until the update is carried into its input
@@ -214,13 +223,17 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       for (const std::size_t i : cmd->format_words) dropped.insert(i);
     }
   }
-  const bool table = (*tool == ClientTool::kSqueue && (marked || fields)) ||
-                     (*tool == ClientTool::kSacct && !cmd->structured);
+  // One table of every cluster's lines, one header (a -M section has its own).
+  const bool table = !sections && ((*tool == ClientTool::kSqueue && (marked || fields)) ||
+                                   (*tool == ClientTool::kSacct && !cmd->structured));
   if (table) {
     for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
   }
+  std::map<std::string, IdMap, std::less<>> section_maps;  // -M: each cluster's routed jobs
   for (auto& [cluster, r] : runs) {
     if (!listing && r.ids.empty()) continue;
+    if (sections) section_maps[cluster] = r.map;
+    if (sections && cluster != home) continue;
     r.argv = {tool_name};
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (!dropped.contains(i)) {
@@ -325,10 +338,11 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     }
     const CommandOutput& o = *r->result;
     std::string text = o.out;
-    if (*tool == ClientTool::kSqueue && marked) {
-      text = UnmarkSqueueOutput(text, r->map);
-    } else if (*tool == ClientTool::kSqueue && fields) {
-      text = UnmarkSqueueFields(text, *fields, r->map);
+    if (*tool == ClientTool::kSqueue && (marked || fields)) {
+      auto unmark = [&](std::string_view part, const IdMap& map) {
+        return marked ? UnmarkSqueueOutput(part, map) : UnmarkSqueueFields(part, *fields, map);
+      };
+      text = sections ? MapClusterSections(text, section_maps, unmark) : unmark(text, r->map);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
       const bool all_unsettled =
           !r->ids.empty() && std::ranges::all_of(r->ids, [&](const std::string& id) {

@@ -396,6 +396,37 @@ std::string MapScontrolOutput(std::string_view out, const IdMap& map, const Unse
   return result;
 }
 
+std::string MapClusterSections(
+    std::string_view out, const std::map<std::string, IdMap, std::less<>>& maps,
+    const std::function<std::string(std::string_view, const IdMap&)>& map_one) {
+  static constexpr std::string_view kSection = "CLUSTER: ";
+  const IdMap none;
+  std::string result;
+  const IdMap* map = nullptr;  // before the first section: nothing to map
+  std::size_t start = 0;       // of the current section's text
+  auto flush = [&](std::size_t end) {
+    const std::string_view text = out.substr(start, end - start);
+    result += map == nullptr ? std::string(text) : map_one(text, *map);
+  };
+  for (std::size_t at = 0; at < out.size();) {
+    std::size_t eol = out.find('\n', at);
+    eol = eol == std::string_view::npos ? out.size() : eol + 1;
+    const std::string_view line = out.substr(at, eol - at);
+    if (line.starts_with(kSection)) {
+      flush(at);
+      result += line;
+      std::string_view name = line.substr(kSection.size());
+      while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.remove_suffix(1);
+      const auto found = maps.find(name);
+      map = found == maps.end() ? &none : &found->second;
+      start = eol;
+    }
+    at = eol;
+  }
+  flush(out.size());
+  return result;
+}
+
 std::string DropLines(std::string_view text, int lines) {
   std::size_t at = 0;
   for (int k = 0; k < lines && at < text.size(); ++k) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -78,6 +79,13 @@ std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map
 // unsettled job's JobState= held as COMPLETING.
 std::string MapScontrolOutput(std::string_view out, const IdMap& map,
                               const Unsettled& unsettled = {});
+
+// squeue -M/--clusters' output: a section per cluster, each begun by a line
+// "CLUSTER: <name>"; each section mapped by `map_one` with that cluster's
+// map from `maps` (none: an empty one), text before the first as it is.
+std::string MapClusterSections(
+    std::string_view out, const std::map<std::string, IdMap, std::less<>>& maps,
+    const std::function<std::string(std::string_view, const IdMap&)>& map_one);
 
 // The text without its first `lines` lines.
 std::string DropLines(std::string_view text, int lines);

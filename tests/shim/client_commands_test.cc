@@ -93,6 +93,18 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
     ++documents;
   }
   EXPECT_EQ(documents, 1u) << listing.out.substr(0, 2000);
+  // squeue -M all (Slurm's multi-cluster mode, through the testbed's
+  // slurmdbd): beta's section shows the job under its id.
+  if (Exec({.argv = {"test", "-f", tb_.Path("dbd/enabled")}}).exit_code == 0) {
+    CommandOutput multi = Typed({"squeue", "-M", "all", "-o", "%i %T"});
+    EXPECT_EQ(multi.exit_code, 0) << multi.err;
+    const std::size_t beta_at = multi.out.find("CLUSTER: beta\n");
+    ASSERT_NE(beta_at, std::string::npos) << multi.out;
+    const std::string beta_section =
+        multi.out.substr(beta_at, multi.out.find("CLUSTER: ", beta_at + 1) - beta_at);
+    EXPECT_EQ(beta_section, "CLUSTER: beta\nJOBID STATE\n" + id + " PENDING\n\n") << multi.out;
+    EXPECT_THAT(multi.out, HasSubstr("CLUSTER: alpha\nJOBID STATE\n"));
+  }
 
   // Released from home: RUNNING there.
   CommandOutput released = Typed({"scontrol", "release", id});

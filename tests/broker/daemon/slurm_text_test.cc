@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace skyslurm::daemon {
 namespace {
 
@@ -155,6 +157,26 @@ TEST(SlurmTextTest, EndedStatesAreSacctsAndScontrolsWords) {
                            "", "+", "COMPLETEDX"}) {
     EXPECT_FALSE(IsEndedSlurmState(live)) << live;
   }
+}
+
+// squeue -M alpha,beta: each section's ids mapped with its cluster's jobs,
+// the same number in another cluster's section left alone.
+TEST(SlurmTextTest, ClusterSectionsAreMappedEachWithItsClustersJobs) {
+  const std::map<std::string, IdMap, std::less<>> maps = {{"beta", kBeta},
+                                                          {"alpha", {{"5", 1811939333}}}};
+  auto mapped = [](std::string_view text, const IdMap& map) {
+    std::string out;
+    for (const std::string_view id : {"77", "5"}) {
+      if (text.find(id) != std::string_view::npos) out += MapIdValue(id, map) + " ";
+    }
+    return out + "|";
+  };
+  EXPECT_EQ(MapClusterSections("CLUSTER: alpha\nJOBID\n5\n77\n\nCLUSTER: beta\nJOBID\n77\n5\n\n"
+                               "CLUSTER: gamma\n77\n",
+                               maps, mapped),
+            "CLUSTER: alpha\n77 1811939333 |CLUSTER: beta\n805306445 5 |CLUSTER: gamma\n77 |");
+  EXPECT_EQ(MapClusterSections("squeue: error: no such cluster\n", maps, mapped),
+            "squeue: error: no such cluster\n");
 }
 
 TEST(SlurmTextTest, DropLinesDropsHeaders) {
