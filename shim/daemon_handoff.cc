@@ -25,6 +25,7 @@
 #include "broker/job/global_id.h"
 #include "broker/job/sky_id.h"
 #include "shim/flat_json.h"
+#include "shim/stop_signals_held.h"
 
 extern char** environ;
 
@@ -200,35 +201,6 @@ int PrintAnswer(std::string_view tool, int status, std::map<std::string, std::st
   return std::atoi(members["exit_code"].c_str());
 }
 
-// Ctrl-C (or a kill, a hang-up) while skyslurmd places the job is held
-// until its answer: the job is then cancelled, and the signal takes its
-// course when this guard ends. sbatch interrupted leaves no job that nobody
-// was told the id of (a workflow engine interrupted while it submits).
-class StopSignalsHeld {
- public:
-  StopSignalsHeld() {
-    sigemptyset(&held_);
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held_, sig);
-    sigprocmask(SIG_BLOCK, &held_, &before_);
-  }
-  ~StopSignalsHeld() { sigprocmask(SIG_SETMASK, &before_, nullptr); }
-  StopSignalsHeld(const StopSignalsHeld&) = delete;
-  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
-  // Whether one arrived meanwhile (still pending, delivered at the end).
-  bool Arrived() const {
-    sigset_t pending;
-    if (sigpending(&pending) != 0) return false;
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
-      if (sigismember(&pending, sig) == 1 && sigismember(&before_, sig) == 0) return true;
-    }
-    return false;
-  }
-
- private:
-  sigset_t held_{};
-  sigset_t before_{};
-};
-
 // Asks skyslurmd to cancel the sky job; what it printed on stderr.
 void CancelInterrupted(const std::string& socket_path, const std::string& sky_id) {
   Socket s;
@@ -301,7 +273,17 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   const std::string body = RequestBody(sky_id, args, script, cwd, traced, started_ns);
   const std::string request = HttpPost("/v1/jobs", body);
   StopSignalsHeld held;
+  // Interrupted while the job's fate is unknown (part of it sent, the
+  // connection lost, skyslurmd busy): cancelled if skyslurmd has it, and
+  // said either way; the signal then ends us.
+  auto interrupted = [&] {
+    CancelInterrupted(socket_path, sky_id);
+    h.done = true;
+    h.exit_code = 128 + SIGINT;
+    return h;
+  };
   if (!s.SendAll(request)) {
+    if (held.Arrived()) return interrupted();
     h.sent_sky_id = sky_id;  // part of it may have gone
     return h;
   }
@@ -311,17 +293,13 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   auto answer = raw ? ReadHttpAnswer(*raw) : std::nullopt;
   auto members = answer ? ReadFlatJsonObject(answer->body) : std::nullopt;
   if (!members) {
+    if (held.Arrived()) return interrupted();
     h.sent_sky_id = sky_id;
     return h;
   }
   if (members->contains("route")) return h;  // taken by nothing; not for this way
-  if (held.Arrived() && answer->status / 100 == 2) {
-    // Nobody is told this job's id: it does not stay.
-    CancelInterrupted(socket_path, sky_id);
-    h.done = true;
-    h.exit_code = 128 + SIGINT;  // when the signal itself does not end us
-    return h;
-  }
+  // Nobody is told this job's id: it does not stay.
+  if (held.Arrived() && (answer->status / 100 == 2 || answer->status == 503)) return interrupted();
   if (answer->status == 503) {
     // Busy or between two answers of a cluster: skyslurm __route retries the
     // same job (its answer names the job it has, never a second one).

@@ -52,6 +52,12 @@ void FaultPoint([[maybe_unused]] std::string_view name) {
     if (fd < 0) return;
     ::close(fd);
   }
+  // SKYSLURM_FAULT_PAUSE_MS=N: a slow step in place of a crash (a client
+  // interrupted while it waits for the answer).
+  if (const char* pause = std::getenv("SKYSLURM_FAULT_PAUSE_MS"); pause != nullptr) {
+    ::usleep(static_cast<useconds_t>(std::atol(pause)) * 1000);
+    return;
+  }
   std::raise(SIGKILL);
 #endif
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -240,6 +241,12 @@ Result<int> DaemonClient::Spawn(const std::vector<std::string>& args) {
     // terminal; the intermediate child exits at once (no zombie).
     if (::fork() != 0) ::_exit(0);
     ::setsid();
+    // No signal held: a submission holds Ctrl-C and the like while it
+    // waits for this very daemon's answer (route_command.cc), and the mask
+    // is inherited; the daemon must stop on SIGTERM.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     // Above the descriptors about to be set (F_DUPFD's copy is inherited).
     const int exit_end = ::fcntl(exit_pipe[1], F_DUPFD, 10);
     const int in = ::open("/dev/null", O_RDONLY);

@@ -1,6 +1,7 @@
 #include "shim/route/route_command.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -36,6 +37,7 @@
 #include "shim/cli/explain_view.h"
 #include "shim/real_command.h"
 #include "shim/route/wait_bound.h"
+#include "shim/stop_signals_held.h"
 
 namespace skyslurm::route {
 namespace {
@@ -185,6 +187,11 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                                               .count()};
   }
   Result<Json::Value> answer = UnavailableError("not sent");
+  // Ctrl-C (a kill, a hang-up) while skyslurmd places the job is held until
+  // its answer (the threads started meanwhile hold it too): the job is then
+  // cancelled, and the signal ends us when `held` goes, as the shim does
+  // when it speaks to the daemon itself (daemon_handoff.cc).
+  shim::StopSignalsHeld held;
   {
     // On a terminal, what the daemon does for the job meanwhile (copying
     // its folder: the share sent) is the progress line.
@@ -218,6 +225,21 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     if (watcher.joinable()) watcher.join();
   }
   progress.Clear();
+  if (held.Arrived()) {
+    const std::string sky_id = body["sky_id"].asString();
+    auto cancelled = client.Post("/v1/jobs/" + sky_id + "/cancel", Json::Value(Json::objectValue));
+    if (cancelled.ok()) {
+      std::fprintf(stderr, "%s: skyslurm: interrupted: job %s cancelled\n", tool.c_str(),
+                   sky_id.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "%s: error: skyslurm: interrupted, and %s may not be cancelled (%s): "
+                   "`skyslurm status %s`\n",
+                   tool.c_str(), sky_id.c_str(), cancelled.status().message().c_str(),
+                   sky_id.c_str());
+    }
+    return 128 + SIGINT;  // when the signal itself does not end us
+  }
   if (!answer.ok() && answer.status().code() == StatusCode::kUnavailable) {
     // The request may have reached the daemon before it stopped answering.
     const std::string sky_id = body["sky_id"].asString();

@@ -557,6 +557,60 @@ TEST_F(DaemonTest, AnUpdateMadeWithScontrolGoesWithTheJobWhenItMoves) {
   EXPECT_EQ(q.out, bound_gid + " kept 100\n") << q.err;
 }
 
+// Ctrl-C while skyslurmd places the job (held 3 s after the job is
+// submitted, before its answer): sbatch says the job is cancelled, and no
+// job of it lives anywhere; both when sbatch first starts skyslurmd
+// (skyslurm __route) and when it speaks to the running one itself.
+TEST_F(DaemonTest, SbatchInterruptedWhileItsJobIsPlacedLeavesNoJob) {
+  extra_env_ = {{"SKYSLURM_FAULT_POINT", "submit.done"}, {"SKYSLURM_FAULT_PAUSE_MS", "3000"}};
+  auto live = [&](const std::string& name) {
+    std::string where;
+    for (const char* cluster : {"alpha", "beta", "gamma"}) {
+      const std::string ids =
+          Trim(RunOn(tb_, cluster, {"squeue", "-h", "-n", name, "-o", "%i"}).out);
+      if (!ids.empty()) where += std::string(cluster) + ":" + ids + " ";
+    }
+    return where;
+  };
+  for (const bool daemon_up : {false, true}) {
+    SCOPED_TRACE(daemon_up ? "skyslurmd running" : "skyslurmd started by sbatch");
+    if (daemon_up) {
+      ASSERT_EQ(Sky({"queue"}).exit_code, 0);
+    } else {
+      StopDaemon();
+    }
+    const std::string name = daemon_up ? "interrupted-handoff" : "interrupted-route";
+    cleanup_names_.emplace_back("alpha", name);
+    cleanup_names_.emplace_back("beta", name);
+    cleanup_names_.emplace_back("gamma", name);
+    const std::string pid_file = tmp_.File(name + ".pid");
+    CommandOutput out;
+    std::thread run([&] {
+      out = Typed({"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh", "sbatch",
+                   "--sky-any-cluster", "-J", name, "-t", "5", "-o", "/dev/null", "--wrap",
+                   "sleep 300"});
+    });
+    bool sent = false;
+    for (int i = 0; i < 300 && !sent; ++i) {  // up to 30 s: the job submitted, not yet answered
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const int pid = std::atoi(ReadFile(pid_file).c_str());
+      if (pid > 0 && !live(name).empty()) sent = ::kill(pid, SIGINT) == 0;
+    }
+    run.join();
+    ASSERT_TRUE(sent) << out.err;
+    EXPECT_EQ(out.term_signal, SIGINT) << out.exit_code << out.err;
+    EXPECT_EQ(out.out, "");  // no id told
+    EXPECT_THAT(out.err,
+                ::testing::ContainsRegex("interrupted: job sky-[0-9-]+-[0-9a-f]+ cancelled"));
+    std::string left = live(name);
+    for (int i = 0; i < 50 && !left.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      left = live(name);
+    }
+    EXPECT_EQ(left, "") << out.err;
+  }
+}
+
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
   std::string id, stale;
   ASSERT_NO_FATAL_FAILURE(PendOnBeta(&id, &stale));
