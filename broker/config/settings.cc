@@ -790,6 +790,15 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
           const std::string name = c.first.Scalar();
           ClusterSettings& cs = s->clusters[name];
           SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, user_level, &cs));
+          // A cluster's global job ids are its own only while its index is
+          // (job/global_id.h): one index for two would give one id to two jobs.
+          for (const auto& [other, os] : s->clusters) {
+            if (cs.job_id_index != 0 && other != name && os.job_id_index == cs.job_id_index) {
+              return Bad(file, c.second,
+                         fmt::format("job_id_index {} is {}'s already: each cluster needs its own",
+                                     cs.job_id_index, other));
+            }
+          }
         }
       } else {
         return UnknownKey(file, kv.first, key, SettingKeys(), "");

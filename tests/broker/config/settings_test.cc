@@ -100,6 +100,11 @@ TEST(SettingsTest, BadValuesAreErrorsWithTheLine) {
   EXPECT_THAT(MergeSettingsYaml("home: [a\n", "s", false, &s).message(), HasSubstr("not valid YAML"));
   EXPECT_THAT(MergeSettingsYaml("- a\n", "s", false, &s).message(), HasSubstr("must be a mapping"));
   EXPECT_TRUE(MergeSettingsYaml("", "s", false, &s).ok());
+  // Issue 17: two clusters pinned to one global id index would share ids.
+  EXPECT_EQ(MergeSettingsYaml("clusters:\n  a:\n    job_id_index: 5\n  b:\n    job_id_index: 5\n",
+                              "s", false, &s)
+                .message(),
+            "s:5: job_id_index 5 is a's already: each cluster needs its own");
 }
 
 TEST(SettingsTest, EnvironmentAndFlags) {
