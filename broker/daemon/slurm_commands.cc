@@ -203,7 +203,10 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   std::string format;
   bool marked = false;                       // -o (or SQUEUE_FORMAT, or squeue's default)
   std::optional<MarkedSqueueFields> fields;  // -O (or SQUEUE_FORMAT2)
-  if (*tool == ClientTool::kSqueue && !cmd->structured && !cmd->steps) {
+  // -s with -O (or SQUEUE_FORMAT2): steps' fields, printed as they are.
+  const bool step_fields =
+      cmd->steps && (cmd->field_format || (cmd->format.empty() && env.contains("SQUEUE_FORMAT2")));
+  if (*tool == ClientTool::kSqueue && !cmd->structured && !step_fields) {
     if (cmd->field_format) {
       if (!cmd->field_format_spec.empty()) fields = MarkSqueueFields(cmd->field_format_spec);
     } else {
@@ -215,7 +218,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       if (field_env != env.end() && cmd->format.empty()) {
         fields = MarkSqueueFields(field_env->second);
       } else {
-        if (format.empty()) format = SqueueDefaultFormat(cmd->long_format);
+        if (format.empty()) format = SqueueDefaultFormat(cmd->long_format, cmd->steps);
         marked = true;
       }
     }
@@ -243,7 +246,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
                          fmt::format("{}", fmt::join(r.ids, ",")));
       }
     }
-    if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format));
+    if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format, cmd->steps));
     if (fields) r.argv.push_back("--Format=" + fields->format);
     const bool home_listing = listing && cluster == home;
     if (!home_listing && !scontrol_update) {

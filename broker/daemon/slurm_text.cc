@@ -84,12 +84,13 @@ std::string MapIdValue(std::string_view value, const IdMap& map) {
   return std::to_string(it->second) + word->rest;
 }
 
-std::string SqueueDefaultFormat(bool long_format) {
+std::string SqueueDefaultFormat(bool long_format, bool steps) {
+  if (steps) return "%.15i %.8j %.9P %.8u %.9M %N";
   return long_format ? "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
                      : "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 }
 
-std::string MarkSqueueFormat(std::string_view format) {
+std::string MarkSqueueFormat(std::string_view format, bool steps) {
   std::string out;
   for (std::size_t i = 0; i < format.size(); ++i) {
     if (format[i] != '%') {
@@ -111,7 +112,7 @@ std::string MarkSqueueFormat(std::string_view format) {
     }
     const char type = format[j];
     const std::string_view spec = format.substr(spec_start, j - spec_start);
-    if (type == 'i' || type == 'A' || type == 'F') {
+    if (type == 'i' || (!steps && (type == 'A' || type == 'F'))) {
       out += kOpen;
       out += spec;
       out += kSpecEnd;

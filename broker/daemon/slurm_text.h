@@ -23,13 +23,14 @@ using IdMap = std::map<std::string, std::uint64_t, std::less<>>;
 std::string MapIdValue(std::string_view value, const IdMap& map);
 
 // squeue's format when none is given (-o, SQUEUE_FORMAT): 22.05's default,
-// or its -l one.
-std::string SqueueDefaultFormat(bool long_format);
+// or its -l one; with -s/--steps, its steps' (the same with -l).
+std::string SqueueDefaultFormat(bool long_format, bool steps = false);
 
-// The format with each job id field (%i, %A, %F) wrapped in markers that
-// carry its width and justification, printed with no width of its own;
+// The format with each job id field (%i, %A, %F; with -s, whose letters
+// mean other things, the step id %i alone) wrapped in markers that carry its
+// width and justification, printed with no width of its own;
 // UnmarkSqueueOutput then prints each mapped id as the field would have.
-std::string MarkSqueueFormat(std::string_view format);
+std::string MarkSqueueFormat(std::string_view format, bool steps = false);
 std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map);
 
 // A cluster's ids of routed jobs that skyslurmd has not yet taken as ended:

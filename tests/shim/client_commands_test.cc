@@ -115,6 +115,13 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   EXPECT_EQ(RunOn(tb_, "beta", {"squeue", "-h", "-j", native, "-o", "%T"}).out, "RUNNING\n");
   // The user's listing (no job named) has it too, beside the home's jobs.
   EXPECT_THAT(Typed({"squeue", "-h", "-o", "%i %T"}).out, HasSubstr(id + " RUNNING\n"));
+  // Its steps (-s): the step ids mapped, the default layout's widths kept.
+  const std::string steps = RunOn(tb_, "beta", {"squeue", "-s", "-j", native}).out;
+  ASSERT_THAT(steps, HasSubstr(native + ".batch"));
+  CommandOutput our_steps = Typed({"squeue", "-s", "-j", id});
+  EXPECT_EQ(our_steps.out.substr(0, our_steps.out.find('\n')), steps.substr(0, steps.find('\n')));
+  EXPECT_THAT(our_steps.out, ContainsRegex("\n *" + id + "\\.batch +batch "));
+  EXPECT_EQ(Typed({"squeue", "-h", "-s", "-j", id, "-o", "%i|%A"}).out, id + ".batch|1\n");
 
   // FAILED with the script's exit code, as sacct keeps it (Snakemake's
   // query), once skyslurmd has seen it end (COMPLETING until then).

@@ -38,6 +38,16 @@ TEST(SlurmTextTest, SqueueFieldsKeepTheirWidthAndJustification) {
             "                78 R  78        |78 %i other\n");
 }
 
+// squeue -s: %i is the step id ("77.batch"); %A is the step's tasks.
+TEST(SlurmTextTest, StepFormatsMarkTheStepIdAlone) {
+  const std::string marked = MarkSqueueFormat("%.15i|%A", true);
+  EXPECT_NE(marked.find("|%A"), std::string::npos);
+  // As squeue prints it: the marked field, then the tasks.
+  EXPECT_EQ(UnmarkSqueueOutput(std::string("\x1f.15\x1d") + "77.batch\x1e|1\n", kBeta),
+            "805306445.batch|1\n");
+  EXPECT_EQ(SqueueDefaultFormat(false, true), "%.15i %.8j %.9P %.8u %.9M %N");
+}
+
 // squeue -O: the ids printed whole, then fitted to their fields; the other
 // fields as squeue printed them (a field without a size given its default).
 TEST(SlurmTextTest, SqueueFieldFormatsKeepEachFieldsSizeAndSuffix) {
