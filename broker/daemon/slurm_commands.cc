@@ -43,6 +43,7 @@ struct Run {
   std::vector<std::string> ids;  // its own ids to name ("" list: none named)
   IdMap map;                     // its ids -> the global ids shown
   Unsettled unsettled;           // its ids of routed jobs skyslurmd has not seen end
+  bool widened = false;          // squeue: --states=all added to find them
   std::vector<std::string> argv;
   Result<CommandOutput> result = UnavailableError("not run");
 };
@@ -246,9 +247,17 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
                          fmt::format("{}", fmt::join(r.ids, ",")));
       }
     }
-    if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format, cmd->steps));
+    // Each line's job and state, to show an unsettled job's end as CG.
+    const bool track = marked && !cmd->steps && !sections;
+    if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format, cmd->steps, track));
     if (fields) r.argv.push_back("--Format=" + fields->format);
     const bool home_listing = listing && cluster == home;
+    // A job that ended there is left out by squeue's default states: asked
+    // for all, the ended lines of other jobs dropped again (SqueueHold).
+    if (track && !home_listing && !cmd->states && !r.unsettled.empty()) {
+      r.argv.push_back("--states=all");
+      r.widened = true;
+    }
     if (!home_listing && !scontrol_update) {
       if (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct) {
         r.argv.push_back(fmt::format("--jobs={}", fmt::join(r.ids, ",")));
@@ -345,7 +354,10 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       auto unmark = [&](std::string_view part, const IdMap& map) {
         return marked ? UnmarkSqueueOutput(part, map) : UnmarkSqueueFields(part, *fields, map);
       };
-      text = sections ? MapClusterSections(text, section_maps, unmark) : unmark(text, r->map);
+      const SqueueHold hold{&r->unsettled, r->widened};
+      text = sections ? MapClusterSections(text, section_maps, unmark)
+             : marked ? UnmarkSqueueOutput(text, r->map, &hold)
+                      : unmark(text, r->map);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
       const bool all_unsettled =
           !r->ids.empty() && std::ranges::all_of(r->ids, [&](const std::string& id) {

@@ -18,6 +18,9 @@ namespace {
 constexpr char kOpen = '\x1f';
 constexpr char kSpecEnd = '\x1d';
 constexpr char kClose = '\x1e';
+// Before each of the two fields a held squeue line ends with (its id, its
+// state), which the user does not see: ASCII's file separator.
+constexpr char kTrack = '\x1c';
 
 std::vector<std::string_view> Lines(std::string_view text) {
   std::vector<std::string_view> out;
@@ -90,7 +93,7 @@ std::string SqueueDefaultFormat(bool long_format, bool steps) {
                      : "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 }
 
-std::string MarkSqueueFormat(std::string_view format, bool steps) {
+std::string MarkSqueueFormat(std::string_view format, bool steps, bool track) {
   std::string out;
   for (std::size_t i = 0; i < format.size(); ++i) {
     if (format[i] != '%') {
@@ -112,8 +115,10 @@ std::string MarkSqueueFormat(std::string_view format, bool steps) {
     }
     const char type = format[j];
     const std::string_view spec = format.substr(spec_start, j - spec_start);
-    if (type == 'i' || (!steps && (type == 'A' || type == 'F'))) {
+    const bool state = track && !steps && (type == 't' || type == 'T');
+    if (type == 'i' || (!steps && (type == 'A' || type == 'F')) || state) {
       out += kOpen;
+      if (state) out += type;  // a state field: "t.2"
       out += spec;
       out += kSpecEnd;
       out += '%';
@@ -124,10 +129,16 @@ std::string MarkSqueueFormat(std::string_view format, bool steps) {
     }
     i = j;
   }
+  if (track && !steps) out += std::string(1, kTrack) + "%i" + kTrack + "%T";
   return out;
 }
 
-std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map) {
+namespace {
+
+// One line (or several: a run of text) of squeue's marked output, the
+// fields unmarked; a state field shows `held_as` ("CG", "COMPLETING" by its
+// kind) when given.
+std::string UnmarkFields(std::string_view out, const IdMap& map, bool held) {
   std::string result;
   std::size_t i = 0;
   while (i < out.size()) {
@@ -145,6 +156,8 @@ std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map) {
       break;
     }
     std::string_view spec = out.substr(open + 1, spec_end - open - 1);
+    const char state = spec.starts_with('t') || spec.starts_with('T') ? spec.front() : '\0';
+    if (state != '\0') spec.remove_prefix(1);
     const bool right = spec.starts_with('.');
     if (right) spec.remove_prefix(1);
     int width = 0;
@@ -153,8 +166,45 @@ std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map) {
     // The header's name, or a value: trailing blanks of a value printed
     // without width are not ours to keep.
     while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-    result += Fit(MapIdValue(value, map), width, right);
+    if (state != '\0') {
+      const std::string_view shown = !held ? value : state == 't' ? "CG" : kHeldState;
+      result += Fit(std::string(shown), width, right);
+    } else {
+      result += Fit(MapIdValue(value, map), width, right);
+    }
     i = close + 1;
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map, const SqueueHold* hold) {
+  if (hold == nullptr || out.find(kTrack) == std::string_view::npos) {
+    return UnmarkFields(out, map, false);
+  }
+  std::string result;
+  for (std::size_t at = 0; at < out.size();) {
+    std::size_t eol = out.find('\n', at);
+    eol = eol == std::string_view::npos ? out.size() : eol + 1;
+    std::string_view line = out.substr(at, eol - at);
+    at = eol;
+    const bool newline = line.ends_with('\n');
+    if (newline) line.remove_suffix(1);
+    bool held = false;
+    if (const std::size_t id_at = line.find(kTrack); id_at != std::string_view::npos) {
+      const std::size_t state_at = line.find(kTrack, id_at + 1);
+      const std::string_view id = Trimmed(line.substr(id_at + 1, state_at - id_at - 1));
+      const std::string_view state =
+          state_at == std::string_view::npos ? "" : line.substr(state_at + 1);
+      line = line.substr(0, id_at);
+      const bool ended = IsEndedSlurmState(state);
+      held = ended && HeldId(id, *hold->unsettled);
+      // Listed only because its states were widened to find the held ones.
+      if (ended && !held && hold->drop_ended) continue;
+    }
+    result += UnmarkFields(line, map, held);
+    if (newline) result += '\n';
   }
   return result;
 }

@@ -30,8 +30,13 @@ std::string SqueueDefaultFormat(bool long_format, bool steps = false);
 // mean other things, the step id %i alone) wrapped in markers that carry its
 // width and justification, printed with no width of its own;
 // UnmarkSqueueOutput then prints each mapped id as the field would have.
-std::string MarkSqueueFormat(std::string_view format, bool steps = false);
-std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map);
+// `track` (jobs, not steps): the state fields (%t, %T) marked too, and each
+// line ends with its job's id and state, unseen, so that an unsettled job's
+// ended state is shown as CG/COMPLETING (SqueueHold).
+std::string MarkSqueueFormat(std::string_view format, bool steps = false, bool track = false);
+struct SqueueHold;
+std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map,
+                               const SqueueHold* hold = nullptr);
 
 // A cluster's ids of routed jobs that skyslurmd has not yet taken as ended:
 // it may still bring their folder back, restart or move them. A final
@@ -39,6 +44,15 @@ std::string UnmarkSqueueOutput(std::string_view out, const IdMap& map);
 // Slurm's own word for a job still finishing, until skyslurmd is done with
 // it: a workflow engine that then looks for the job's outputs finds them.
 using Unsettled = std::set<std::string, std::less<>>;
+
+// squeue of a format marked with `track`: the lines of these jobs whose
+// state is ended show it as CG (%t) or COMPLETING (%T); with `drop_ended`
+// (the command was given --states=all only to find them: the user asked
+// for squeue's default states) any other line of an ended job is dropped.
+struct SqueueHold {
+  const Unsettled* unsettled = nullptr;
+  bool drop_ended = false;
+};
 
 // COMPLETED, FAILED, CANCELLED (and "CANCELLED by 0"), TIMEOUT, NODE_FAIL,
 // OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED: sacct's and scontrol's

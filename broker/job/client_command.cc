@@ -191,6 +191,7 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
       if (name == "long") cmd.long_format = true;
       if (name == "parsable" || name == "parsable2") cmd.parsable = true;
       if (name == "steps") cmd.steps = true;
+      if ((name == "states" || name == "state") && tool == ClientTool::kSqueue) cmd.states = true;
       if (name == "starttime" || name == "endtime") cmd.window = true;
       continue;
     }
@@ -227,6 +228,7 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
         }
         if (c == 'M') cmd.clusters = true;
         if (tool == ClientTool::kSqueue && c == 's') cmd.steps = true;
+        if (tool == ClientTool::kSqueue && c == 't') cmd.states = true;
         if (std::find(g.window.begin(), g.window.end(), c) != g.window.end()) cmd.window = true;
         if (value_index == i + 1) ++i;
         break;  // the rest of the word was the value

@@ -52,6 +52,7 @@ struct ClientCommand {
   bool noheader = false;
   bool parsable = false;                    // sacct -p/-P
   bool steps = false;                       // squeue -s/--steps
+  bool states = false;                      // squeue -t/--states
   std::vector<std::size_t> noheader_words;  // indices of -h/-n/--noheader
   std::vector<std::size_t> format_words;    // indices of the -o/--format option (and its value)
   // The words that name a time window (sacct -S/-E and theirs).

@@ -38,6 +38,33 @@ TEST(SlurmTextTest, SqueueFieldsKeepTheirWidthAndJustification) {
             "                78 R  78        |78 %i other\n");
 }
 
+// squeue of routed jobs: one skyslurmd has not seen end shows CG/COMPLETING
+// while its cluster says CD; asked with --states=all only to find it, the
+// other ended jobs' lines go.
+TEST(SlurmTextTest, SqueueShowsAnUnsettledEndedJobAsCompleting) {
+  const std::string format = MarkSqueueFormat("%.18i %.2t %.10T", false, true);
+  EXPECT_EQ(format, "\x1f.18\x1d%i\x1e \x1ft.2\x1d%t\x1e \x1fT.10\x1d%T\x1e\x1c%i\x1c%T");
+  // What squeue prints for it: each marked field's value, no width.
+  auto line = [](const std::string& id, const std::string& st, const std::string& state) {
+    return "\x1f.18\x1d" + id + "\x1e \x1ft.2\x1d" + st + "\x1e \x1fT.10\x1d" + state + "\x1e\x1c" +
+           id + "\x1c" + state + "\n";
+  };
+  const std::string printed = line("JOBID", "ST", "STATE") + line("77", "CD", "COMPLETED") +
+                              line("78", "CD", "COMPLETED") + line("79", "R", "RUNNING");
+  const Unsettled unsettled = {"77", "79"};
+  const SqueueHold widened{&unsettled, true};
+  EXPECT_EQ(UnmarkSqueueOutput(printed, {{"77", 805306445}, {"79", 805306447}}, &widened),
+            "             JOBID ST      STATE\n"
+            "         805306445 CG COMPLETING\n"
+            "         805306447  R    RUNNING\n");
+  const SqueueHold asked{&unsettled, false};  // the user's own -t all
+  EXPECT_EQ(UnmarkSqueueOutput(printed, {}, &asked),
+            "             JOBID ST      STATE\n"
+            "                77 CG COMPLETING\n"
+            "                78 CD  COMPLETED\n"
+            "                79  R    RUNNING\n");
+}
+
 // squeue -s: %i is the step id ("77.batch"); %A is the step's tasks.
 TEST(SlurmTextTest, StepFormatsMarkTheStepIdAlone) {
   const std::string marked = MarkSqueueFormat("%.15i|%A", true);

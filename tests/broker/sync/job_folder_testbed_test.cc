@@ -236,14 +236,31 @@ TEST_F(JobFolderTest, AProgramsJobBringsBackWhatItWroteBeforeSacctSaysCompleted)
   const std::string global = out.out.substr(0, out.out.find('\n'));
   fs::remove(proj_ + "/.marker");
   std::string state, seen;
+  // And as an engine that polls squeue sees it (Cromwell's check-alive):
+  // listed until its files are here, COMPLETING (not gone) before.
+  std::string listed, squeue_seen;
+  bool here_when_gone = false;
   for (int i = 0; i < 900; ++i) {
     CommandOutput polled = Typed({"sacct", "-j", global, "-X", "-n", "-P", "-o", "State"});
     state = polled.out.substr(0, polled.out.find('\n'));
     if (seen.empty() || !seen.ends_with(" " + state)) seen += " " + state;
     if (state == "COMPLETED" || state == "FAILED" || state.starts_with("CANCELLED")) break;
+    const std::string was = listed;
+    listed = Typed({"squeue", "-h", "-j", global, "-o", "%T"}).out;
+    if (listed.empty() && !was.empty()) here_when_gone = fs::exists(proj_ + "/out/model.txt");
+    if (!listed.empty() && !squeue_seen.ends_with(" " + listed.substr(0, listed.find('\n')))) {
+      squeue_seen += " " + listed.substr(0, listed.find('\n'));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   ASSERT_EQ(state, "COMPLETED") << seen;
+  for (int i = 0; i < 100 && !listed.empty(); ++i) {  // sacct's last word came first
+    listed = Typed({"squeue", "-h", "-j", global, "-o", "%T"}).out;
+    if (listed.empty()) here_when_gone = fs::exists(proj_ + "/out/model.txt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(here_when_gone) << "squeue said:" << squeue_seen;
+  std::printf("squeue said:%s, then nothing\n", squeue_seen.c_str());
   // Here, the moment sacct said so.
   const std::string there = "/home/skyuser1/" + name_;
   EXPECT_EQ(ReadFile(proj_ + "/out/model.txt"), "words=4 cwd=" + there + " submit=" + there + "\n")
