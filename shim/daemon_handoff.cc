@@ -351,10 +351,9 @@ bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
   const auto cmd = ParseClientCommand(*tool, std::vector<std::string>(argv + 1, argv + argc));
   // The real command reads these (or says what is wrong).
   if (!cmd || cmd->about) return false;
-  // squeue -M/--clusters naming no job: its sections show routed jobs
+  // squeue/sacct -M/--clusters (sacct -L) naming no job show routed jobs
   // (below); any other use of other clusters is the real command's.
-  if (cmd->clusters &&
-      (*tool != ClientTool::kSqueue || cmd->structured || cmd->steps || !cmd->ids.empty())) {
+  if (cmd->clusters && (!cmd->ids.empty() || cmd->structured || cmd->steps || cmd->long_format)) {
     return false;
   }
   for (const auto& id : cmd->ids) {

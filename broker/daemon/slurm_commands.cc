@@ -72,13 +72,16 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   as_typed.insert(as_typed.end(), args.begin(), args.end());
   // As typed: the real command decides.
   if (!cmd || cmd->about) return run_here(as_typed);
-  // squeue -M/--clusters listing: the home's squeue asks those clusters
-  // (Slurm's multi-cluster mode) and prints a section for each; the routed
-  // jobs in a section get their global ids. Anything else with -M (sacct
-  // -M/-L, ids named) runs as typed.
-  const bool sections = cmd->clusters;
-  if (sections &&
-      (*tool != ClientTool::kSqueue || cmd->structured || cmd->steps || !cmd->ids.empty())) {
+  // -M/--clusters (sacct's -L too) naming no job: the home's command asks
+  // those clusters (Slurm's multi-cluster mode, through the slurmdbd they
+  // share); squeue prints a section for each, sacct one table, and the
+  // routed jobs in them get their global ids (a section's, or a line's by
+  // its Cluster field, which sacct is asked for at the end and which is
+  // then removed). With ids named, -l, -s or --json/--yaml: as typed.
+  const bool sections = cmd->clusters && *tool == ClientTool::kSqueue;
+  const bool by_cluster = cmd->clusters && *tool == ClientTool::kSacct;
+  if (cmd->clusters && (!cmd->ids.empty() || cmd->structured || cmd->steps || cmd->long_format ||
+                        (!sections && !by_cluster))) {
     return run_here(as_typed);
   }
 
@@ -228,16 +231,32 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     }
   }
   // One table of every cluster's lines, one header (a -M section has its own).
+  std::string sacct_format;  // sacct -M: the user's fields, then Cluster
+  if (by_cluster) {
+    sacct_format = cmd->format;
+    if (auto f = env.find("SACCT_FORMAT"); sacct_format.empty() && f != env.end()) {
+      sacct_format = f->second;
+    }
+    if (sacct_format.empty())
+      sacct_format = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+    sacct_format += cmd->parsable ? ",Cluster" : fmt::format(",Cluster%{}", kSacctClusterWidth);
+    for (const std::size_t i : cmd->format_words) dropped.insert(i);
+  }
   const bool table = !sections && ((*tool == ClientTool::kSqueue && (marked || fields)) ||
                                    (*tool == ClientTool::kSacct && !cmd->structured));
   if (table) {
     for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
   }
-  std::map<std::string, IdMap, std::less<>> section_maps;  // -M: each cluster's routed jobs
+  // -M: each cluster's routed jobs; the home's command asks them all.
+  std::map<std::string, IdMap, std::less<>> section_maps;
+  std::map<std::string, Unsettled, std::less<>> section_unsettled;
   for (auto& [cluster, r] : runs) {
     if (!listing && r.ids.empty()) continue;
-    if (sections) section_maps[cluster] = r.map;
-    if (sections && cluster != home) continue;
+    if (cmd->clusters) {
+      section_maps[cluster] = r.map;
+      section_unsettled[cluster] = r.unsettled;
+      if (cluster != home) continue;
+    }
     r.argv = {tool_name};
     for (std::size_t i = 0; i < args.size(); ++i) {
       if (!dropped.contains(i)) {
@@ -251,6 +270,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     const bool track = marked && !cmd->steps && !sections;
     if (marked) r.argv.push_back("--format=" + MarkSqueueFormat(format, cmd->steps, track));
     if (fields) r.argv.push_back("--Format=" + fields->format);
+    if (by_cluster) r.argv.push_back("--format=" + sacct_format);
     const bool home_listing = listing && cluster == home;
     // A job that ended there is left out by squeue's default states: asked
     // for all, the ended lines of other jobs dropped again (SqueueHold).
@@ -358,6 +378,8 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       text = sections ? MapClusterSections(text, section_maps, unmark)
              : marked ? UnmarkSqueueOutput(text, r->map, &hold)
                       : unmark(text, r->map);
+    } else if (by_cluster) {
+      text = MapSacctByCluster(text, cmd->parsable, section_maps, section_unsettled);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
       const bool all_unsettled =
           !r->ids.empty() && std::ranges::all_of(r->ids, [&](const std::string& id) {

@@ -447,6 +447,47 @@ std::string MapScontrolOutput(std::string_view out, const IdMap& map, const Unse
   return result;
 }
 
+std::string MapSacctByCluster(std::string_view out, bool parsable,
+                              const std::map<std::string, IdMap, std::less<>>& maps,
+                              const std::map<std::string, Unsettled, std::less<>>& unsettled) {
+  const std::vector<std::string_view> lines = Lines(out);
+  const std::size_t header_lines = parsable ? 1 : 2;
+  if (lines.size() < header_lines) return std::string(out);
+  // -p ends every line with '|'; -P does not.
+  const bool trailing = parsable && lines[0].ends_with('|');
+  // The line without its Cluster field, and that field's value.
+  auto split = [&](std::string_view line) -> std::pair<std::string, std::string_view> {
+    if (parsable) {
+      if (trailing && line.ends_with('|')) line.remove_suffix(1);
+      const std::size_t bar = line.rfind('|');
+      if (bar == std::string_view::npos) return {std::string(line), ""};
+      return {std::string(line.substr(0, bar)) + (trailing ? "|" : ""),
+              Trimmed(line.substr(bar + 1))};
+    }
+    const std::size_t cut = static_cast<std::size_t>(kSacctClusterWidth) + 1;
+    if (line.size() < cut) return {std::string(line), ""};
+    return {std::string(line.substr(0, line.size() - cut)),
+            Trimmed(line.substr(line.size() - cut))};
+  };
+  std::string header, result;
+  for (std::size_t l = 0; l < header_lines; ++l) header += split(lines[l]).first + "\n";
+  result = header;
+  const IdMap none;
+  const Unsettled nothing;
+  for (std::size_t l = header_lines; l < lines.size(); ++l) {
+    const auto [line, cluster] = split(lines[l]);
+    const auto map = maps.find(cluster);
+    const auto held = unsettled.find(cluster);
+    // Mapped under the header (MapSacctOutput reads the columns from it).
+    const std::string mapped =
+        MapSacctOutput(header + line + "\n", parsable, map == maps.end() ? none : map->second,
+                       held == unsettled.end() ? nothing : held->second);
+    result += mapped.substr(header.size());
+  }
+  if (!out.ends_with('\n') && result.ends_with('\n')) result.pop_back();
+  return result;
+}
+
 std::string MapClusterSections(
     std::string_view out, const std::map<std::string, IdMap, std::less<>>& maps,
     const std::function<std::string(std::string_view, const IdMap&)>& map_one) {

@@ -95,6 +95,14 @@ std::string MapSacctOutput(std::string_view out, bool parsable, const IdMap& map
 std::string MapScontrolOutput(std::string_view out, const IdMap& map,
                               const Unsettled& unsettled = {});
 
+// sacct -M/--clusters/-L's output, asked with one more field at the end,
+// its Cluster (`cluster_width` wide when not parsable): each line's ids
+// mapped with its cluster's map (MapSacctOutput), that field removed.
+inline constexpr int kSacctClusterWidth = 40;
+std::string MapSacctByCluster(std::string_view out, bool parsable,
+                              const std::map<std::string, IdMap, std::less<>>& maps,
+                              const std::map<std::string, Unsettled, std::less<>>& unsettled);
+
 // squeue -M/--clusters' output: a section per cluster, each begun by a line
 // "CLUSTER: <name>"; each section mapped by `map_one` with that cluster's
 // map from `maps` (none: an empty one), text before the first as it is.

@@ -18,6 +18,7 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 class ClientCommandsTest : public RouteTest {
  protected:
@@ -145,6 +146,16 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   CommandOutput fixed = Typed({"sacct", "-j", id, "-X", "--format=JobID,State,ExitCode"});
   EXPECT_THAT(fixed.out,
               MatchesRegex("JobID +State ExitCode \n-+ -+ -+ \n" + id + " +FAILED +3:0 \n"));
+  // sacct -M all (one table from the slurmdbd): beta's line under its id.
+  if (Exec({.argv = {"test", "-f", tb_.Path("dbd/enabled")}}).exit_code == 0) {
+    CommandOutput all = Until(
+        {"sacct", "-M", "all", "-X", "-n", "-P", "-o", "JobID,State"},
+        [&](const CommandOutput& o) { return o.out.find(id + "|FAILED\n") != std::string::npos; });
+    EXPECT_THAT(all.out, HasSubstr(id + "|FAILED\n")) << all.err;
+    CommandOutput table = Typed({"sacct", "-L", "-X", "-o", "JobID,State"});
+    EXPECT_THAT(table.out, StartsWith("JobID             State \n------------ ---------- \n"));
+    EXPECT_THAT(table.out, ContainsRegex("\n" + id + " +FAILED \n")) << table.out;
+  }
   // skyslurm takes the id too.
   EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id}).exit_code,
             0);

@@ -216,6 +216,29 @@ TEST(SlurmTextTest, ClusterSectionsAreMappedEachWithItsClustersJobs) {
             "squeue: error: no such cluster\n");
 }
 
+// sacct -M all: one table; each line mapped by its Cluster field (asked
+// for at the end, then removed), the same number on two clusters apart.
+TEST(SlurmTextTest, SacctOverClustersMapsEachLineByItsCluster) {
+  const std::map<std::string, IdMap, std::less<>> maps = {{"beta", kBeta}};
+  const std::map<std::string, Unsettled, std::less<>> unsettled = {{"beta", {"77"}}};
+  EXPECT_EQ(MapSacctByCluster("JobID|State|Cluster|\n77|COMPLETED|beta|\n77|FAILED|alpha|\n"
+                              "77.batch|COMPLETED|beta|\n",
+                              true, maps, unsettled),
+            "JobID|State|\n805306445|COMPLETING|\n77|FAILED|\n805306445.batch|COMPLETED|\n");
+  EXPECT_EQ(MapSacctByCluster("JobID|State|Cluster\n77|RUNNING|beta\n", true, maps, {}),
+            "JobID|State\n805306445|RUNNING\n");
+  // Fixed columns: JobID 12 wide, State 10 (right-justified), Cluster 40.
+  auto cluster = [](const std::string& name) {
+    return std::string(kSacctClusterWidth - name.size(), ' ') + name + " ";
+  };
+  EXPECT_EQ(
+      MapSacctByCluster("JobID             State " + cluster("Cluster") + "\n" +
+                            "------------ ---------- " + std::string(kSacctClusterWidth, '-') +
+                            " \n" + "77               FAILED " + cluster("beta") + "\n",
+                        false, maps, {}),
+      "JobID             State \n------------ ---------- \n805306445        FAILED \n");
+}
+
 TEST(SlurmTextTest, DropLinesDropsHeaders) {
   EXPECT_EQ(DropLines("a\nb\nc\n", 2), "c\n");
   EXPECT_EQ(DropLines("a\n", 2), "");
