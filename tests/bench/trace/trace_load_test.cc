@@ -1,0 +1,102 @@
+#include "bench/trace/trace_load.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace skyslurm::trace {
+namespace {
+
+// The testbed's shape: alpha 2 x 8 H100, beta 2 x 4 H100 (another name), gamma 2 x 8 A100.
+const std::vector<ModelCluster> kClusters = {
+    {"alpha", 2, 8, "h100"}, {"beta", 2, 4, "nvidia_h100_80gb_hbm3"}, {"gamma", 2, 8, "a100"}};
+
+TraceJob Job(std::string id, double submit, std::optional<double> runtime, int gpus,
+             std::optional<int> nodes = std::nullopt, std::string type = "") {
+  TraceJob j;
+  j.id = std::move(id);
+  j.submit_s = submit;
+  j.runtime_s = runtime;
+  j.gpus = gpus;
+  j.nodes = nodes;
+  j.gpu_type = std::move(type);
+  return j;
+}
+
+TEST(TraceLoadTest, ShapesFitTheLargestNodeAndTheLargestClusterCaps) {
+  const Load load =
+      ShapeLoad({Job("one", 0, 60, 1), Job("eight", 0, 60, 8), Job("twelve", 0, 60, 12),
+                 Job("two-by-four", 0, 60, 8, 2), Job("big", 0, 60, 64), Job("cpu", 0, 60, 0),
+                 Job("never", 0, std::nullopt, 1)},
+                kClusters, {.load = 0});
+  ASSERT_EQ(load.jobs.size(), 6u);
+  auto shape = [&](std::size_t i) {
+    return std::to_string(load.jobs[i].nodes) + "x" + std::to_string(load.jobs[i].gpus_per_node);
+  };
+  EXPECT_EQ(shape(0), "1x1");
+  EXPECT_EQ(shape(1), "1x8");
+  EXPECT_EQ(shape(2), "2x8");  // above a node: whole nodes of the largest size
+  EXPECT_EQ(shape(3), "2x4");  // the trace's nodes, when they fit
+  EXPECT_EQ(shape(4), "2x8");  // capped to the largest cluster
+  EXPECT_TRUE(load.jobs[4].capped);
+  EXPECT_EQ(shape(5), "1x0");
+  EXPECT_EQ(load.capped, 1);
+  EXPECT_EQ(load.never_ran, 1);
+}
+
+TEST(TraceLoadTest, TypesAreTheTracesOrASeededDrawByCapacity) {
+  std::vector<TraceJob> window;
+  for (int i = 0; i < 4000; ++i) window.push_back(Job("j" + std::to_string(i), i, 60, 1));
+  window.push_back(Job("typed", 5000, 60, 1, 1, "a100"));
+  const Load load = ShapeLoad(window, kClusters, {.load = 0, .seed = 7});
+  std::map<std::string, int> types;
+  for (const auto& j : load.jobs) ++types[j.gpu_type];
+  EXPECT_EQ(load.jobs.back().gpu_type, "a100");
+  // Half untyped; the rest by the GPUs of each type (16 h100, 8 beta's, 16 a100 of 40).
+  EXPECT_NEAR(types[""], 2000, 120);
+  EXPECT_NEAR(types["h100"], 800, 90);
+  EXPECT_NEAR(types["nvidia_h100_80gb_hbm3"], 400, 70);
+  // The same seed, the same load; another seed, another.
+  const Load again = ShapeLoad(window, kClusters, {.load = 0, .seed = 7});
+  const Load other = ShapeLoad(window, kClusters, {.load = 0, .seed = 8});
+  int same = 0, differs = 0;
+  for (std::size_t i = 0; i < load.jobs.size(); ++i) {
+    same += load.jobs[i].gpu_type == again.jobs[i].gpu_type &&
+            load.jobs[i].time_limit_min == again.jobs[i].time_limit_min;
+    differs += load.jobs[i].gpu_type != other.jobs[i].gpu_type;
+  }
+  EXPECT_EQ(same, static_cast<int>(load.jobs.size()));
+  EXPECT_GT(differs, 1000);
+}
+
+TEST(TraceLoadTest, LimitsOverestimateByOneToFourTimesInWholeMinutes) {
+  std::vector<TraceJob> window;
+  for (int i = 0; i < 1000; ++i) window.push_back(Job("j" + std::to_string(i), i, 600, 1));
+  const Load load = ShapeLoad(window, kClusters, {.load = 0});
+  int lo = 1000, hi = 0;
+  for (const auto& j : load.jobs) {
+    lo = std::min(lo, j.time_limit_min);
+    hi = std::max(hi, j.time_limit_min);
+  }
+  EXPECT_EQ(lo, 11);  // 10 min of runtime: at least a minute more
+  EXPECT_GE(hi, 38);
+  EXPECT_LE(hi, 40);
+}
+
+TEST(TraceLoadTest, ArrivalsStretchToTheAskedLoadAndEveryTimeScalesByTheFactor) {
+  // 40 GPUs over 1000 s: 40,000 GPU-seconds. Offered: 10 jobs x 8 GPUs x 1000 s = 80,000: 2.0.
+  std::vector<TraceJob> window;
+  for (int i = 0; i < 10; ++i) window.push_back(Job("j" + std::to_string(i), i * 100, 1000, 8));
+  const Load load =
+      ShapeLoad(window, kClusters, {.window_s = 1000, .load = 0.5, .time_factor = 10, .seed = 1});
+  EXPECT_DOUBLE_EQ(load.offered_load, 2.0);
+  EXPECT_DOUBLE_EQ(load.arrival_scale, 4.0);      // 2.0 offered -> 0.5
+  EXPECT_DOUBLE_EQ(load.window_s, 400);           // 1000 s x 4 / 10
+  EXPECT_DOUBLE_EQ(load.jobs[9].submit_s, 360);   // 900 s x 4 / 10
+  EXPECT_DOUBLE_EQ(load.jobs[9].runtime_s, 100);  // runtimes are not stretched
+  for (const auto& j : load.jobs) EXPECT_GE(j.time_limit_min * 60, j.runtime_s);
+}
+
+}  // namespace
+}  // namespace skyslurm::trace
