@@ -136,8 +136,8 @@ std::string MarkSqueueFormat(std::string_view format, bool steps, bool track) {
 namespace {
 
 // One line (or several: a run of text) of squeue's marked output, the
-// fields unmarked; a state field shows `held_as` ("CG", "COMPLETING" by its
-// kind) when given.
+// fields unmarked; when `held`, a state field shows CG (%t) or COMPLETING
+// (%T).
 std::string UnmarkFields(std::string_view out, const IdMap& map, bool held) {
   std::string result;
   std::size_t i = 0;

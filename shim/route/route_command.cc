@@ -190,8 +190,9 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   // Ctrl-C (a kill, a hang-up) while skyslurmd places the job is held until
   // its answer (the threads started meanwhile hold it too): the job is then
   // cancelled, and the signal ends us when `held` goes, as the shim does
-  // when it speaks to the daemon itself (daemon_handoff.cc).
-  shim::StopSignalsHeld held;
+  // when it speaks to the daemon itself (daemon_handoff.cc). Only that
+  // long: `--wait` is interrupted as sbatch's is.
+  std::optional<shim::StopSignalsHeld> held(std::in_place);
   {
     // On a terminal, what the daemon does for the job meanwhile (copying
     // its folder: the share sent) is the progress line.
@@ -225,7 +226,7 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
     if (watcher.joinable()) watcher.join();
   }
   progress.Clear();
-  if (held.Arrived()) {
+  if (held->Arrived()) {
     const std::string sky_id = body["sky_id"].asString();
     auto cancelled = client.Post("/v1/jobs/" + sky_id + "/cancel", Json::Value(Json::objectValue));
     if (cancelled.ok()) {
@@ -255,6 +256,8 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   std::fflush(stderr);
   std::fputs((*answer)["stdout"].asCString(), stdout);
   std::fflush(stdout);
+  // Its id told: from here on a signal ends the command as it would have.
+  held.reset();
   if ((*answer)["exit_code"].asInt() != 0) return (*answer)["exit_code"].asInt();
   const std::string sky_id = (*answer)["job"]["sky_id"].asString();
   if (!request.wait) return 0;

@@ -609,6 +609,37 @@ TEST_F(DaemonTest, SbatchInterruptedWhileItsJobIsPlacedLeavesNoJob) {
     }
     EXPECT_EQ(left, "") << out.err;
   }
+  // Its id told, `sbatch --wait` (the one that starts skyslurmd) is
+  // interrupted as Slurm's is: at once, its job left to run.
+  extra_env_.clear();
+  StopDaemon();
+  const std::string name = "interrupted-wait";
+  cleanup_names_.emplace_back("alpha", name);
+  cleanup_names_.emplace_back("beta", name);
+  cleanup_names_.emplace_back("gamma", name);
+  const std::string pid_file = tmp_.File(name + ".pid");
+  CommandOutput out;
+  std::thread run([&] {
+    out = Typed({"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh", "sbatch", "--wait",
+                 "--sky-any-cluster", "-J", name, "-t", "5", "-o", "/dev/null", "--wrap",
+                 "sleep 300"});
+  });
+  bool sent = false;
+  for (int i = 0; i < 300 && !sent; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int pid = std::atoi(ReadFile(pid_file).c_str());
+    if (pid > 0 && !live(name).empty()) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // waiting now
+      sent = ::kill(pid, SIGINT) == 0;
+    }
+  }
+  const auto interrupted = std::chrono::steady_clock::now();
+  run.join();
+  ASSERT_TRUE(sent) << out.err;
+  EXPECT_EQ(out.term_signal, SIGINT) << out.exit_code << out.err;
+  EXPECT_LT(MsSince(interrupted), 5000);
+  EXPECT_THAT(out.out, ::testing::MatchesRegex("Submitted batch job [0-9]+\n"));
+  EXPECT_NE(live(name), "");
 }
 
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
