@@ -572,6 +572,32 @@ TEST_F(DaemonTest, SbatchInterruptedWhileItsJobIsPlacedLeavesNoJob) {
     }
     return where;
   };
+  // `sbatch [wait] --sky-any-cluster -J name ...`, SIGINT once a job of that
+  // name is in a queue (and `settle` later): what it printed, and when the
+  // signal went (none: never).
+  auto interrupt = [&](const std::string& name, bool wait, std::chrono::milliseconds settle) {
+    for (const char* cluster : {"alpha", "beta", "gamma"})
+      cleanup_names_.emplace_back(cluster, name);
+    const std::string pid_file = tmp_.File(name + ".pid");
+    std::vector<std::string> argv = {"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh",
+                                     "sbatch"};
+    if (wait) argv.push_back("--wait");
+    argv.insert(argv.end(), {"--sky-any-cluster", "-J", name, "-t", "5", "-o", "/dev/null",
+                             "--wrap", "sleep 300"});
+    CommandOutput out;
+    std::thread run([&] { out = Typed(argv); });
+    std::optional<std::chrono::steady_clock::time_point> sent;
+    for (int i = 0; i < 300 && !sent; ++i) {  // up to 30 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const int pid = std::atoi(ReadFile(pid_file).c_str());
+      if (pid > 0 && !live(name).empty()) {
+        std::this_thread::sleep_for(settle);
+        if (::kill(pid, SIGINT) == 0) sent = std::chrono::steady_clock::now();
+      }
+    }
+    run.join();
+    return std::make_pair(out, sent);
+  };
   for (const bool daemon_up : {false, true}) {
     SCOPED_TRACE(daemon_up ? "skyslurmd running" : "skyslurmd started by sbatch");
     if (daemon_up) {
@@ -579,24 +605,9 @@ TEST_F(DaemonTest, SbatchInterruptedWhileItsJobIsPlacedLeavesNoJob) {
     } else {
       StopDaemon();
     }
+    // The job submitted, its answer not yet given.
     const std::string name = daemon_up ? "interrupted-handoff" : "interrupted-route";
-    cleanup_names_.emplace_back("alpha", name);
-    cleanup_names_.emplace_back("beta", name);
-    cleanup_names_.emplace_back("gamma", name);
-    const std::string pid_file = tmp_.File(name + ".pid");
-    CommandOutput out;
-    std::thread run([&] {
-      out = Typed({"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh", "sbatch",
-                   "--sky-any-cluster", "-J", name, "-t", "5", "-o", "/dev/null", "--wrap",
-                   "sleep 300"});
-    });
-    bool sent = false;
-    for (int i = 0; i < 300 && !sent; ++i) {  // up to 30 s: the job submitted, not yet answered
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const int pid = std::atoi(ReadFile(pid_file).c_str());
-      if (pid > 0 && !live(name).empty()) sent = ::kill(pid, SIGINT) == 0;
-    }
-    run.join();
+    const auto [out, sent] = interrupt(name, false, std::chrono::milliseconds(0));
     ASSERT_TRUE(sent) << out.err;
     EXPECT_EQ(out.term_signal, SIGINT) << out.exit_code << out.err;
     EXPECT_EQ(out.out, "");  // no id told
@@ -613,33 +624,12 @@ TEST_F(DaemonTest, SbatchInterruptedWhileItsJobIsPlacedLeavesNoJob) {
   // interrupted as Slurm's is: at once, its job left to run.
   extra_env_.clear();
   StopDaemon();
-  const std::string name = "interrupted-wait";
-  cleanup_names_.emplace_back("alpha", name);
-  cleanup_names_.emplace_back("beta", name);
-  cleanup_names_.emplace_back("gamma", name);
-  const std::string pid_file = tmp_.File(name + ".pid");
-  CommandOutput out;
-  std::thread run([&] {
-    out = Typed({"sh", "-c", "echo $$ > " + pid_file + "; exec \"$@\"", "sh", "sbatch", "--wait",
-                 "--sky-any-cluster", "-J", name, "-t", "5", "-o", "/dev/null", "--wrap",
-                 "sleep 300"});
-  });
-  bool sent = false;
-  for (int i = 0; i < 300 && !sent; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const int pid = std::atoi(ReadFile(pid_file).c_str());
-    if (pid > 0 && !live(name).empty()) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));  // waiting now
-      sent = ::kill(pid, SIGINT) == 0;
-    }
-  }
-  const auto interrupted = std::chrono::steady_clock::now();
-  run.join();
+  const auto [out, sent] = interrupt("interrupted-wait", true, std::chrono::seconds(1));
   ASSERT_TRUE(sent) << out.err;
   EXPECT_EQ(out.term_signal, SIGINT) << out.exit_code << out.err;
-  EXPECT_LT(MsSince(interrupted), 5000);
+  EXPECT_LT(MsSince(*sent), 5000);
   EXPECT_THAT(out.out, ::testing::MatchesRegex("Submitted batch job [0-9]+\n"));
-  EXPECT_NE(live(name), "");
+  EXPECT_NE(live("interrupted-wait"), "");
 }
 
 TEST_F(DaemonTest, ADeadControllersPendingJobIsReplacedAndItsStaleCopyCancelledOnReturn) {
