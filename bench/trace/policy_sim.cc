@@ -135,10 +135,10 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
       submit(i, to, t);
     }
   }
-  for (const JobOutcome& o : result.jobs) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const JobOutcome& o = result.jobs[i];
     if (o.start == kNever || o.start >= options.horizon_s) continue;
     const double until = std::min(o.end, options.horizon_s);
-    const auto i = static_cast<std::size_t>(&o - result.jobs.data());
     result.busy_gpu_s[o.cluster] += (until - o.start) * load.jobs[i].gpus();
   }
   return result;

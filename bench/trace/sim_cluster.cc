@@ -42,14 +42,16 @@ bool SimCluster::Fits(const SimJob& job) const {
   return job.nodes >= 1 && job.nodes <= nodes_ && job.gpus_per_node <= gpus_per_node_;
 }
 
+void SimCluster::Hold(Profile& profile, double start, const std::vector<int>& on,
+                      const SimJob& job) {
+  for (const int n : on) {
+    profile[static_cast<std::size_t>(n)].push_back({start, start + job.limit_s, job.gpus_per_node});
+  }
+}
+
 SimCluster::Profile SimCluster::RunningProfile() const {
   Profile profile(static_cast<std::size_t>(nodes_));
-  for (const Running& r : running_) {
-    for (const int n : r.on) {
-      profile[static_cast<std::size_t>(n)].push_back(
-          {r.start, r.start + r.job.limit_s, r.job.gpus_per_node});
-    }
-  }
+  for (const Running& r : running_) Hold(profile, r.start, r.on, r.job);
   return profile;
 }
 
@@ -106,10 +108,7 @@ void SimCluster::Schedule(double now, std::vector<Event>* events) {
       still.push_back(std::move(job));
       continue;
     }
-    for (const int n : at->second) {
-      profile[static_cast<std::size_t>(n)].push_back(
-          {at->first, at->first + job.limit_s, job.gpus_per_node});
-    }
+    Hold(profile, at->first, at->second, job);
     if (at->first <= now) {
       for (const int n : at->second) free_[static_cast<std::size_t>(n)] -= job.gpus_per_node;
       if (events != nullptr) events->push_back({now, job.id, Event::Kind::kStart});
@@ -171,11 +170,7 @@ std::optional<double> SimCluster::EstimateStart(const SimJob& job, double now) c
   Profile profile = RunningProfile();
   for (const SimJob& p : pending_) {
     const auto at = Earliest(profile, p, now);
-    if (!at) continue;
-    for (const int n : at->second) {
-      profile[static_cast<std::size_t>(n)].push_back(
-          {at->first, at->first + p.limit_s, p.gpus_per_node});
-    }
+    if (at) Hold(profile, at->first, at->second, p);
   }
   const auto at = Earliest(profile, job, now);
   if (!at) return std::nullopt;

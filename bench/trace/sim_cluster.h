@@ -81,6 +81,8 @@ class SimCluster {
   // The earliest start >= now of `job` in `profile`, and its nodes there.
   std::optional<std::pair<double, std::vector<int>>> Earliest(const Profile& profile,
                                                               const SimJob& job, double now) const;
+  // Holds the job's GPUs on its nodes over [start, start + limit).
+  static void Hold(Profile& profile, double start, const std::vector<int>& on, const SimJob& job);
   void Schedule(double now, std::vector<Event>* events);
 
   std::string name_;
