@@ -247,19 +247,27 @@ TEST_F(SnakemakeTest, ItsClusterModeKilledMidwayResumesAndFinishes) {
 
 // Ctrl-C (SIGINT to snakemake and the sbatch it may be running) while its
 // jobs pend and run on several clusters: Snakemake's --cluster-cancel
-// scancel, given the ids sbatch printed, cancels each where it is, and an
-// sbatch interrupted cancels the job it was making; nothing of the
-// workflow is left anywhere.
+// scancel, given the ids sbatch printed, cancels each where it is; nothing
+// of the workflow is left anywhere. The signal goes once Snakemake has
+// submitted all it may (--jobs 12) and its last sbatch has ended: an id
+// printed by sbatch but not yet read by Snakemake when Ctrl-C lands is lost
+// to it, with Slurm's sbatch as with ours (an sbatch interrupted before
+// its answer cancels its job: DaemonTest.SbatchInterruptedWhile...).
 TEST_F(SnakemakeTest, CtrlCCancelsItsJobsOnEveryCluster) {
   std::vector<std::string> args = ClusterMode();
   args.insert(args.end(), {"--config", kExtra, "hold=300"});
   std::set<std::string> busy;  // the clusters running its jobs when interrupted
+  int looks_all_in = 0;        // successive looks (1 s apart) with all 12 queued
   auto spread = [&] {
     busy.clear();
+    size_t queued = 0;
     for (const char* c : {"alpha", "beta", "gamma"}) {
-      if (!WorkflowJobs(c).empty()) busy.insert(c);
+      const size_t here = WorkflowJobs(c).size();
+      if (here > 0) busy.insert(c);
+      queued += here;
     }
-    return busy.size() >= 2 && Done("square") == 0;
+    looks_all_in = queued >= 12 ? looks_all_in + 1 : 0;
+    return busy.size() >= 2 && looks_all_in >= 3 && Done("square") == 0;
   };
   CommandOutput interrupted = RunUntil(SnakemakeCommand(args), spread, SIGINT, To::kGroup);
   EXPECT_NE(interrupted.exit_code, 0);
