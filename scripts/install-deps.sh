@@ -40,6 +40,8 @@ packages=(
   # a workflow engine the tests drive through the shims (issue 17):
   # Debian's Snakemake 7.21, its --slurm executor and its --cluster mode
   snakemake
+  # the trace replay's plots (bench/trace, issue 18): PNG without X
+  gnuplot-nox
   # building and checking the packages (scripts/package.sh)
   debhelper fakeroot lintian rpm rpmlint cpio binutils
 )

@@ -384,7 +384,7 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
       it != last_weighed_.end() && now - it->second < std::max(5, policy_.poll_interval)) {
     return;
   }
-  if (weighed_this_tick_ >= kWeighsPerTick || part.moves >= policy_.max_moves) return;
+  if (weighed_this_tick_ >= kMoveWeighsPerLook || part.moves >= policy_.max_moves) return;
   ++weighed_this_tick_;
   last_weighed_[part.sky_id] = now;
   // A part scontrol update bound to its cluster (CarryUpdate) keeps its
@@ -457,9 +457,7 @@ void JobManager::WeighTaskMove(store::SkyJob& part, const backend::JobInfo& copy
   if (best == nullptr) return;
   {
     std::lock_guard lock(view_mu_);
-    auto& recent = moves_into_[best->cluster];
-    std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
-    if (static_cast<int>(recent.size()) >= policy_.moves_per_cluster) return;
+    if (MovesInLastMinute(moves_into_[best->cluster], now) >= policy_.moves_per_cluster) return;
   }
   // The last of them: the ones their cluster would start last.
   const std::size_t take = std::min(best_now, waiting.size());

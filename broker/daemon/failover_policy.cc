@@ -26,6 +26,46 @@ std::string TaskCounts(const std::map<std::string, std::int64_t>& tasks) {
 
 bool MovePays(std::time_t here, std::time_t there, int gain) { return there + gain <= here; }
 
+MoveChoice ChooseMove(const std::vector<place::Candidate>& candidates,
+                      const place::Decision& decision, const std::string& own_cluster,
+                      std::time_t now, int gain) {
+  std::optional<std::time_t> here;
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const place::Candidate& c = candidates[i];
+    if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty())
+      continue;
+    // The policy's word on an elastic cluster (overflow.after, spot, a
+    // budget) holds for a move as for a placement, but its weighing of a
+    // new job's wait and cost not for the cluster the job pends on: it was
+    // placed there, and its place stands. Held back like a new job, it
+    // counted as never starting there, and jobs pending on the cloud were
+    // moved to fixed clusters that started them minutes later.
+    const auto kind = i < decision.verdicts.size() ? decision.verdicts[i].kind
+                                                   : place::Verdict::Kind::kLater;
+    const bool weighed_out =
+        kind == place::Verdict::Kind::kHeldBack || kind == place::Verdict::Kind::kOverBudget;
+    if (kind == place::Verdict::Kind::kExcluded || (weighed_out && c.cluster != own_cluster)) {
+      continue;
+    }
+    if (c.cluster == own_cluster) {
+      // Its own place in this cluster's queue (its partitions: the soonest).
+      here = std::min(here.value_or(*c.start), *c.start);
+    } else if (!best || *c.start < *candidates[*best].start) {
+      best = i;
+    }
+  }
+  MoveChoice choice;
+  choice.own = std::max(here.value_or(now + 365 * 86400), now);
+  if (best && MovePays(choice.own, *candidates[*best].start, gain)) choice.to = best;
+  return choice;
+}
+
+int MovesInLastMinute(std::vector<std::time_t>& recent, std::time_t now) {
+  std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
+  return static_cast<int>(recent.size());
+}
+
 Decision Decide(const store::SkyJob& job, const Observation& seen,
                 const config::FailoverSettings& policy) {
   if (store::IsFinalState(job.state) || job.cluster.empty()) return {};

@@ -9,6 +9,7 @@
 
 #include "broker/backend/backend.h"
 #include "broker/config/settings.h"
+#include "broker/place/placement.h"
 #include "broker/store/job_store.h"
 
 namespace skyslurm::daemon {
@@ -58,5 +59,27 @@ std::time_t SilentSince(std::time_t heard, std::time_t failing_since);
 // A move pays when the other cluster starts the job at least `gain` seconds
 // before the job's own cluster would.
 bool MovePays(std::time_t here, std::time_t there, int gain);
+
+// How many moves skyslurmd weighs in one look at the queues (each asks
+// every cluster for an estimate): the rest wait for the next look.
+inline constexpr int kMoveWeighsPerLook = 20;
+
+// A pending job's weighing, as a pure function: the candidates a plan made
+// for it (its own cluster's estimate being its place in the queue there)
+// and the placement's verdicts on them in; whether another cluster starts
+// it `gain` seconds sooner out. A candidate excluded, or another cluster
+// held back or over budget (elastic.h), is not a destination; the job's
+// own cluster, even weighed out, keeps its estimate: it was placed there.
+struct MoveChoice {
+  std::optional<std::size_t> to;  // the candidate to move to; none: it stays
+  std::time_t own = 0;            // its start where it pends (not before now)
+};
+MoveChoice ChooseMove(const std::vector<place::Candidate>& candidates,
+                      const place::Decision& decision, const std::string& own_cluster,
+                      std::time_t now, int gain);
+
+// Back-pressure (moves_per_cluster): of the times of the moves a cluster
+// took, those a minute old or more are forgotten; how many are left.
+int MovesInLastMinute(std::vector<std::time_t>& recent, std::time_t now);
 
 }  // namespace skyslurm::daemon

@@ -377,7 +377,6 @@ class JobManager {
   std::map<std::string, std::future<void>> refreshing_;         // tick thread only: probes
   std::map<std::string, std::future<Result<std::vector<backend::JobInfo>>>> reading_;  // queues
   std::map<std::string, std::time_t> reading_since_;  // when each read began
-  static constexpr int kWeighsPerTick = 20;
   static constexpr std::ptrdiff_t kCopiesPerCluster = 4;
   std::mutex copy_slots_mu_;
   std::map<std::string, std::unique_ptr<std::counting_semaphore<kCopiesPerCluster>>> copy_slots_;

@@ -23,7 +23,7 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
       it != last_weighed_.end() && now - it->second < std::max(5, policy_.poll_interval)) {
     return;
   }
-  if (weighed_this_tick_ >= kWeighsPerTick) return;
+  if (weighed_this_tick_ >= kMoveWeighsPerLook) return;
   ++weighed_this_tick_;
   last_weighed_[job.sky_id] = now;
   auto input = JobInputFromText(job.input_json);
@@ -47,41 +47,17 @@ void JobManager::WeighMove(store::SkyJob& job, const std::string& why) {
   // behind it count in what a move to an elastic cluster is worth.
   options.pending_copy = place::PlanOptions::PendingCopy{job.cluster, job.native_id};
   place::Plan plan = place::MakePlan(*request, handles, ws_.catalog, ws_.home(), options);
-  std::optional<std::time_t> here;
-  const place::Candidate* best = nullptr;
-  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
-    const place::Candidate& c = plan.candidates[i];
-    if (!c.start || !c.excluded.empty() || !c.unreachable.empty() || !c.infeasible.empty())
-      continue;
-    // The policy's word on an elastic cluster (overflow.after, spot, a
-    // budget) holds for a move as for a placement, but its weighing of a
-    // new job's wait and cost not for the cluster the job pends on: it was
-    // placed there, and its place stands. Held back like a new job, it
-    // counted as never starting there, and jobs pending on the cloud were
-    // moved to fixed clusters that started them minutes later.
-    const auto kind = plan.decision.verdicts[i].kind;
-    const bool weighed_out =
-        kind == place::Verdict::Kind::kHeldBack || kind == place::Verdict::Kind::kOverBudget;
-    if (kind == place::Verdict::Kind::kExcluded || (weighed_out && c.cluster != job.cluster)) {
-      continue;
-    }
-    if (c.cluster == job.cluster) {
-      // Its own place in this cluster's queue (not before now).
-      here = std::min(here.value_or(*c.start), *c.start);
-    } else if (best == nullptr || *c.start < *best->start) {
-      best = &c;
-    }
-  }
-  if (best == nullptr) return;
-  const std::time_t own = std::max(here.value_or(now + 365 * 86400), now);
-  if (!MovePays(own, *best->start, policy_.migrate_gain)) return;
+  const MoveChoice choice =
+      ChooseMove(plan.candidates, plan.decision, job.cluster, now, policy_.migrate_gain);
+  if (!choice.to) return;
+  const place::Candidate* best = &plan.candidates[*choice.to];
+  const std::time_t own = choice.own;
   {
     std::lock_guard lock(view_mu_);
-    auto& recent = moves_into_[best->cluster];
-    std::erase_if(recent, [&](std::time_t t) { return now - t >= 60; });
-    if (static_cast<int>(recent.size()) >= policy_.moves_per_cluster) {
+    const int recent = MovesInLastMinute(moves_into_[best->cluster], now);
+    if (recent >= policy_.moves_per_cluster) {
       const std::string deferred = fmt::format(
-          "{} already took {} moves this minute (moves_per_cluster)", best->cluster, recent.size());
+          "{} already took {} moves this minute (moves_per_cluster)", best->cluster, recent);
       if (job.reason != deferred) {  // once, not every weighing
         job.reason = deferred;
         (void)Record(job, EventKind::kMoveDeferred, deferred, best->cluster);

@@ -178,5 +178,53 @@ TEST(FailoverPolicyTest, MovePaysOnlyWithTheGain) {
   EXPECT_FALSE(MovePays(kNow + 299, kNow, 300));
 }
 
+place::Candidate At(const std::string& cluster, std::optional<std::time_t> start) {
+  place::Candidate c;
+  c.cluster = cluster;
+  c.partition = "gpu";
+  c.start = start;
+  return c;
+}
+
+TEST(FailoverPolicyTest, AMoveGoesToTheSoonestOtherClusterOnlyWithTheGain) {
+  std::vector<place::Candidate> cs = {At("alpha", kNow + 900), At("beta", kNow + 500),
+                                      At("gamma", kNow + 100)};
+  place::Decision d = place::Place(cs, place::Policy(), kNow);
+  MoveChoice m = ChooseMove(cs, d, "alpha", kNow, 300);
+  ASSERT_TRUE(m.to);
+  EXPECT_EQ(cs[*m.to].cluster, "gamma");
+  EXPECT_EQ(m.own, kNow + 900);
+  // Not `gain` sooner: it stays.
+  EXPECT_FALSE(ChooseMove(cs, d, "alpha", kNow, 801).to);
+  // Its own place never counts before now; unknown, a year away.
+  cs[0].start = kNow - 50;
+  EXPECT_EQ(ChooseMove(cs, d, "alpha", kNow, 300).own, kNow);
+  cs[0].start.reset();
+  EXPECT_EQ(ChooseMove(cs, d, "alpha", kNow, 300).own, kNow + 365 * 86400);
+}
+
+TEST(FailoverPolicyTest, AMoveSkipsExcludedAndHeldBackClustersButNotItsOwn) {
+  std::vector<place::Candidate> cs = {At("alpha", kNow + 900), At("beta", kNow),
+                                      At("gamma", kNow + 100), At("delta", kNow)};
+  cs[1].unreachable = "not answering";
+  cs[3].infeasible = {"no H100"};
+  place::Decision d = place::Place(cs, place::Policy(), kNow);
+  d.verdicts[2].kind = place::Verdict::Kind::kHeldBack;  // gamma, elastic, held back
+  EXPECT_FALSE(ChooseMove(cs, d, "alpha", kNow, 300).to);
+  // Held back where it pends, it keeps its place there.
+  d.verdicts[2].kind = place::Verdict::Kind::kLater;
+  d.verdicts[0].kind = place::Verdict::Kind::kHeldBack;
+  MoveChoice m = ChooseMove(cs, d, "alpha", kNow, 300);
+  EXPECT_EQ(m.own, kNow + 900);
+  ASSERT_TRUE(m.to);
+  EXPECT_EQ(cs[*m.to].cluster, "gamma");
+}
+
+TEST(FailoverPolicyTest, MovesInTheLastMinuteForgetOlderOnes) {
+  std::vector<std::time_t> recent = {kNow - 61, kNow - 60, kNow - 59, kNow};
+  EXPECT_EQ(MovesInLastMinute(recent, kNow), 2);
+  EXPECT_EQ(recent.size(), 2u);
+}
+
 }  // namespace
 }  // namespace skyslurm::daemon
