@@ -3,6 +3,11 @@
 #include "bench/trace/policy_sim.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "broker/daemon/failover_policy.h"
+#include "broker/place/placement.h"
 
 namespace skyslurm::trace {
 
@@ -16,17 +21,45 @@ std::string_view PolicyName(Policy policy) {
       return "failover";
     case Policy::kRoundRobin:
       return "round-robin";
+    case Policy::kSkyslurm:
+      return "skyslurm";
     case Policy::kOracle:
       return "oracle";
   }
   return "policy";
 }
 
+std::optional<Policy> PolicyNamed(std::string_view name) {
+  for (const Policy p : {Policy::kHome, Policy::kSlurmM, Policy::kFailover, Policy::kRoundRobin,
+                         Policy::kSkyslurm, Policy::kOracle}) {
+    if (PolicyName(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
+SimOptions ScaledOptions(double time_factor) {
+  SimOptions o;
+  auto scaled = [&](int seconds) {
+    return std::max(1, static_cast<int>(std::lround(seconds / time_factor)));
+  };
+  o.failover_timeout_s /= time_factor;
+  o.daemon.poll_interval = scaled(o.daemon.poll_interval);
+  o.daemon.migrate_after = scaled(o.daemon.migrate_after);
+  o.daemon.migrate_gain = scaled(o.daemon.migrate_gain);
+  o.daemon.cluster_dead_after = scaled(o.daemon.cluster_dead_after);
+  o.daemon.moves_per_cluster =
+      static_cast<int>(std::lround(o.daemon.moves_per_cluster * time_factor));
+  o.tie_tolerance_s = scaled(o.tie_tolerance_s);
+  return o;
+}
+
 SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<ModelCluster>& clusters,
                          const SimOptions& options) {
   SimResult result;
   std::vector<SimCluster> sims;
-  for (const ModelCluster& c : clusters) sims.emplace_back(c.name, c.nodes, c.gpus_per_node);
+  for (const ModelCluster& c : clusters) {
+    sims.emplace_back(c.name, c.nodes, c.gpus_per_node, options.plan_depth);
+  }
   const std::size_t n = load.jobs.size();
   for (const ReplayJob& j : load.jobs) result.jobs.push_back({j.id, j.submit_s});
   // Jobs are known to the clusters by their index in the load.
@@ -41,6 +74,49 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
   };
   std::vector<std::size_t> where(n, clusters.size());
   std::map<std::size_t, double> pending_since;  // the failover's clock, per job
+  // skyslurm's: each pending job's copy (when submitted), in the order
+  // skyslurmd looks at them; when each was last weighed; the moves each
+  // cluster took.
+  std::map<std::size_t, double> copies;
+  std::map<std::size_t, std::time_t> last_weighed;
+  std::map<std::string, std::vector<std::time_t>> moves_into;
+  place::Policy placement;
+  placement.tie_tolerance = std::chrono::seconds(options.tie_tolerance_s);
+  // skyslurmd's clock is whole seconds.
+  auto whole = [](double t) { return static_cast<std::time_t>(std::floor(t)); };
+  auto estimate = [](std::optional<double> at) -> std::optional<std::time_t> {
+    if (!at || *at == kNever) return std::nullopt;
+    return static_cast<std::time_t>(std::ceil(*at));
+  };
+  // The candidates skyslurmd weighs for job i at t: every cluster, its
+  // estimate by limits; where the job pends (`own`), its planned start.
+  auto candidates = [&](std::size_t i, double t, std::size_t own) {
+    std::vector<place::Candidate> out;
+    for (std::size_t c = 0; c < clusters.size(); ++c) {
+      place::Candidate k;
+      k.cluster = clusters[c].name;
+      k.partition = "gpu";
+      k.home = c == 0;
+      k.gpus = load.jobs[i].gpus();
+      if (!can_run(i, c)) {
+        k.infeasible.push_back("no " + load.jobs[i].gpu_type + " GPUs of that shape");
+      } else {
+        k.start = estimate(c == own ? sims[c].PlannedStart(std::to_string(i))
+                                    : sims[c].EstimateStart(sim_job(i), t));
+        if (!k.start) k.no_estimate = "not planned (beyond the backfill depth)";
+      }
+      out.push_back(std::move(k));
+    }
+    return out;
+  };
+  auto timed = [&](auto&& decide) {
+    const auto started = std::chrono::steady_clock::now();
+    auto decided = decide();
+    result.decision_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ++result.decisions;
+    return decided;
+  };
   std::vector<SimCluster::Event> events;
   auto apply = [&](std::size_t c) {
     for (const auto& e : events) {
@@ -49,6 +125,8 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
         result.jobs[i].start = e.t;
         result.jobs[i].cluster = clusters[c].name;
         pending_since.erase(i);
+        copies.erase(i);
+        last_weighed.erase(i);
       } else {
         result.jobs[i].end = e.t;
       }
@@ -61,7 +139,9 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     result.jobs[i].cluster = clusters[c].name;
     sims[c].Submit(sim_job(i), t, &events);
     apply(c);
-    if (policy == Policy::kFailover && result.jobs[i].start == kNever) pending_since[i] = t;
+    if (result.jobs[i].start != kNever) return;
+    if (policy == Policy::kFailover) pending_since[i] = t;
+    if (policy == Policy::kSkyslurm) copies[i] = t;
   };
   std::size_t turn = 0;  // round-robin's next cluster
   auto place = [&](std::size_t i, double t) {
@@ -83,6 +163,16 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
         }
       }
       turn = chosen + 1;
+    } else if (policy == Policy::kSkyslurm) {
+      const auto decision = timed([&] {
+        const auto cs = candidates(i, t, clusters.size());
+        return place::Place(cs, placement, whole(t));
+      });
+      if (!decision.chosen) {
+        ++result.unplaced;
+        return;
+      }
+      chosen = *decision.chosen;
     } else if (policy == Policy::kSlurmM || policy == Policy::kOracle) {
       double best = kNever;
       for (const std::size_t c : able) {
@@ -96,6 +186,63 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     submit(i, chosen, t);
   };
 
+  // skyslurmd's look at the queues: every job pending past migrate_after
+  // weighed (each at most every poll_interval, 5 s at least, and
+  // kMoveWeighsPerLook a look), and moved where ChooseMove says.
+  const config::FailoverSettings& daemon = options.daemon;
+  auto look = [&](double t) {
+    const std::time_t now = whole(t);
+    int weighed = 0;
+    std::vector<std::pair<std::size_t, double>> pending(copies.begin(), copies.end());
+    for (const auto& [i, since] : pending) {
+      store::SkyJob job;
+      job.state = "PENDING";
+      job.reason = "Resources";
+      job.cluster = clusters[where[i]].name;
+      job.submitted = whole(since);
+      job.moves = result.jobs[i].moves;
+      daemon::Observation seen;
+      seen.now = now;
+      seen.cluster_answered = now;
+      seen.answered_now = true;
+      seen.queue_read = now;
+      backend::JobInfo copy;
+      copy.phase = backend::JobPhase::kPending;
+      copy.state = "PENDING";
+      copy.reason = "Resources";
+      seen.copy = copy;
+      if (daemon::Decide(job, seen, daemon).action != daemon::Action::kWeighMove) continue;
+      if (auto it = last_weighed.find(i);
+          it != last_weighed.end() && now - it->second < std::max(5, daemon.poll_interval)) {
+        continue;
+      }
+      if (weighed >= daemon::kMoveWeighsPerLook) break;
+      ++weighed;
+      last_weighed[i] = now;
+      const auto choice = timed([&] {
+        const auto cs = candidates(i, t, where[i]);
+        const place::Decision d = place::Place(cs, placement, now);
+        return daemon::ChooseMove(cs, d, job.cluster, now, daemon.migrate_gain);
+      });
+      if (!choice.to) continue;
+      if (daemon::MovesInLastMinute(moves_into[clusters[*choice.to].name], now) >=
+          daemon.moves_per_cluster) {
+        continue;
+      }
+      // Moved at once, as skyslurmd does: the next job weighed sees it.
+      const std::size_t from = where[i];
+      if (!sims[from].CancelPending(std::to_string(i), t, &events)) continue;
+      apply(from);
+      copies.erase(i);
+      moves_into[clusters[*choice.to].name].push_back(now);
+      ++result.jobs[i].moves;
+      ++result.moves;
+      submit(i, *choice.to, t);
+    }
+  };
+  const double poll = daemon.poll_interval;
+  double next_look = poll;
+
   std::size_t next = 0;
   while (true) {
     double t = next < n ? load.jobs[next].submit_s : kNever;
@@ -103,12 +250,16 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     for (const auto& [i, since] : pending_since) {
       t = std::min(t, since + options.failover_timeout_s);
     }
+    if (!copies.empty()) t = std::min(t, next_look);
     if (t == kNever || t > options.horizon_s) break;
     for (std::size_t c = 0; c < sims.size(); ++c) {
       sims[c].AdvanceTo(t, &events);
       apply(c);
     }
     while (next < n && load.jobs[next].submit_s <= t) place(next++, t);
+    if (policy == Policy::kSkyslurm && !copies.empty() && next_look <= t) look(t);
+    // The looks keep their beat (every poll_interval from 0).
+    next_look = (std::floor(t / poll) + 1) * poll;
     // The failover: pending past the timeout, to the next cluster in order.
     std::vector<std::size_t> due;
     for (const auto& [i, since] : pending_since) {

@@ -1,7 +1,6 @@
-// The policies a user could pick instead of skyslurm, simulated over
-// SimClusters in virtual time (issue 18): each decides where a job of the
-// load goes, and (the failover) when it goes elsewhere. skyslurm itself is
-// driven through its own daemon code, not modelled here.
+// The policies a user could pick instead of skyslurm, and skyslurm's own,
+// simulated over SimClusters in virtual time (issue 18): each decides where
+// a job of the load goes, and (failover, skyslurm) when it goes elsewhere.
 //
 //   home         every job to the first cluster (the home) that can run it
 //   slurm-m      `sbatch -M a,b,c`: at submission, the earliest start the
@@ -12,6 +11,15 @@
 //                next that can run it, round again after the last (a managed
 //                job's retry)
 //   round-robin  each job to the next cluster in turn that can run it
+//   skyslurm     skyslurmd's own decisions, by its code (not a copy): the
+//                placement (place::Place: the earliest estimated start,
+//                ties within tie_tolerance to the home), then a look at the
+//                queues every poll_interval where the failover policy
+//                (daemon::Decide) weighs a job pending past migrate_after
+//                and daemon::ChooseMove moves it where it starts
+//                migrate_gain sooner, with skyslurmd's limits (max_moves,
+//                moves_per_cluster, weighs per look). The estimates are
+//                the clusters' by limits, as Slurm's --test-only gives them
 //   oracle       clairvoyant: every runtime known (limits = runtimes), each
 //                job to the cluster where it starts first; greedy, a
 //                reference, not a proven lower bound
@@ -21,21 +29,35 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/trace/sim_cluster.h"
+#include "broker/config/settings.h"
 #include "bench/trace/trace_load.h"
 
 namespace skyslurm::trace {
 
-enum class Policy { kHome, kSlurmM, kFailover, kRoundRobin, kOracle };
+enum class Policy { kHome, kSlurmM, kFailover, kRoundRobin, kSkyslurm, kOracle };
 std::string_view PolicyName(Policy policy);  // "home", "slurm-m", ...
+// The policy of that name; nullopt for none.
+std::optional<Policy> PolicyNamed(std::string_view name);
 
 struct SimOptions {
   double failover_timeout_s = 120;  // scaled like every time
   double horizon_s = kNever;        // stop here: jobs not ended are cut
+  // skyslurmd's settings (failover.*; its defaults), scaled like every time.
+  config::FailoverSettings daemon;
+  int tie_tolerance_s = 60;
+  // Each cluster's backfill depth (SimCluster).
+  std::size_t plan_depth = 500;
 };
+
+// The options for a load at `time_factor` (trace seconds per replay second):
+// every time constant divided by it, skyslurmd's whole seconds of at least
+// one (its clock's), moves_per_cluster (a minute's) multiplied by it.
+SimOptions ScaledOptions(double time_factor);
 
 struct JobOutcome {
   std::string id;
@@ -53,6 +75,11 @@ struct SimResult {
   double end = 0;  // the last event (the makespan when nothing was cut)
   int moves = 0;
   int unplaced = 0;  // no cluster can run them
+  // The placement decisions taken (at submission and each move weighed),
+  // and the time they took together: the estimates asked of every cluster
+  // and the decision.
+  long decisions = 0;
+  double decision_s = 0;
 };
 
 SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<ModelCluster>& clusters,

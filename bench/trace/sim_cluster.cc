@@ -1,6 +1,6 @@
-// SimCluster (sim_cluster.h): conservative backfill over a per-node profile
-// of the GPUs held in time, by running jobs (until their limits) and by the
-// reservations of the pending jobs before.
+// SimCluster (sim_cluster.h): conservative backfill over per-node step
+// functions of the free GPUs in time, lowered by the running jobs (until
+// their limits) and by the reservations of the pending jobs before.
 #include "bench/trace/sim_cluster.h"
 
 #include <algorithm>
@@ -9,28 +9,19 @@
 namespace skyslurm::trace {
 namespace {
 
-// The most GPUs held at once, from the (time, +/- GPUs) points of the
-// holdings within a window, sorted.
-int Peak(const std::vector<std::pair<double, int>>& points) {
-  int held = 0, peak = 0;
-  for (const auto& [at, delta] : points) {
-    held += delta;
-    peak = std::max(peak, held);
-  }
-  return peak;
-}
-
 double EndOf(double start, const SimJob& job) {
   return start + std::min(job.runtime_s, job.limit_s);
 }
 
 }  // namespace
 
-SimCluster::SimCluster(std::string name, int nodes, int gpus_per_node)
+SimCluster::SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth)
     : name_(std::move(name)),
       nodes_(nodes),
       gpus_per_node_(gpus_per_node),
-      free_(static_cast<std::size_t>(nodes), gpus_per_node) {}
+      free_(static_cast<std::size_t>(nodes), gpus_per_node),
+      plan_depth_(plan_depth),
+      plan_(RunningProfile(0)) {}
 
 int SimCluster::busy_gpus() const {
   int busy = 0;
@@ -42,15 +33,49 @@ bool SimCluster::Fits(const SimJob& job) const {
   return job.nodes >= 1 && job.nodes <= nodes_ && job.gpus_per_node <= gpus_per_node_;
 }
 
+namespace {
+
+// The index of the step that begins at `x` in a node's steps, made when
+// none does (a copy of the one it falls in); a time before the first step
+// is the first step's.
+template <typename Steps>
+std::size_t SplitAt(Steps& steps, double x) {
+  if (x <= steps.front().t) return 0;
+  auto it = std::lower_bound(steps.begin(), steps.end(), x,
+                             [](const auto& step, double at) { return step.t < at; });
+  if (it != steps.end() && it->t == x) return static_cast<std::size_t>(it - steps.begin());
+  const int free = std::prev(it)->free;
+  it = steps.insert(it, {x, free});
+  return static_cast<std::size_t>(it - steps.begin());
+}
+
+// The fewest GPUs free on the node over [from, until).
+template <typename Steps>
+int LeastFree(const Steps& steps, double from, double until) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), from,
+                             [](double at, const auto& step) { return at < step.t; });
+  if (it != steps.begin()) --it;
+  int least = it->free;
+  for (++it; it != steps.end() && it->t < until; ++it) least = std::min(least, it->free);
+  return least;
+}
+
+}  // namespace
+
 void SimCluster::Hold(Profile& profile, double start, const std::vector<int>& on,
                       const SimJob& job) {
+  const double end = start + job.limit_s;
   for (const int n : on) {
-    profile[static_cast<std::size_t>(n)].push_back({start, start + job.limit_s, job.gpus_per_node});
+    auto& steps = profile[static_cast<std::size_t>(n)];
+    if (end <= steps.front().t) continue;
+    const std::size_t from = SplitAt(steps, start);
+    const std::size_t to = end == kNever ? steps.size() : SplitAt(steps, end);
+    for (std::size_t i = from; i < to; ++i) steps[i].free -= job.gpus_per_node;
   }
 }
 
-SimCluster::Profile SimCluster::RunningProfile() const {
-  Profile profile(static_cast<std::size_t>(nodes_));
+SimCluster::Profile SimCluster::RunningProfile(double now) const {
+  Profile profile(static_cast<std::size_t>(nodes_), std::vector<Step>{{now, gpus_per_node_}});
   for (const Running& r : running_) Hold(profile, r.start, r.on, r.job);
   return profile;
 }
@@ -59,51 +84,69 @@ std::optional<std::pair<double, std::vector<int>>> SimCluster::Earliest(const Pr
                                                                         const SimJob& job,
                                                                         double now) const {
   if (!Fits(job)) return std::nullopt;
-  // Room only grows where a holding ends: the earliest start is now or one
-  // of those ends.
-  std::vector<double> candidates = {now};
-  for (const auto& node : profile) {
-    for (const Usage& u : node) {
-      if (u.to > now) candidates.push_back(u.to);
+  const double length = job.limit_s;
+  // Per node, the starts it allows: a start t is out when [t, t + limit)
+  // meets a stretch with too few GPUs free, [a, e): t in (a - limit, e).
+  // What is left are closed intervals [lo, hi].
+  struct Span {
+    double lo, hi;
+    int node;
+  };
+  std::vector<Span> spans;
+  for (std::size_t n = 0; n < profile.size(); ++n) {
+    const auto& steps = profile[n];
+    double from = now;
+    for (std::size_t i = 0; i < steps.size() && from < kNever; ++i) {
+      if (steps[i].free >= job.gpus_per_node) continue;
+      const double a = steps[i].t;
+      const double e = i + 1 < steps.size() ? steps[i + 1].t : kNever;
+      if (e <= from) continue;
+      if (a - length >= from) spans.push_back({from, a - length, static_cast<int>(n)});
+      from = std::max(from, e);
+    }
+    if (from < kNever) spans.push_back({from, kNever, static_cast<int>(n)});
+  }
+  // The earliest instant `job.nodes` nodes allow: a sweep, openings
+  // before closings at one instant (the intervals are closed).
+  std::vector<std::pair<double, int>> sweep;
+  sweep.reserve(spans.size() * 2);
+  for (const Span& s : spans) {
+    sweep.emplace_back(s.lo, -1);
+    if (s.hi < kNever) sweep.emplace_back(s.hi, +1);
+  }
+  std::sort(sweep.begin(), sweep.end());
+  int open = 0;
+  double at = kNever;
+  for (const auto& [t, closing] : sweep) {
+    open -= closing;
+    if (open >= job.nodes) {
+      at = t;
+      break;
     }
   }
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  for (const double t : candidates) {
-    const double until = t + job.limit_s;
-    std::vector<std::pair<int, int>> room;  // (free GPUs at the peak, node)
-    for (std::size_t n = 0; n < profile.size(); ++n) {
-      std::vector<std::pair<double, int>> points;
-      for (const Usage& u : profile[n]) {
-        if (u.from < until && u.to > t) {
-          points.emplace_back(std::max(u.from, t), u.gpus);
-          points.emplace_back(u.to, -u.gpus);
-        }
-      }
-      // Ends before starts at the same instant: a holding that ends when
-      // another begins never overlaps it.
-      std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
-        return a.first != b.first ? a.first < b.first : a.second < b.second;
-      });
-      const int free_at_peak = gpus_per_node_ - Peak(points);
-      if (free_at_peak >= job.gpus_per_node) room.emplace_back(free_at_peak, static_cast<int>(n));
+  if (at == kNever) return std::nullopt;
+  // Best fit: of the nodes that allow it then, the fullest over its time.
+  std::vector<std::pair<int, int>> room;  // (GPUs free at the least, node)
+  for (const Span& s : spans) {
+    if (s.lo <= at && at <= s.hi) {
+      room.emplace_back(LeastFree(profile[static_cast<std::size_t>(s.node)], at, at + length),
+                        s.node);
     }
-    if (static_cast<int>(room.size()) < job.nodes) continue;
-    std::sort(room.begin(), room.end());  // best fit: the fullest nodes that fit
-    std::vector<int> on;
-    for (int k = 0; k < job.nodes; ++k) on.push_back(room[static_cast<std::size_t>(k)].second);
-    return std::make_pair(t, on);
   }
-  return std::nullopt;
+  std::sort(room.begin(), room.end());
+  std::vector<int> on;
+  for (int k = 0; k < job.nodes; ++k) on.push_back(room[static_cast<std::size_t>(k)].second);
+  return std::make_pair(at, on);
 }
 
 void SimCluster::Schedule(double now, std::vector<Event>* events) {
-  Profile profile = RunningProfile();
+  Profile profile = RunningProfile(now);
   planned_.clear();
   std::vector<SimJob> still;
+  std::size_t tested = 0;
   for (SimJob& job : pending_) {
-    const auto at = Earliest(profile, job, now);
-    if (!at) {  // cannot happen: refused at submission
+    const auto at = tested++ < plan_depth_ ? Earliest(profile, job, now) : std::nullopt;
+    if (!at) {  // beyond the depth (a job that never fits is refused at submission)
       planned_.push_back(kNever);
       still.push_back(std::move(job));
       continue;
@@ -119,6 +162,8 @@ void SimCluster::Schedule(double now, std::vector<Event>* events) {
     }
   }
   pending_ = std::move(still);
+  plan_ = std::move(profile);
+  plan_at_ = now;
 }
 
 void SimCluster::AdvanceTo(double t, std::vector<Event>* events) {
@@ -166,13 +211,8 @@ bool SimCluster::CancelPending(const std::string& id, double now, std::vector<Ev
 }
 
 std::optional<double> SimCluster::EstimateStart(const SimJob& job, double now) const {
-  if (!Fits(job)) return std::nullopt;
-  Profile profile = RunningProfile();
-  for (const SimJob& p : pending_) {
-    const auto at = Earliest(profile, p, now);
-    if (at) Hold(profile, at->first, at->second, p);
-  }
-  const auto at = Earliest(profile, job, now);
+  // Between two passes nothing here changes but the time.
+  const auto at = Earliest(plan_, job, std::max(now, plan_at_));
   if (!at) return std::nullopt;
   return at->first;
 }

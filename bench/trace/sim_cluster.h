@@ -10,7 +10,14 @@
 // Simplifications, stated: one partition; a scheduling pass at every event
 // (a submission, an end, a cancel) rather than Slurm's intervals; GPUs
 // alone are counted (no CPU or memory limits); a job's nodes are the ones
-// with the fewest free GPUs that fit it (best fit).
+// with the fewest free GPUs that fit it (best fit); as Slurm's backfill
+// tests at most bf_max_job_test jobs (500 by default), only the first
+// `plan_depth` pending jobs are planned (and may start): the rest wait
+// their turn, unplanned.
+//
+// Cost: a pass plans each of those jobs over per-node step functions of
+// the free GPUs in time, linear in the node's steps; an estimate is one
+// job over the last pass's plan.
 #pragma once
 
 #include <limits>
@@ -30,7 +37,7 @@ struct SimJob {
 
 class SimCluster {
  public:
-  SimCluster(std::string name, int nodes, int gpus_per_node);
+  SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth = 500);
 
   const std::string& name() const { return name_; }
   int total_gpus() const { return nodes_ * gpus_per_node_; }
@@ -57,8 +64,9 @@ class SimCluster {
   // When a running job ends next (infinity: none runs).
   double NextEnd() const;
 
-  // The start the limits give a job submitted at `now` behind every job
-  // pending here (nullopt: it never fits).
+  // The start the limits give a job submitted at `now` behind the jobs
+  // pending here that the last pass planned (nullopt: it never fits); the
+  // cluster must have been advanced to `now`.
   std::optional<double> EstimateStart(const SimJob& job, double now) const;
   // A pending job's planned start (the last pass's), nullopt when not pending.
   std::optional<double> PlannedStart(const std::string& id) const;
@@ -71,13 +79,15 @@ class SimCluster {
     double start = 0;
     std::vector<int> on;  // node indices
   };
-  struct Usage {  // GPUs of one node held over [from, to)
-    double from, to;
-    int gpus;
+  // A node's free GPUs in time: from each step's `t` until the next's
+  // (the last lasts for ever); the first step is the pass's now.
+  struct Step {
+    double t;
+    int free;
   };
-  using Profile = std::vector<std::vector<Usage>>;  // per node
+  using Profile = std::vector<std::vector<Step>>;  // per node
 
-  Profile RunningProfile() const;
+  Profile RunningProfile(double now) const;
   // The earliest start >= now of `job` in `profile`, and its nodes there.
   std::optional<std::pair<double, std::vector<int>>> Earliest(const Profile& profile,
                                                               const SimJob& job, double now) const;
@@ -92,6 +102,9 @@ class SimCluster {
   std::vector<Running> running_;
   std::vector<SimJob> pending_;  // in priority order
   std::vector<double> planned_;  // pending_'s planned starts
+  std::size_t plan_depth_;
+  Profile plan_;  // the last pass's: running jobs and the planned ones held
+  double plan_at_ = 0;
 };
 
 inline constexpr double kNever = std::numeric_limits<double>::infinity();

@@ -77,5 +77,43 @@ TEST(PolicySimTest, TypesNarrowTheClustersAndTheHorizonCutsTheRest) {
   EXPECT_EQ(PolicyName(Policy::kSlurmM), "slurm-m");
 }
 
+// skyslurm places by the clusters' estimates (alpha's 600 s beats beta's
+// 1200 by the limits) and, when beta's job ends early, its look weighs the
+// job pending on alpha past migrate_after (120 s) and moves it: beta starts
+// it now, 475 s before alpha would (migrate_gain 300).
+TEST(PolicySimTest, SkyslurmPlacesByEstimateAndMovesAJobPendingPastMigrateAfter) {
+  Load load;
+  load.jobs = {Job("a", 0, 600, 10), Job("b", 0, 50, 20), Job("c", 1, 60, 2)};
+  const SimResult sky = SimulatePolicy(Policy::kSkyslurm, load, kTwo, {});
+  EXPECT_EQ(sky.jobs[0].cluster, "alpha");  // the home wins the tie
+  EXPECT_EQ(sky.jobs[1].cluster, "beta");
+  EXPECT_EQ(sky.jobs[2].cluster, "beta");
+  EXPECT_EQ(sky.jobs[2].moves, 1);
+  EXPECT_EQ(sky.jobs[2].start, 125);  // the first look (every 5 s) past 120 s pending
+  EXPECT_EQ(sky.moves, 1);
+  EXPECT_EQ(sky.decisions, 3 + 1);  // three placements, one weighing
+  // -M never moves it: it waits for alpha.
+  const SimResult m = SimulatePolicy(Policy::kSlurmM, load, kTwo, {});
+  EXPECT_EQ(m.jobs[2].cluster, "alpha");
+  EXPECT_EQ(m.jobs[2].start, 600);
+  // Not the gain: with migrate_gain 500 it stays.
+  SimOptions patient;
+  patient.daemon.migrate_gain = 500;
+  EXPECT_EQ(SimulatePolicy(Policy::kSkyslurm, load, kTwo, patient).jobs[2].start, 600);
+}
+
+TEST(PolicySimTest, ScaledOptionsDivideEveryTimeAndKeepWholeSeconds) {
+  const SimOptions o = ScaledOptions(60);
+  EXPECT_EQ(o.failover_timeout_s, 2);
+  EXPECT_EQ(o.daemon.poll_interval, 1);  // 5/60: a second at least
+  EXPECT_EQ(o.daemon.migrate_after, 2);
+  EXPECT_EQ(o.daemon.migrate_gain, 5);
+  EXPECT_EQ(o.tie_tolerance_s, 1);
+  EXPECT_EQ(o.daemon.moves_per_cluster, 600);
+  EXPECT_EQ(PolicyNamed("round-robin"), Policy::kRoundRobin);
+  EXPECT_EQ(PolicyNamed("skyslurm"), Policy::kSkyslurm);
+  EXPECT_FALSE(PolicyNamed("fifo"));
+}
+
 }  // namespace
 }  // namespace skyslurm::trace

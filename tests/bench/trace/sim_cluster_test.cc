@@ -84,5 +84,36 @@ TEST(SimClusterTest, AJobOverItsLimitEndsAtItsLimit) {
   EXPECT_EQ(Said(events), "start overrun@0 end overrun@60 ");
 }
 
+TEST(SimClusterTest, OnlyThePlanDepthIsPlannedAndMayBackfill) {
+  for (const std::size_t depth : {std::size_t{1}, std::size_t{500}}) {
+    SimCluster c("alpha", 1, 4, depth);
+    std::vector<SimCluster::Event> events;
+    c.Submit(Job("running", 1, 2, 100, 100), 0, &events);
+    c.Submit(Job("whole", 1, 4, 100, 100), 0, &events);  // reserved at 100
+    c.Submit(Job("short", 1, 2, 50, 50), 0, &events);    // fits before it
+    EXPECT_EQ(c.PlannedStart("whole"), 100);
+    if (depth == 1) {
+      EXPECT_EQ(Said(events), "start running@0 ");
+      EXPECT_EQ(c.PlannedStart("short"), kNever);
+    } else {
+      EXPECT_EQ(Said(events), "start running@0 start short@0 ");
+    }
+  }
+}
+
+TEST(SimClusterTest, AWideJobWaitsForEnoughNodesAtOnce) {
+  SimCluster c("beta", 3, 4);
+  std::vector<SimCluster::Event> events;
+  c.Submit(Job("a", 1, 4, 100, 100), 0, &events);
+  c.Submit(Job("b", 1, 4, 300, 300), 0, &events);
+  c.Submit(Job("c", 1, 2, 200, 200), 0, &events);
+  // Two whole nodes: a's at 100 and c's at 200 (b's only at 300).
+  EXPECT_EQ(c.EstimateStart(Job("wide", 2, 4, 50, 50), 0), 200);
+  // Two nodes with 2 free: c's half is free now, a's node at 100.
+  EXPECT_EQ(c.EstimateStart(Job("pair", 2, 2, 50, 50), 0), 100);
+  // The same at a later instant with nothing ended between: the plan holds.
+  EXPECT_EQ(c.EstimateStart(Job("pair", 2, 2, 50, 50), 60), 100);
+}
+
 }  // namespace
 }  // namespace skyslurm::trace
