@@ -43,6 +43,7 @@ SimOptions ScaledOptions(double time_factor) {
     return std::max(1, static_cast<int>(std::lround(seconds / time_factor)));
   };
   o.failover_timeout_s /= time_factor;
+  o.plan_window_s /= time_factor;
   o.daemon.poll_interval = scaled(o.daemon.poll_interval);
   o.daemon.migrate_after = scaled(o.daemon.migrate_after);
   o.daemon.migrate_gain = scaled(o.daemon.migrate_gain);
@@ -58,7 +59,7 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
   SimResult result;
   std::vector<SimCluster> sims;
   for (const ModelCluster& c : clusters) {
-    sims.emplace_back(c.name, c.nodes, c.gpus_per_node, options.plan_depth);
+    sims.emplace_back(c.name, c.nodes, c.gpus_per_node, options.plan_depth, options.plan_window_s);
   }
   const std::size_t n = load.jobs.size();
   for (const ReplayJob& j : load.jobs) result.jobs.push_back({j.id, j.submit_s});

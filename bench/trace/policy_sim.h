@@ -50,8 +50,9 @@ struct SimOptions {
   // skyslurmd's settings (failover.*; its defaults), scaled like every time.
   config::FailoverSettings daemon;
   int tie_tolerance_s = 60;
-  // Each cluster's backfill depth (SimCluster).
+  // Each cluster's backfill depth and window (SimCluster).
   std::size_t plan_depth = 500;
+  double plan_window_s = 86400;
 };
 
 // The options for a load at `time_factor` (trace seconds per replay second):

@@ -15,12 +15,14 @@ double EndOf(double start, const SimJob& job) {
 
 }  // namespace
 
-SimCluster::SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth)
+SimCluster::SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth,
+                       double plan_window_s)
     : name_(std::move(name)),
       nodes_(nodes),
       gpus_per_node_(gpus_per_node),
       free_(static_cast<std::size_t>(nodes), gpus_per_node),
       plan_depth_(plan_depth),
+      plan_window_s_(plan_window_s),
       plan_(RunningProfile(0)) {}
 
 int SimCluster::busy_gpus() const {
@@ -146,7 +148,9 @@ void SimCluster::Schedule(double now, std::vector<Event>* events) {
   std::size_t tested = 0;
   for (SimJob& job : pending_) {
     const auto at = tested++ < plan_depth_ ? Earliest(profile, job, now) : std::nullopt;
-    if (!at) {  // beyond the depth (a job that never fits is refused at submission)
+    // Beyond the depth, or its start beyond the window: not planned (a job
+    // that never fits is refused at submission).
+    if (!at || at->first - now > plan_window_s_) {
       planned_.push_back(kNever);
       still.push_back(std::move(job));
       continue;
@@ -195,8 +199,22 @@ double SimCluster::NextEnd() const {
 bool SimCluster::Submit(const SimJob& job, double now, std::vector<Event>* events) {
   if (!Fits(job)) return false;
   AdvanceTo(now, events);
+  // The last in priority: the plan of the jobs before it stands (nothing
+  // changed since the last pass but the time), and it is planned behind
+  // them, as a pass would.
+  std::optional<std::pair<double, std::vector<int>>> at;
+  if (pending_.size() < plan_depth_) at = Earliest(plan_, job, now);
+  if (at && at->first - now <= plan_window_s_) {
+    Hold(plan_, at->first, at->second, job);
+    if (at->first <= now) {
+      for (const int n : at->second) free_[static_cast<std::size_t>(n)] -= job.gpus_per_node;
+      if (events != nullptr) events->push_back({now, job.id, Event::Kind::kStart});
+      running_.push_back({job, now, at->second});
+      return true;
+    }
+  }
   pending_.push_back(job);
-  Schedule(now, events);
+  planned_.push_back(at && at->first - now <= plan_window_s_ ? at->first : kNever);
   return true;
 }
 

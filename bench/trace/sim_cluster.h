@@ -11,13 +11,15 @@
 // (a submission, an end, a cancel) rather than Slurm's intervals; GPUs
 // alone are counted (no CPU or memory limits); a job's nodes are the ones
 // with the fewest free GPUs that fit it (best fit); as Slurm's backfill
-// tests at most bf_max_job_test jobs (500 by default), only the first
-// `plan_depth` pending jobs are planned (and may start): the rest wait
-// their turn, unplanned.
+// tests at most bf_max_job_test jobs (500 by default) and reserves nothing
+// beyond bf_window (a day by default), only the first `plan_depth` pending
+// jobs are planned (and may start), and a job whose start falls beyond
+// `plan_window_s` holds nothing: the rest wait their turn, unplanned.
 //
 // Cost: a pass plans each of those jobs over per-node step functions of
-// the free GPUs in time, linear in the node's steps; an estimate is one
-// job over the last pass's plan.
+// the free GPUs in time, linear in the node's steps; a submission (the
+// last in priority) and an estimate are one job over the last pass's plan;
+// an end or a cancel is a pass.
 #pragma once
 
 #include <limits>
@@ -37,7 +39,8 @@ struct SimJob {
 
 class SimCluster {
  public:
-  SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth = 500);
+  SimCluster(std::string name, int nodes, int gpus_per_node, std::size_t plan_depth = 500,
+             double plan_window_s = 86400);
 
   const std::string& name() const { return name_; }
   int total_gpus() const { return nodes_ * gpus_per_node_; }
@@ -103,6 +106,7 @@ class SimCluster {
   std::vector<SimJob> pending_;  // in priority order
   std::vector<double> planned_;  // pending_'s planned starts
   std::size_t plan_depth_;
+  double plan_window_s_;
   Profile plan_;  // the last pass's: running jobs and the planned ones held
   double plan_at_ = 0;
 };

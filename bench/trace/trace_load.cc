@@ -31,7 +31,6 @@ Load ShapeLoad(const std::vector<TraceJob>& window, const std::vector<ModelClust
     }
   }
   std::mt19937_64 rng(options.seed);
-  double gpu_seconds = 0;
   for (const TraceJob& t : window) {
     // Every job draws the same number of times, used or not: one job's
     // shape never shifts another's draws.
@@ -75,14 +74,34 @@ Load ShapeLoad(const std::vector<TraceJob>& window, const std::vector<ModelClust
     }
     const double limit_s = std::max(j.runtime_s * (1 + 3 * limit_draw), j.runtime_s + 60);
     j.time_limit_min = static_cast<int>(std::ceil(limit_s / 60));
-    gpu_seconds += j.gpus() * j.runtime_s;
     load.jobs.push_back(std::move(j));
   }
-  load.offered_load =
-      total_gpus > 0 && options.window_s > 0 ? gpu_seconds / (total_gpus * options.window_s) : 0;
+  // The GPU load within the window with arrivals scaled by `scale`: it
+  // never grows with the scale, so a bisection finds the one asked for.
+  const double span = options.window_s;
+  auto load_at = [&](double scale) {
+    if (total_gpus <= 0 || span <= 0) return 0.0;
+    double offered = 0;
+    for (const ReplayJob& j : load.jobs) {
+      offered += j.gpus() * std::min(j.runtime_s, scale * (span - j.submit_s));
+    }
+    return offered / (total_gpus * span * scale);
+  };
+  load.offered_load = load_at(1);
   if (load.offered_load > 0 && options.load > 0) {
-    load.arrival_scale = load.offered_load / options.load;
+    double lo = 0.01, hi = 100;  // load_at(lo) >= load_at(hi)
+    if (load_at(lo) <= options.load) {
+      hi = lo;
+    } else if (load_at(hi) >= options.load) {
+      lo = hi;
+    }
+    for (int i = 0; i < 60 && hi / lo > 1 + 1e-12; ++i) {
+      const double mid = std::sqrt(lo * hi);
+      (load_at(mid) > options.load ? lo : hi) = mid;
+    }
+    load.arrival_scale = std::sqrt(lo * hi);
   }
+  load.replay_load = load_at(load.arrival_scale);
   const double f = options.time_factor > 0 ? options.time_factor : 1;
   for (ReplayJob& j : load.jobs) {
     j.submit_s = j.submit_s * load.arrival_scale / f;

@@ -17,8 +17,13 @@
 //   least a minute more than the runtime. A start estimate from limits is as
 //   wrong as users make it.
 // - Load. Arrival times are scaled (runtimes are not) so that the GPU time
-//   offered over the window is `load` of the modelled GPUs over it: a trace's
-//   own cluster was far larger than the ones modelled.
+//   offered within the window is `load` of the modelled GPUs over it: a
+//   trace's own cluster was far larger than the ones modelled. A job offers
+//   its GPUs from its arrival until it ends or the window does: a job of a
+//   month offers the window what it can use of it, not its month (else a
+//   few such jobs would stretch the arrivals until nothing waits). The
+//   scale stays within [1/100, 100]; a load out of that reach is reported
+//   as the one reached.
 // - Time factor. Then every time (arrivals, runtimes, limits) is divided by
 //   `time_factor`: a replay of 24 trace hours at 60 runs in 24 minutes.
 //
@@ -66,6 +71,7 @@ struct Load {
   int never_ran = 0;         // left out: the trace has no runtime for them
   double arrival_scale = 1;  // trace arrival times were multiplied by it
   double offered_load = 0;   // the window's own load on the modelled GPUs, before scaling
+  double replay_load = 0;    // the load after scaling (`load`, unless out of reach)
   double window_s = 0;       // the window's length in replay seconds
 };
 

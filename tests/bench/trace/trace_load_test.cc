@@ -85,17 +85,36 @@ TEST(TraceLoadTest, LimitsOverestimateByOneToFourTimesInWholeMinutes) {
 }
 
 TEST(TraceLoadTest, ArrivalsStretchToTheAskedLoadAndEveryTimeScalesByTheFactor) {
-  // 40 GPUs over 1000 s: 40,000 GPU-seconds. Offered: 10 jobs x 8 GPUs x 1000 s = 80,000: 2.0.
+  // 40 GPUs over 1000 s: 40,000 GPU-seconds. Offered: 5 jobs x 8 GPUs x 100 s
+  // in the window's first half: 4,000, 0.1.
   std::vector<TraceJob> window;
-  for (int i = 0; i < 10; ++i) window.push_back(Job("j" + std::to_string(i), i * 100, 1000, 8));
+  for (int i = 0; i < 5; ++i) window.push_back(Job("j" + std::to_string(i), i * 100, 100, 8));
   const Load load =
-      ShapeLoad(window, kClusters, {.window_s = 1000, .load = 0.5, .time_factor = 10, .seed = 1});
-  EXPECT_DOUBLE_EQ(load.offered_load, 2.0);
-  EXPECT_DOUBLE_EQ(load.arrival_scale, 4.0);      // 2.0 offered -> 0.5
-  EXPECT_DOUBLE_EQ(load.window_s, 400);           // 1000 s x 4 / 10
-  EXPECT_DOUBLE_EQ(load.jobs[9].submit_s, 360);   // 900 s x 4 / 10
-  EXPECT_DOUBLE_EQ(load.jobs[9].runtime_s, 100);  // runtimes are not stretched
+      ShapeLoad(window, kClusters, {.window_s = 1000, .load = 0.05, .time_factor = 10, .seed = 1});
+  EXPECT_DOUBLE_EQ(load.offered_load, 0.1);
+  EXPECT_NEAR(load.arrival_scale, 2.0, 1e-9);  // 0.1 offered -> 0.05
+  EXPECT_NEAR(load.replay_load, 0.05, 1e-9);
+  EXPECT_NEAR(load.window_s, 200, 1e-6);          // 1000 s x 2 / 10
+  EXPECT_NEAR(load.jobs[4].submit_s, 80, 1e-6);   // 400 s x 2 / 10
+  EXPECT_DOUBLE_EQ(load.jobs[4].runtime_s, 10);   // runtimes are not stretched
   for (const auto& j : load.jobs) EXPECT_GE(j.time_limit_min * 60, j.runtime_s);
+}
+
+// A job of a month in a window of 1000 s offers the window 1000 s, however
+// the arrivals are scaled: with it, the load asked for is reached by the
+// others alone, and a load out of reach is reported as the one reached.
+TEST(TraceLoadTest, AJobRunningPastTheWindowOffersOnlyTheWindow) {
+  std::vector<TraceJob> window = {Job("month", 0, 30 * 86400.0, 8)};
+  for (int i = 0; i < 4; ++i) window.push_back(Job("j" + std::to_string(i), 500, 100, 8));
+  Load load = ShapeLoad(window, kClusters, {.window_s = 1000, .load = 0.3, .seed = 1});
+  // 8 x 1000 (the month's share) + 4 x 8 x 100 = 11,200 of 40,000.
+  EXPECT_DOUBLE_EQ(load.offered_load, 0.28);
+  EXPECT_NEAR(load.replay_load, 0.3, 1e-9);
+  EXPECT_LT(load.arrival_scale, 1);  // squeezed a little
+  // The month alone offers 0.2 at any scale; 0.5 is out of reach.
+  load = ShapeLoad({Job("month", 0, 30 * 86400.0, 8)}, kClusters,
+                   {.window_s = 1000, .load = 0.5, .seed = 1});
+  EXPECT_NEAR(load.replay_load, 0.2, 1e-9);
 }
 
 }  // namespace
