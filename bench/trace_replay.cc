@@ -164,6 +164,8 @@ int main(int argc, char** argv) {
   std::string out_dir;
   double each_window = 0;
   int min_jobs = 100;
+  double drain_windows = -1;
+  bool keep_home = false;  // -1: on the testbed one window, simulated until all start
   app.add_option("--trace", traces, "a trace file (the shared schema)")->required();
   app.add_option("--window", window_text, "START_H:HOURS of the trace (default 0:24)");
   app.add_option("--time-factor", time_factor,
@@ -177,6 +179,11 @@ int main(int argc, char** argv) {
   app.add_option("--each-window", each_window,
                  "simulate every window of this many hours of each file (the aims' check)");
   app.add_option("--min-jobs", min_jobs, "with --each-window: windows with fewer jobs skipped");
+  app.add_option("--drain", drain_windows,
+                 "stop this many window lengths after the window's end; what has not started "
+                 "then is left unstarted (default: 1 on the testbed, none simulated)");
+  app.add_flag("--keep", keep_home,
+               "on the testbed, keep the replay user's HOME (skyslurmd's records) afterwards");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Policy> policies;
@@ -300,17 +307,49 @@ int main(int argc, char** argv) {
       load.offered_load * 100,
       time_factor, static_cast<unsigned long long>(seed));
   std::vector<Run> runs;
+  // The replay stops `drain` after the window's end (replay seconds): what
+  // has not started by then is left unstarted, in the simulation alike.
+  const double drain_s = drain_windows * load.window_s;
   if (simulate) {
-    runs = Simulate(load, clusters, policies, time_factor);
+    SimOptions options = ScaledOptions(time_factor);
+    if (drain_windows >= 0) options.horizon_s = load.window_s + drain_s;
+    for (const Policy p : policies) runs.push_back({p, SimulatePolicy(p, load, clusters, options)});
   } else {
+    TestbedOptions tb;
+    tb.testbed = bench::ReadTestbedEnv(bench::TestbedDir());
+    if (!tb.testbed.contains("SLURM_CONF_ALPHA")) {
+      std::fprintf(stderr,
+                   "trace_replay: no testbed (scripts/testbed/up --with-dbd), or --simulate\n");
+      return 1;
+    }
+    tb.shim_bin = std::string(SKYSLURM_BINARY_DIR) + "/shim/bin";
+    tb.scaled = ScaledOptions(time_factor);
+    tb.drain_s = drain_windows >= 0 ? drain_s : load.window_s;
+    SimOptions oracle_options = tb.scaled;
+    oracle_options.horizon_s = load.window_s + tb.drain_s;
     for (const Policy p : policies) {
       if (p == Policy::kOracle) {  // an offline schedule on the same capacities
-        runs.push_back({p, SimulatePolicy(p, load, clusters, ScaledOptions(time_factor))});
+        runs.push_back({p, SimulatePolicy(p, load, clusters, oracle_options)});
         continue;
       }
-      std::fprintf(stderr, "trace_replay: %s on the testbed (%zu jobs, %.0f s of window)...\n",
+      // skyslurm's user: a copy of the testbed's, its daemon fresh.
+      tb.home = (fs::temp_directory_path() / fmt::format("skyslurm-trace-replay-{}", ::getpid()))
+                    .string();
+      fs::remove_all(tb.home);
+      fs::copy(bench::TestbedDir() + "/home", tb.home, fs::copy_options::recursive);
+      bench::ForgetDaemonState(tb.home);
+      std::ofstream(tb.home + "/.config/skyslurm/skyslurm.yaml", std::ios::app)
+          << "tie_tolerance: " << tb.scaled.tie_tolerance_s << "s\n";
+      std::fprintf(stderr, "trace_replay: %s on the testbed (%zu jobs over %.0f s)...\n",
                    std::string(PolicyName(p)).c_str(), load.jobs.size(), load.window_s);
-      auto replayed = ReplayOnTestbed(p, load, clusters, time_factor);
+      auto replayed = ReplayOnTestbed(p, load, clusters, tb);
+      bench::StopDaemonOf(tb.home);
+      if (keep_home) {
+        std::fprintf(stderr, "trace_replay: %s's user kept in %s (skyslurmd's records)\n",
+                     std::string(PolicyName(p)).c_str(), tb.home.c_str());
+      } else {
+        fs::remove_all(tb.home);
+      }
       if (!replayed.ok()) {
         std::fprintf(stderr, "trace_replay: %s: %s\n", std::string(PolicyName(p)).c_str(),
                      replayed.status().message().c_str());

@@ -55,16 +55,16 @@ PolicyStats Summarise(std::string_view policy, const Load& load, const SimResult
 std::string MarkdownTable(const std::vector<PolicyStats>& rows) {
   std::string out =
       "| policy | jobs | mean wait s | median wait s | p95 wait s | makespan s | "
-      "GPU utilisation | moves | cut |\n"
-      "|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
+      "GPU utilisation | moves | cut | not started |\n"
+      "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   for (const PolicyStats& r : rows) {
     std::string use;
     for (const auto& [cluster, share] : r.utilisation) {
       use += fmt::format("{}{} {:.0f}%", use.empty() ? "" : ", ", cluster, share * 100);
     }
-    out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {} | {} | {} |\n", r.policy,
-                       r.started, r.mean_wait_s, r.median_wait_s, r.p95_wait_s, r.makespan_s, use,
-                       r.moves, r.cut);
+    out += fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {} | {} | {} | {} |\n",
+                       r.policy, r.started, r.mean_wait_s, r.median_wait_s, r.p95_wait_s,
+                       r.makespan_s, use, r.moves, r.cut, r.jobs - r.started - r.unplaced);
   }
   return out;
 }

@@ -37,7 +37,9 @@ PolicyStats Summarise(std::string_view policy, const Load& load, const SimResult
                       const std::vector<ModelCluster>& clusters, double time_factor);
 
 // One row per policy: | policy | jobs | mean wait s | median wait s |
-// p95 wait s | makespan s | GPU utilisation | moves | cut |.
+// p95 wait s | makespan s | GPU utilisation | moves | cut | not started |
+// (jobs: those started, whose waits these are; not started: by the end of
+// the replay, left out of the waits).
 std::string MarkdownTable(const std::vector<PolicyStats>& rows);
 
 // The GPUs busy on `cluster` in time (trace seconds): a step at every start

@@ -89,7 +89,7 @@ Load ShapeLoad(const std::vector<TraceJob>& window, const std::vector<ModelClust
   };
   load.offered_load = load_at(1);
   if (load.offered_load > 0 && options.load > 0) {
-    double lo = 0.01, hi = 100;  // load_at(lo) >= load_at(hi)
+    double lo = 0.1, hi = 100;  // load_at(lo) >= load_at(hi)
     if (load_at(lo) <= options.load) {
       hi = lo;
     } else if (load_at(hi) >= options.load) {

@@ -22,7 +22,7 @@
 //   its GPUs from its arrival until it ends or the window does: a job of a
 //   month offers the window what it can use of it, not its month (else a
 //   few such jobs would stretch the arrivals until nothing waits). The
-//   scale stays within [1/100, 100]; a load out of that reach is reported
+//   scale stays within [1/10, 100]; a load out of that reach is reported
 //   as the one reached.
 // - Time factor. Then every time (arrivals, runtimes, limits) is divided by
 //   `time_factor`: a replay of 24 trace hours at 60 runs in 24 minutes.

@@ -48,7 +48,8 @@ TEST(ReplayReportTest, WaitsUtilisationAndCutsInTraceSeconds) {
   EXPECT_DOUBLE_EQ(s.decision_us, 500);
   const std::string table = MarkdownTable({s});
   EXPECT_THAT(table, HasSubstr("| policy | jobs | mean wait s |"));
-  EXPECT_THAT(table, HasSubstr("| skyslurm | 3 | 27 | 20 | 60 | 120 | alpha 60%, beta 0% | 1 | 1 |"));
+  EXPECT_THAT(table,
+              HasSubstr("| skyslurm | 3 | 27 | 20 | 60 | 120 | alpha 60%, beta 0% | 1 | 1 | 0 |"));
 }
 
 TEST(ReplayReportTest, BusyGpusStepsAtStartsAndEndsUpToTheWindow) {

@@ -1,0 +1,99 @@
+// The simulator's own test (issue 18): a seeded two-hour window of the
+// Philly trace replayed at 60x on the testbed for skyslurm (sbatch
+// --sky-any-cluster through skyslurmd, every time constant scaled) and
+// simulated, both by build/bench/trace_replay as a user runs it: their mean
+// waits agree within 20% or 120 s (trace time), and the tool keeps its
+// contract (the table's columns, the plots in --out).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "broker/util/command.h"
+#include "broker/util/strings.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The traces' folder: $SKYSLURM_TRACES, else ../shared/traces beside the
+// project; the file of the Philly virtual cluster the proofs replay.
+std::filesystem::path PhillyTrace() {
+  const char* env = std::getenv("SKYSLURM_TRACES");
+  const std::filesystem::path dir =
+      env != nullptr && *env != '\0'
+          ? std::filesystem::path(env)
+          : std::filesystem::path(SKYSLURM_SOURCE_DIR) / ".." / "shared" / "traces";
+  return dir / "philly" / "by_vc" / "jobs_6214e9.csv";
+}
+
+// The cells of the table's row for `policy` ("" when none).
+std::vector<std::string> Row(const std::string& table, const std::string& policy) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("| " + policy + " |")) continue;
+    std::vector<std::string> cells;
+    for (const std::string& cell : SplitList(line.substr(1), '|')) cells.push_back(Trim(cell));
+    return cells;
+  }
+  return {};
+}
+
+CommandOutput Replay(std::vector<std::string> args) {
+  Command c;
+  c.argv = {(fs::path(SKYSLURM_BINARY_DIR) / "bench" / "trace_replay").string(),
+            "--trace",
+            PhillyTrace().string(),
+            "--window",
+            "1254:2",
+            "--time-factor",
+            "60",
+            "--seed",
+            "1"};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.timeout = std::chrono::seconds(480);
+  LocalCommandRunner runner;
+  auto r = runner.Run(c);
+  if (r.ok()) return *r;
+  CommandOutput failed;
+  failed.err = r.status().message();
+  return failed;
+}
+
+TEST(TraceReplayTest, TheSimulatorAgreesWithTheTestbed) {
+  if (!fs::exists(PhillyTrace())) GTEST_SKIP() << "no trace at " << PhillyTrace();
+  const std::string out = (fs::path(::testing::TempDir()) / "trace-replay-plots").string();
+  fs::remove_all(out);
+  const CommandOutput testbed = Replay({"--policies", "skyslurm", "--out", out});
+  ASSERT_EQ(testbed.exit_code, 0) << testbed.out << testbed.err;
+  const CommandOutput simulated =
+      Replay({"--policies", "skyslurm,slurm-m", "--simulate", "--drain", "1"});
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+  EXPECT_THAT(testbed.out, ::testing::HasSubstr("| policy | jobs | mean wait s | median wait s | "
+                                                "p95 wait s | makespan s | GPU utilisation |"));
+  const auto real = Row(testbed.out, "skyslurm");
+  const auto sim = Row(simulated.out, "skyslurm");
+  ASSERT_EQ(real.size(), 10u) << testbed.out;
+  ASSERT_EQ(sim.size(), 10u) << simulated.out;
+  EXPECT_EQ(Row(simulated.out, "slurm-m").size(), 10u);
+  EXPECT_EQ(real[1], "103") << testbed.out;  // every job started
+  EXPECT_EQ(real[9], "0");
+  const double real_mean = std::stod(real[2]), sim_mean = std::stod(sim[2]);
+  EXPECT_LE(std::abs(real_mean - sim_mean), std::max(0.2 * sim_mean, 120.0))
+      << "testbed:\n"
+      << testbed.out << testbed.err << "simulated:\n"
+      << simulated.out;
+  std::printf("mean wait (trace s): testbed %.0f, simulated %.0f; p95 %s against %s\n", real_mean,
+              sim_mean, real[4].c_str(), sim[4].c_str());
+  for (const char* png : {"wait_cdf.png", "gpus_busy_skyslurm.png"}) {
+    const fs::path file = fs::path(out) / png;
+    EXPECT_GT(fs::exists(file) ? fs::file_size(file) : 0u, 1000u) << png;
+  }
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
