@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 #include "broker/daemon/failover_policy.h"
 #include "broker/place/placement.h"
@@ -25,20 +26,23 @@ std::string_view PolicyName(Policy policy) {
       return "skyslurm";
     case Policy::kOracle:
       return "oracle";
+    case Policy::kFederation:
+      return "federation";
   }
   return "policy";
 }
 
 std::optional<Policy> PolicyNamed(std::string_view name) {
   for (const Policy p : {Policy::kHome, Policy::kSlurmM, Policy::kFailover, Policy::kRoundRobin,
-                         Policy::kSkyslurm, Policy::kOracle}) {
+                         Policy::kSkyslurm, Policy::kOracle, Policy::kFederation}) {
     if (PolicyName(p) == name) return p;
   }
   return std::nullopt;
 }
 
-SimOptions ScaledOptions(double time_factor) {
+SimOptions ScaledOptions(double time_factor, const config::FailoverSettings& daemon) {
   SimOptions o;
+  o.daemon = daemon;
   auto scaled = [&](int seconds) {
     return std::max(1, static_cast<int>(std::lround(seconds / time_factor)));
   };
@@ -119,8 +123,18 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     return decided;
   };
   std::vector<SimCluster::Event> events;
-  auto apply = [&](std::size_t c) {
-    for (const auto& e : events) {
+  // The federation's: the clusters where each job's other copies pend.
+  std::map<std::size_t, std::vector<std::size_t>> siblings;
+  // Recursive: a sibling cancelled may let other jobs start there.
+  std::function<void(std::size_t)> apply = [&](std::size_t c) {
+    std::vector<SimCluster::Event> mine;
+    mine.swap(events);
+    struct Revoke {
+      std::size_t job, cluster;
+      double t;
+    };
+    std::vector<Revoke> revoke;
+    for (const auto& e : mine) {
       const std::size_t i = std::stoul(e.id);
       if (e.kind == SimCluster::Event::Kind::kStart) {
         result.jobs[i].start = e.t;
@@ -128,12 +142,20 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
         pending_since.erase(i);
         copies.erase(i);
         last_weighed.erase(i);
+        if (auto it = siblings.find(i); it != siblings.end()) {
+          for (const std::size_t other : it->second) {
+            if (other != c) revoke.push_back({i, other, e.t});
+          }
+          siblings.erase(it);
+        }
       } else {
         result.jobs[i].end = e.t;
       }
       result.end = std::max(result.end, e.t);
     }
-    events.clear();
+    for (const Revoke& r : revoke) {
+      if (sims[r.cluster].CancelPending(std::to_string(r.job), r.t, &events)) apply(r.cluster);
+    }
   };
   auto submit = [&](std::size_t i, std::size_t c, double t) {
     where[i] = c;
@@ -152,6 +174,14 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     }
     if (able.empty()) {
       ++result.unplaced;
+      return;
+    }
+    if (policy == Policy::kFederation) {  // a sibling everywhere, until one starts
+      for (const std::size_t c : able) {
+        submit(i, c, t);
+        if (result.jobs[i].start != kNever) break;
+        siblings[i].push_back(c);
+      }
       return;
     }
     std::size_t chosen = able.front();  // home, failover: the first in order

@@ -34,12 +34,16 @@
 #include <vector>
 
 #include "bench/trace/sim_cluster.h"
-#include "broker/config/settings.h"
 #include "bench/trace/trace_load.h"
+#include "broker/config/settings.h"
 
 namespace skyslurm::trace {
 
-enum class Policy { kHome, kSlurmM, kFailover, kRoundRobin, kSkyslurm, kOracle };
+// kFederation, simulated only: Slurm federation's sibling jobs, a copy of
+// each job queued on every cluster that can run it, the first to start
+// keeping it (the others cancelled at once). Not one of the six:
+// what placing jobs in several queues at once would give (scheduling.md).
+enum class Policy { kHome, kSlurmM, kFailover, kRoundRobin, kSkyslurm, kOracle, kFederation };
 std::string_view PolicyName(Policy policy);  // "home", "slurm-m", ...
 // The policy of that name; nullopt for none.
 std::optional<Policy> PolicyNamed(std::string_view name);
@@ -58,7 +62,8 @@ struct SimOptions {
 // The options for a load at `time_factor` (trace seconds per replay second):
 // every time constant divided by it, skyslurmd's whole seconds of at least
 // one (its clock's), moves_per_cluster (a minute's) multiplied by it.
-SimOptions ScaledOptions(double time_factor);
+// `daemon`: skyslurmd's settings in trace time (its defaults unless given).
+SimOptions ScaledOptions(double time_factor, const config::FailoverSettings& daemon = {});
 
 struct JobOutcome {
   std::string id;

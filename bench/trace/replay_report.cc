@@ -40,8 +40,8 @@ PolicyStats Summarise(std::string_view policy, const Load& load, const SimResult
   std::sort(s.waits.begin(), s.waits.end());
   s.started = static_cast<int>(s.waits.size());
   if (!s.waits.empty()) {
-    s.mean_wait_s = std::accumulate(s.waits.begin(), s.waits.end(), 0.0) /
-                    static_cast<double>(s.waits.size());
+    s.mean_wait_s =
+        std::accumulate(s.waits.begin(), s.waits.end(), 0.0) / static_cast<double>(s.waits.size());
   }
   s.median_wait_s = Quantile(s.waits, 0.5);
   s.p95_wait_s = Quantile(s.waits, 0.95);

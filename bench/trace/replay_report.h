@@ -19,17 +19,17 @@ namespace skyslurm::trace {
 
 struct PolicyStats {
   std::string policy;
-  int jobs = 0;       // of the load
-  int started = 0;    // the waits are theirs
+  int jobs = 0;     // of the load
+  int started = 0;  // the waits are theirs
   double mean_wait_s = 0, median_wait_s = 0, p95_wait_s = 0;
   double makespan_s = 0;  // from the window's start to the last end
   // Per cluster: its GPUs' busy share over the window (running jobs cut at
   // its end).
   std::map<std::string, double> utilisation;
   int moves = 0;
-  int cut = 0;       // running at the window's end
-  int unplaced = 0;  // no cluster could run them
-  double decision_us = 0;  // per placement decision (0: not measured)
+  int cut = 0;                // running at the window's end
+  int unplaced = 0;           // no cluster could run them
+  double decision_us = 0;     // per placement decision (0: not measured)
   std::vector<double> waits;  // sorted, trace seconds
 };
 

@@ -71,6 +71,7 @@ class Testbed {
                  {"SKYSLURM_MIGRATE_AFTER", std::to_string(d.migrate_after)},
                  {"SKYSLURM_MIGRATE_GAIN", std::to_string(d.migrate_gain)},
                  {"SKYSLURM_MOVES_PER_CLUSTER", std::to_string(d.moves_per_cluster)},
+                 {"SKYSLURM_MAX_MOVES", std::to_string(d.max_moves)},
                  {"SKYSLURM_CLUSTER_DEAD_AFTER", std::to_string(d.cluster_dead_after)}};
     c.env_unset = {"SKYSLURM_CONFIG", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"};
     c.cwd = o_.home;
@@ -90,33 +91,40 @@ class Testbed {
   LocalCommandRunner runner_;
 };
 
-// One copy of a replay job in a queue.
-struct Copy {
-  std::string cluster, id, state;
-  std::optional<double> start, end;
-};
-
 // Every replay job in the clusters' queues (all states squeue still
-// shows), by job index.
-std::map<std::size_t, std::vector<Copy>> ReadQueues(Testbed& tb,
-                                                    const std::vector<ModelCluster>& clusters,
-                                                    const std::string& prefix) {
-  std::map<std::size_t, std::vector<Copy>> out;
+// shows), by job index, submitted since `since`.
+std::map<std::size_t, std::vector<QueuedCopy>> ReadQueues(Testbed& tb,
+                                                          const std::vector<ModelCluster>& clusters,
+                                                          const std::string& prefix, double since) {
+  std::map<std::size_t, std::vector<QueuedCopy>> out;
   for (const ModelCluster& c : clusters) {
-    const CommandOutput q = tb.On(c.name, {"squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%S|%e"});
-    std::istringstream rows(q.out);
-    for (std::string row; std::getline(rows, row);) {
-      const std::vector<std::string> f = SplitList(row, '|');
-      if (f.size() != 5 || !f[1].starts_with(prefix)) continue;
-      const std::string index = f[1].substr(prefix.size());
-      if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
-      out[std::stoul(index)].push_back({c.name, f[0], f[2], SlurmTime(f[3]), SlurmTime(f[4])});
+    const CommandOutput q = tb.On(c.name, {"squeue", "-h", "-t", "all", "-o", kReplayQueueFormat});
+    for (auto& [i, copies] : ParseReplayQueue(q.out, c.name, prefix, since)) {
+      for (QueuedCopy& copy : copies) out[i].push_back(std::move(copy));
     }
   }
   return out;
 }
 
 }  // namespace
+
+std::map<std::size_t, std::vector<QueuedCopy>> ParseReplayQueue(const std::string& squeue_out,
+                                                                const std::string& cluster,
+                                                                const std::string& prefix,
+                                                                double since) {
+  std::map<std::size_t, std::vector<QueuedCopy>> out;
+  std::istringstream rows(squeue_out);
+  for (std::string row; std::getline(rows, row);) {
+    const std::vector<std::string> f = SplitList(row, '|');
+    if (f.size() != 6 || !f[1].starts_with(prefix)) continue;
+    const std::string index = f[1].substr(prefix.size());
+    if (index.empty() || !std::all_of(index.begin(), index.end(), ::isdigit)) continue;
+    // Whole seconds: a second's grace.
+    if (const auto submitted = SlurmTime(f[5]); !submitted || *submitted < since - 1) continue;
+    out[std::stoul(index)].push_back({cluster, f[0], f[2], SlurmTime(f[3]), SlurmTime(f[4])});
+  }
+  return out;
+}
 
 Status ClearReplayJobs(const TestbedOptions& options, const std::vector<ModelCluster>& clusters,
                        double timeout_s) {
@@ -152,8 +160,8 @@ Status ClearReplayJobs(const TestbedOptions& options, const std::vector<ModelClu
 Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
                                   const std::vector<ModelCluster>& clusters,
                                   const TestbedOptions& options) {
-  if (policy == Policy::kOracle) {
-    return InvalidArgumentError("the oracle is an offline schedule: simulated, not replayed");
+  if (policy == Policy::kOracle || policy == Policy::kFederation) {
+    return InvalidArgumentError(fmt::format("{} is simulated, not replayed", PolicyName(policy)));
   }
   Testbed tb(options);
   const std::string prefix = fmt::format("{}-{}-", options.name_prefix, PolicyName(policy));
@@ -265,6 +273,7 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
         break;
       }
       case Policy::kOracle:
+      case Policy::kFederation:
         break;
     }
   };
@@ -293,10 +302,10 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
   std::size_t next = 0;
   // Every copy of each job seen, as last seen: squeue forgets a job
   // MinJobAge (300 s) after its end, the replay does not.
-  std::map<std::size_t, std::map<std::pair<std::string, std::string>, Copy>> seen;
+  std::map<std::size_t, std::map<std::pair<std::string, std::string>, QueuedCopy>> seen;
   auto look = [&] {
-    for (auto& [i, copies] : ReadQueues(tb, clusters, prefix)) {
-      for (Copy& c : copies) seen[i][{c.cluster, c.id}] = std::move(c);
+    for (auto& [i, copies] : ReadQueues(tb, clusters, prefix, t0)) {
+      for (QueuedCopy& c : copies) seen[i][{c.cluster, c.id}] = std::move(c);
     }
   };
   constexpr std::size_t kSideBySide = 16;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,24 @@ struct TestbedOptions {
   double look_s = 0.5;  // how often the queues are read
   std::string name_prefix = "trace-replay";
 };
+
+// One copy of a replay job in a cluster's queue.
+struct QueuedCopy {
+  std::string cluster, id, state;
+  std::optional<double> start, end;  // epoch seconds; nullopt: none yet
+};
+
+// The format the replay reads queues with (`squeue -h -t all -o`).
+inline constexpr const char* kReplayQueueFormat = "%i|%j|%T|%S|%e|%V";
+
+// The replay jobs (named <prefix><index>) in one cluster's squeue output of
+// that format, by job index: only those submitted at `since` (epoch) or
+// later, as squeue shows ended jobs for MinJobAge (300 s) and a replay run
+// minutes before has the same names. Times are squeue's local times.
+std::map<std::size_t, std::vector<QueuedCopy>> ParseReplayQueue(const std::string& squeue_out,
+                                                                const std::string& cluster,
+                                                                const std::string& prefix,
+                                                                double since);
 
 Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
                                   const std::vector<ModelCluster>& clusters,

@@ -63,6 +63,26 @@ TEST(PolicySimTest, LimitsMisleadSlurmMAndNotTheOracle) {
   EXPECT_EQ(oracle.jobs[2].start, 10);
 }
 
+// Federation's siblings: the third job queues on both clusters and starts
+// where a GPU frees first (alpha at 10, its limit said 1020), its copy on
+// beta cancelled there; -M, by limits, waits for beta's job (500). Each job
+// runs once: the GPU time is the runtimes'.
+TEST(PolicySimTest, FederationsSiblingsStartWhereAGpuFreesFirstAndRunOnce) {
+  Load load;
+  load.jobs = {Job("on-alpha", 0, 10, 17), Job("on-beta", 0, 500, 10), Job("third", 1, 60, 2)};
+  const SimResult f = SimulatePolicy(Policy::kFederation, load, kTwo, {});
+  EXPECT_EQ(f.jobs[0].cluster, "alpha");
+  EXPECT_EQ(f.jobs[1].cluster, "beta");
+  EXPECT_EQ(f.jobs[2].cluster, "alpha");
+  EXPECT_EQ(f.jobs[2].start, 10);
+  EXPECT_EQ(f.jobs[2].end, 70);
+  EXPECT_EQ(f.busy_gpu_s.at("alpha"), 8 * (10 + 60));
+  EXPECT_EQ(f.busy_gpu_s.at("beta"), 8 * 500);
+  EXPECT_EQ(f.end, 500);
+  EXPECT_EQ(f.moves, 0);
+  EXPECT_EQ(PolicyNamed("federation"), Policy::kFederation);
+}
+
 TEST(PolicySimTest, TypesNarrowTheClustersAndTheHorizonCutsTheRest) {
   const std::vector<ModelCluster> mixed = {{"alpha", 1, 8, "h100"}, {"gamma", 1, 8, "a100"}};
   Load load;

@@ -82,13 +82,25 @@ TEST(TraceReplayTest, TheSimulatorAgreesWithTheTestbed) {
   EXPECT_EQ(Row(simulated.out, "slurm-m").size(), 10u);
   EXPECT_EQ(real[1], "103") << testbed.out;  // every job started
   EXPECT_EQ(real[9], "0");
+  // The same window simulated: every job at its time. Its simulation on
+  // the submissions as they were made is printed beside it: a burst through
+  // skyslurmd lags its times by seconds on this machine (minutes of trace
+  // time at 60x), which spreads the arrivals the clusters see, while the
+  // testbed's waits count that routing from each sbatch's start.
   const double real_mean = std::stod(real[2]), sim_mean = std::stod(sim[2]);
   EXPECT_LE(std::abs(real_mean - sim_mean), std::max(0.2 * sim_mean, 120.0))
       << "testbed:\n"
       << testbed.out << testbed.err << "simulated:\n"
       << simulated.out;
-  std::printf("mean wait (trace s): testbed %.0f, simulated %.0f; p95 %s against %s\n", real_mean,
-              sim_mean, real[4].c_str(), sim[4].c_str());
+  const std::string marker =
+      "<!-- skyslurm simulated on the testbed's own submission times: mean wait ";
+  const auto at = testbed.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << testbed.out;
+  std::printf(
+      "mean wait (trace s): testbed %.0f, simulated %.0f, simulated on the testbed's submission "
+      "times %.0f; p95 %s against %s\n",
+      real_mean, sim_mean, std::stod(testbed.out.substr(at + marker.size())), real[4].c_str(),
+      sim[4].c_str());
   for (const char* png : {"wait_cdf.png", "gpus_busy_skyslurm.png"}) {
     const fs::path file = fs::path(out) / png;
     EXPECT_GT(fs::exists(file) ? fs::file_size(file) : 0u, 1000u) << png;
