@@ -73,10 +73,6 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     const double limit = policy == Policy::kOracle ? j.runtime_s : j.time_limit_min * 60.0;
     return SimJob{std::to_string(i), j.nodes, j.gpus_per_node, limit, j.runtime_s};
   };
-  auto can_run = [&](std::size_t i, std::size_t c) {
-    const ReplayJob& j = load.jobs[i];
-    return (j.gpu_type.empty() || j.gpu_type == clusters[c].gpu_type) && sims[c].Fits(sim_job(i));
-  };
   std::vector<std::size_t> where(n, clusters.size());
   std::map<std::size_t, double> pending_since;  // the failover's clock, per job
   // skyslurm's: each pending job's copy (when submitted), in the order
@@ -103,7 +99,7 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
       k.partition = "gpu";
       k.home = c == 0;
       k.gpus = load.jobs[i].gpus();
-      if (!can_run(i, c)) {
+      if (!CanRun(load.jobs[i], clusters[c])) {
         k.infeasible.push_back("no " + load.jobs[i].gpu_type + " GPUs of that shape");
       } else {
         k.start = estimate(c == own ? sims[c].PlannedStart(std::to_string(i))
@@ -168,10 +164,7 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
   };
   std::size_t turn = 0;  // round-robin's next cluster
   auto place = [&](std::size_t i, double t) {
-    std::vector<std::size_t> able;
-    for (std::size_t c = 0; c < clusters.size(); ++c) {
-      if (can_run(i, c)) able.push_back(c);
-    }
+    const std::vector<std::size_t> able = AbleClusters(load.jobs[i], clusters);
     if (able.empty()) {
       ++result.unplaced;
       return;
@@ -186,13 +179,7 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     }
     std::size_t chosen = able.front();  // home, failover: the first in order
     if (policy == Policy::kRoundRobin) {
-      for (std::size_t k = 0; k < clusters.size(); ++k) {
-        const std::size_t c = (turn + k) % clusters.size();
-        if (can_run(i, c)) {
-          chosen = c;
-          break;
-        }
-      }
+      chosen = NextAble(load.jobs[i], clusters, turn).value_or(chosen);
       turn = chosen + 1;
     } else if (policy == Policy::kSkyslurm) {
       const auto decision = timed([&] {
@@ -298,14 +285,7 @@ SimResult SimulatePolicy(Policy policy, const Load& load, const std::vector<Mode
     }
     for (const std::size_t i : due) {
       const std::size_t from = where[i];
-      std::size_t to = from;
-      for (std::size_t k = 1; k <= clusters.size(); ++k) {
-        const std::size_t c = (from + k) % clusters.size();
-        if (can_run(i, c)) {
-          to = c;
-          break;
-        }
-      }
+      const std::size_t to = NextAble(load.jobs[i], clusters, from + 1).value_or(from);
       if (to == from) {  // nowhere else: it stays
         pending_since.erase(i);
         continue;

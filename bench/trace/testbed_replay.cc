@@ -170,12 +170,6 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
   const std::size_t n = load.jobs.size();
   SimResult result;
   for (const ReplayJob& j : load.jobs) result.jobs.push_back({j.id, j.submit_s});
-  auto can_run = [&](std::size_t i, std::size_t c) {
-    const ReplayJob& j = load.jobs[i];
-    const ModelCluster& m = clusters[c];
-    return (j.gpu_type.empty() || j.gpu_type == m.gpu_type) && j.nodes <= m.nodes &&
-           j.gpus_per_node <= m.gpus_per_node;
-  };
   // The job's options after `sbatch`: natives ask for a type by feature,
   // skyslurm by GPU type.
   auto job_args = [&](std::size_t i) {
@@ -230,10 +224,7 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
     launch(i, c, argv, false);
   };
   auto submit = [&](std::size_t i) {
-    std::vector<std::size_t> able;
-    for (std::size_t c = 0; c < clusters.size(); ++c) {
-      if (can_run(i, c)) able.push_back(c);
-    }
+    const std::vector<std::size_t> able = AbleClusters(load.jobs[i], clusters);
     if (able.empty()) {
       ++result.unplaced;
       return;
@@ -245,13 +236,7 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
         native(i, able.front());
         break;
       case Policy::kRoundRobin: {
-        std::size_t chosen = able.front();
-        for (std::size_t k = 0; k < clusters.size(); ++k) {
-          if (can_run(i, (turn + k) % clusters.size())) {
-            chosen = (turn + k) % clusters.size();
-            break;
-          }
-        }
+        const std::size_t chosen = NextAble(load.jobs[i], clusters, turn).value_or(able.front());
         turn = chosen + 1;
         native(i, chosen);
         break;
@@ -342,13 +327,8 @@ Result<SimResult> ReplayOnTestbed(Policy policy, const Load& load,
         ++it;
         continue;
       }
-      std::size_t to = live.cluster;
-      for (std::size_t k = 1; k <= clusters.size(); ++k) {
-        if (can_run(i, (live.cluster + k) % clusters.size())) {
-          to = (live.cluster + k) % clusters.size();
-          break;
-        }
-      }
+      const std::size_t to =
+          NextAble(load.jobs[i], clusters, live.cluster + 1).value_or(live.cluster);
       it = failing_over.erase(it);       // back when its next copy is submitted
       if (to == live.cluster) continue;  // nowhere else: it stays
       tb.On(clusters[live.cluster].name, {"scancel", "--state=PENDING", live.id});

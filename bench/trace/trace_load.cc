@@ -112,4 +112,27 @@ Load ShapeLoad(const std::vector<TraceJob>& window, const std::vector<ModelClust
   return load;
 }
 
+bool CanRun(const ReplayJob& job, const ModelCluster& cluster) {
+  return (job.gpu_type.empty() || job.gpu_type == cluster.gpu_type) && job.nodes >= 1 &&
+         job.nodes <= cluster.nodes && job.gpus_per_node <= cluster.gpus_per_node;
+}
+
+std::vector<std::size_t> AbleClusters(const ReplayJob& job,
+                                      const std::vector<ModelCluster>& clusters) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < clusters.size(); ++c) {
+    if (CanRun(job, clusters[c])) out.push_back(c);
+  }
+  return out;
+}
+
+std::optional<std::size_t> NextAble(const ReplayJob& job, const std::vector<ModelCluster>& clusters,
+                                    std::size_t from) {
+  for (std::size_t k = 0; k < clusters.size(); ++k) {
+    const std::size_t c = (from + k) % clusters.size();
+    if (CanRun(job, clusters[c])) return c;
+  }
+  return std::nullopt;
+}
+
 }  // namespace skyslurm::trace

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,5 +79,19 @@ struct Load {
 // `clusters` must hold at least one cluster with GPUs.
 Load ShapeLoad(const std::vector<TraceJob>& window, const std::vector<ModelCluster>& clusters,
                const LoadOptions& options);
+
+// The rules every policy places by, simulated and on the testbed alike. A
+// cluster can run a job when its nodes and GPUs per node fit and the job
+// asks for its GPU type or none.
+bool CanRun(const ReplayJob& job, const ModelCluster& cluster);
+// The clusters that can run it, in order.
+std::vector<std::size_t> AbleClusters(const ReplayJob& job,
+                                      const std::vector<ModelCluster>& clusters);
+// The first cluster that can run it from `from` on, round the order
+// (`from` itself last); nullopt when none can. Round-robin's turn is
+// NextAble(job, clusters, turn); the failover's next, NextAble(job,
+// clusters, where + 1), which is `where` again when no other can.
+std::optional<std::size_t> NextAble(const ReplayJob& job, const std::vector<ModelCluster>& clusters,
+                                    std::size_t from);
 
 }  // namespace skyslurm::trace

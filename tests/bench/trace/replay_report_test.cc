@@ -24,8 +24,8 @@ struct Fixture {
       j.gpus_per_node = 2;
       load.jobs.push_back(j);
     }
-    result.jobs = {{"0", 0, 0, 50, "alpha"}, {"1", 10, 20, 60, "alpha"},
-                   {"2", 40, 70, kNever, "alpha"}};
+    result.jobs = {
+        {"0", 0, 0, 50, "alpha"}, {"1", 10, 20, 60, "alpha"}, {"2", 40, 70, kNever, "alpha"}};
     result.moves = 1;
     result.decisions = 4;
     result.decision_s = 0.002;
@@ -54,9 +54,9 @@ TEST(ReplayReportTest, WaitsUtilisationAndCutsInTraceSeconds) {
 
 TEST(ReplayReportTest, BusyGpusStepsAtStartsAndEndsUpToTheWindow) {
   Fixture f;
-  EXPECT_THAT(BusyGpus(f.load, f.result, "alpha", 1),
-              ElementsAre(Pair(0, 2), Pair(20, 4), Pair(50, 2), Pair(60, 0), Pair(70, 2),
-                          Pair(100, 0)));
+  EXPECT_THAT(
+      BusyGpus(f.load, f.result, "alpha", 1),
+      ElementsAre(Pair(0, 2), Pair(20, 4), Pair(50, 2), Pair(60, 0), Pair(70, 2), Pair(100, 0)));
   EXPECT_THAT(BusyGpus(f.load, f.result, "beta", 1), ElementsAre(Pair(0, 0), Pair(100, 0)));
 }
 

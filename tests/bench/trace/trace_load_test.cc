@@ -94,9 +94,9 @@ TEST(TraceLoadTest, ArrivalsStretchToTheAskedLoadAndEveryTimeScalesByTheFactor) 
   EXPECT_DOUBLE_EQ(load.offered_load, 0.1);
   EXPECT_NEAR(load.arrival_scale, 2.0, 1e-9);  // 0.1 offered -> 0.05
   EXPECT_NEAR(load.replay_load, 0.05, 1e-9);
-  EXPECT_NEAR(load.window_s, 200, 1e-6);          // 1000 s x 2 / 10
-  EXPECT_NEAR(load.jobs[4].submit_s, 80, 1e-6);   // 400 s x 2 / 10
-  EXPECT_DOUBLE_EQ(load.jobs[4].runtime_s, 10);   // runtimes are not stretched
+  EXPECT_NEAR(load.window_s, 200, 1e-6);         // 1000 s x 2 / 10
+  EXPECT_NEAR(load.jobs[4].submit_s, 80, 1e-6);  // 400 s x 2 / 10
+  EXPECT_DOUBLE_EQ(load.jobs[4].runtime_s, 10);  // runtimes are not stretched
   for (const auto& j : load.jobs) EXPECT_GE(j.time_limit_min * 60, j.runtime_s);
 }
 
@@ -115,6 +115,31 @@ TEST(TraceLoadTest, AJobRunningPastTheWindowOffersOnlyTheWindow) {
   load = ShapeLoad({Job("month", 0, 30 * 86400.0, 8)}, kClusters,
                    {.window_s = 1000, .load = 0.5, .seed = 1});
   EXPECT_NEAR(load.replay_load, 0.2, 1e-9);
+}
+
+// The rules every policy places by: a type narrows the clusters, nodes and
+// GPUs per node must fit; round-robin's turn and the failover's next go
+// round the order, and a job only one cluster can run stays there.
+TEST(TraceLoadTest, TheClustersThatCanRunAJobInTurn) {
+  const std::vector<ModelCluster> three = {
+      {"alpha", 2, 8, "H100"}, {"beta", 2, 4, "H100"}, {"gamma", 3, 8, "A100"}};
+  ReplayJob any;
+  any.nodes = 1;
+  any.gpus_per_node = 8;
+  EXPECT_THAT(AbleClusters(any, three), ::testing::ElementsAre(0, 2));  // beta's nodes hold 4
+  ReplayJob a100 = any;
+  a100.gpu_type = "A100";
+  EXPECT_THAT(AbleClusters(a100, three), ::testing::ElementsAre(2));
+  ReplayJob wide = any;
+  wide.nodes = 3;
+  EXPECT_FALSE(CanRun(wide, three[0]));
+  EXPECT_TRUE(CanRun(wide, three[2]));
+  EXPECT_EQ(NextAble(any, three, 1), 2u);
+  EXPECT_EQ(NextAble(any, three, 3), 0u);   // round again after the last
+  EXPECT_EQ(NextAble(a100, three, 3), 2u);  // the failover's next of gamma: gamma, it stays
+  ReplayJob b200 = any;
+  b200.gpu_type = "B200";
+  EXPECT_EQ(NextAble(b200, three, 0), std::nullopt);
 }
 
 }  // namespace

@@ -13,23 +13,14 @@
 
 #include "broker/util/command.h"
 #include "broker/util/strings.h"
+#include "tests/bench/trace/philly_trace.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The traces' folder: $SKYSLURM_TRACES, else ../shared/traces beside the
-// project; the file of the Philly virtual cluster the proofs replay.
-std::filesystem::path PhillyTrace() {
-  const char* env = std::getenv("SKYSLURM_TRACES");
-  const std::filesystem::path dir =
-      env != nullptr && *env != '\0'
-          ? std::filesystem::path(env)
-          : std::filesystem::path(SKYSLURM_SOURCE_DIR) / ".." / "shared" / "traces";
-  return dir / "philly" / "by_vc" / "jobs_6214e9.csv";
-}
+using trace::PhillyTrace;
 
 // The cells of the table's row for `policy` ("" when none).
 std::vector<std::string> Row(const std::string& table, const std::string& policy) {

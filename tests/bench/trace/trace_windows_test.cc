@@ -17,20 +17,10 @@
 #include "bench/trace/replay_report.h"
 #include "bench/trace/trace_file.h"
 #include "bench/trace/trace_load.h"
+#include "tests/bench/trace/philly_trace.h"
 
 namespace skyslurm::trace {
 namespace {
-
-// The traces' folder: $SKYSLURM_TRACES, else ../shared/traces beside the
-// project; the file of the Philly virtual cluster the proofs replay.
-std::filesystem::path PhillyTrace() {
-  const char* env = std::getenv("SKYSLURM_TRACES");
-  const std::filesystem::path dir =
-      env != nullptr && *env != '\0'
-          ? std::filesystem::path(env)
-          : std::filesystem::path(SKYSLURM_SOURCE_DIR) / ".." / "shared" / "traces";
-  return dir / "philly" / "by_vc" / "jobs_6214e9.csv";
-}
 
 const std::vector<ModelCluster> kTestbed = {
     {"alpha", 2, 8, "H100"}, {"beta", 2, 4, "H100"}, {"gamma", 3, 8, "A100"}};
@@ -88,7 +78,7 @@ TEST(TraceWindowsTest, EveryPolicyKeepsToWhatASlurmClusterCanDoOverRealWindows) 
     const Load load = ShapeLoad(slice, kTestbed, {.window_s = 7200, .load = 0.9, .seed = 1});
     EXPECT_NEAR(load.replay_load, 0.9, 1e-6);
     for (const Policy p : {Policy::kHome, Policy::kSlurmM, Policy::kFailover, Policy::kRoundRobin,
-                           Policy::kSkyslurm, Policy::kOracle}) {
+                           Policy::kSkyslurm, Policy::kOracle, Policy::kFederation}) {
       CheckRun(load, SimulatePolicy(p, load, kTestbed, options), p, options);
     }
     ++windows;
