@@ -12,6 +12,7 @@
 #include "broker/job/argv_parser.h"
 #include "broker/job/directives.h"
 #include "broker/job/option_table.h"
+#include "broker/util/base64.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::backend {
@@ -137,15 +138,20 @@ Result<LoginFacts> ParseLoginFacts(std::string_view output) {
     *line = std::string(output.substr(0, eol));
     output.remove_prefix(eol + 1);
   }
-  while (!output.empty()) {
-    std::size_t end = output.find('\0');
-    if (end == std::string_view::npos) end = output.size();
-    const std::string_view entry = output.substr(0, end);
+  const std::optional<std::string> decoded = Base64Decode(Trim(output));
+  if (!decoded) {
+    return InternalError("the login node's environment is not base64 (env -0 | base64)");
+  }
+  std::string_view env = *decoded;
+  while (!env.empty()) {
+    std::size_t end = env.find('\0');
+    if (end == std::string_view::npos) end = env.size();
+    const std::string_view entry = env.substr(0, end);
     const std::size_t eq = entry.find('=');
     if (eq != std::string_view::npos && eq > 0) {
       facts.environment[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
     }
-    output.remove_prefix(std::min(output.size(), end + 1));
+    env.remove_prefix(std::min(env.size(), end + 1));
   }
   if (facts.hostname.empty() || facts.home.empty()) {
     return InternalError("the login node did not say its host name and folder");

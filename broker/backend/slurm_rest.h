@@ -27,7 +27,12 @@ struct LoginFacts {
   std::map<std::string, std::string> environment;
 };
 
-// The output of `hostname; umask; pwd; env -0` on the login node.
+// The output of kLoginFactsCommand on the login node: its host name, umask
+// and folder, a line each, then its environment as `env -0` writes it,
+// base64-encoded (an agent's outputs stop at a NUL: read raw, every job
+// through slurmrestd lost all of the login environment but its first
+// variable, PATH and HOME included).
+inline constexpr const char* kLoginFactsCommand = "hostname; umask; pwd; env -0 | base64 -w0";
 Result<LoginFacts> ParseLoginFacts(std::string_view output);
 
 // The request body for `spec`, or FailedPrecondition naming what slurmrestd

@@ -27,7 +27,7 @@ SlurmSshBackend::SlurmSshBackend(std::string name, Parts parts)
 Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> lock(login_mu_);
   if (login_) return *login_;
-  Command c{.argv = {"sh", "-c", "hostname; umask; pwd; env -0"}};
+  Command c{.argv = {"sh", "-c", kLoginFactsCommand}};
   c.timeout = timeout;
   auto out = pool_->Run(c);
   if (!out.ok()) return out.status();

@@ -9,7 +9,9 @@
 //   answer:   "skyslurm-agent <id> <status> <stdout bytes> <stderr bytes>\n" <stdout> <stderr>
 //
 // <line> is a bash command line (AgentCommandLine), run in a subshell;
-// <input> is its stdin (none: /dev/null). Neither may hold a NUL byte.
+// <input> is its stdin (none: /dev/null). Neither may hold a NUL byte, and
+// the outputs come back cut at their first NUL (bash's variables hold none):
+// a command whose output has NULs (`env -0`) encodes it (base64).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,8 @@
 
 #include <memory>
 
+#include "broker/util/base64.h"
+
 namespace skyslurm::backend {
 namespace {
 
@@ -175,9 +177,13 @@ TEST(SlurmRestTest, ThePingNamesSlurmsRelease) {
   EXPECT_FALSE(RestRelease({500, R"({"errors":[{"error":"down","error_code":1}]})"}).ok());
 }
 
+// The environment comes base64-encoded: an agent's output stops at its
+// first NUL, and raw `env -0` gave every job through slurmrestd the login
+// node's first variable alone (no PATH, no HOME: Snakemake's jobs on gamma
+// failed in Python, "'list' object has no attribute 'split'").
 TEST(SlurmRestTest, LoginFactsAreReadFromOneCommand) {
   std::string out = "login1\n0027\n/home/u\n";
-  out += std::string("PATH=/bin") + '\0' + "MULTI=a\nb" + '\0' + "EMPTY=" + '\0';
+  out += Base64Encode(std::string("PATH=/bin") + '\0' + "MULTI=a\nb" + '\0' + "EMPTY=" + '\0');
   auto facts = ParseLoginFacts(out);
   ASSERT_TRUE(facts.ok()) << facts.status().message();
   EXPECT_EQ(facts->hostname, "login1");
@@ -185,7 +191,11 @@ TEST(SlurmRestTest, LoginFactsAreReadFromOneCommand) {
   EXPECT_EQ(facts->home, "/home/u");
   EXPECT_EQ(facts->environment.at("MULTI"), "a\nb");
   EXPECT_EQ(facts->environment.at("EMPTY"), "");
+  EXPECT_EQ(facts->environment.at("PATH"), "/bin");
+  EXPECT_EQ(facts->environment.size(), 3u);
   EXPECT_FALSE(ParseLoginFacts("login1\n").ok());
+  // What the agent returned of raw env -0: refused, not read as one variable.
+  EXPECT_FALSE(ParseLoginFacts(std::string("login1\n0027\n/home/u\nPATH=/bin")).ok());
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ class SlurmRestTestbedTest : public TestbedTest {
         "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 5 -o rest-test-%j.out\n"
         "#SBATCH --hold\n"
         "echo \"dir=$SLURM_SUBMIT_DIR host=$SLURM_SUBMIT_HOST foo=$FOO task=$SKYPILOT_TASK_ID "
-        "umask=$SLURM_UMASK cwd=$PWD name=$SLURM_JOB_NAME tz=${TZ-unset}\"\n";
+        "umask=$SLURM_UMASK cwd=$PWD name=$SLURM_JOB_NAME tz=${TZ-unset}\"\n"
+        "echo \"exported path=$(printenv PATH) home=$(printenv HOME)\"\n";
     s.job.args = {"--job-name=rest-test", "--mem=100M", "--ntasks=2"};
     s.user_export = "ALL,FOO";
     s.export_values = {{"FOO", "from-the-submitter"}};
@@ -113,6 +114,12 @@ TEST_F(SlurmRestTestbedTest, AJobThroughSlurmrestdIsTheJobSbatchMakes) {
   EXPECT_THAT(out_rest, HasSubstr(" name=rest-test"));
   // Regression: sbatch ran with skyslurm's TZ=UTC, which the job inherited.
   EXPECT_THAT(out_rest, HasSubstr(" tz=unset"));
+  // Regression: the login node's environment was read through the agent,
+  // whose outputs stop at a NUL, as raw `env -0`: a job through slurmrestd
+  // had no PATH or HOME in its environment (bash and dash fall back to
+  // their own PATH; Python and the programs it starts did not).
+  EXPECT_THAT(out_rest, HasSubstr("exported path=/usr/local/bin:/usr/bin:/bin"));
+  EXPECT_THAT(out_rest, HasSubstr(" home=/home/skyuser1\n"));
 }
 
 TEST_F(SlurmRestTestbedTest, WhatSlurmrestdCannotTakeGoesThroughSbatch) {
