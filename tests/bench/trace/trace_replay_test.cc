@@ -55,7 +55,27 @@ CommandOutput Replay(std::vector<std::string> args) {
   return failed;
 }
 
-TEST(TraceReplayTest, TheSimulatorAgreesWithTheTestbed) {
+// Whatever a replay cut short (the tool killed at its timeout, a failure
+// midway) leaves is removed: its jobs on every cluster and the skyslurmd of
+// its user's HOME (/tmp/skyslurm-trace-replay-<pid>).
+class TraceReplayTest : public TestbedTest {
+ protected:
+  void TearDown() override {
+    for (const char* cluster : {"alpha", "beta", "gamma"}) {
+      std::istringstream rows(RunOn(tb_, cluster, {"squeue", "-h", "-o", "%i %j"}).out);
+      for (std::string id, name; rows >> id >> name;) {
+        if (name.starts_with("trace-replay-")) RunOn(tb_, cluster, {"scancel", id});
+      }
+    }
+    for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+      if (!e.path().filename().string().starts_with("skyslurm-trace-replay-")) continue;
+      StopUserDaemon(e.path().string());
+      fs::remove_all(e.path());
+    }
+  }
+};
+
+TEST_F(TraceReplayTest, TheSimulatorAgreesWithTheTestbed) {
   if (!fs::exists(PhillyTrace())) GTEST_SKIP() << "no trace at " << PhillyTrace();
   const std::string out = (fs::path(::testing::TempDir()) / "trace-replay-plots").string();
   fs::remove_all(out);
