@@ -353,9 +353,7 @@ bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
   if (!cmd || cmd->about) return false;
   // squeue/sacct -M/--clusters (sacct -L) naming no job show routed jobs
   // (below); any other use of other clusters is the real command's.
-  if (cmd->clusters && (!cmd->ids.empty() || cmd->structured || cmd->steps || cmd->long_format)) {
-    return false;
-  }
+  if (ClustersAsTyped(*cmd)) return false;
   for (const auto& id : cmd->ids) {
     if (IsGlobalIdWord(id)) return true;
   }

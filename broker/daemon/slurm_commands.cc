@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <ctime>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "broker/daemon/job_manager.h"
 #include "broker/daemon/slurm_json.h"
 #include "broker/daemon/slurm_text.h"
+#include "broker/daemon/slurm_yaml.h"
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
 #include "broker/job/job_update.h"
@@ -35,6 +37,23 @@ std::vector<std::pair<std::string, std::string>> Forwarded(
       out.emplace_back(name, value);
   }
   return out;
+}
+
+// A word with -l/--long ("-l", "--long", "-Xl") without it: "", "-X".
+std::string WithoutLongOption(const std::string& word) {
+  if (word == "-l" || word == "--long") return "";
+  std::string rest = word;
+  rest.erase(rest.find('l'), 1);  // the first l of a bundle is the option
+  return rest == "-" ? "" : rest;
+}
+
+// squeue -l's first line: the time it lists ("Sun Dec 06 19:54:06 2026").
+std::string SqueueDateLine(std::time_t now) {
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  const std::size_t n = std::strftime(text, sizeof text, "%a %b %d %H:%M:%S %Y\n", &local);
+  return std::string(text, n);
 }
 
 // One cluster's share of the command.
@@ -74,16 +93,18 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   if (!cmd || cmd->about) return run_here(as_typed);
   // -M/--clusters (sacct's -L too) naming no job: the home's command asks
   // those clusters (Slurm's multi-cluster mode, through the slurmdbd they
-  // share); squeue prints a section for each, sacct one table, and the
-  // routed jobs in them get their global ids (a section's, or a line's by
-  // its Cluster field, which sacct is asked for at the end and which is
-  // then removed). With ids named, -l, -s or --json/--yaml: as typed.
+  // share); squeue prints a section for each (-l, -s too), sacct one table
+  // (-l as its fields), and the routed jobs in them get their global ids (a
+  // section's, or a line's by its Cluster field, which sacct is asked for
+  // at the end and which is then removed). With ids named or
+  // --json/--yaml: as typed.
   const bool sections = cmd->clusters && *tool == ClientTool::kSqueue;
   const bool by_cluster = cmd->clusters && *tool == ClientTool::kSacct;
-  if (cmd->clusters && (!cmd->ids.empty() || cmd->structured || cmd->steps || cmd->long_format ||
-                        (!sections && !by_cluster))) {
-    return run_here(as_typed);
-  }
+  if (ClustersAsTyped(*cmd)) return run_here(as_typed);
+  // --yaml (squeue, sacct): the clusters are asked for --json, and the one
+  // document merged is written as Slurm's YAML (slurm_yaml.h).
+  const bool yaml = !cmd->yaml_words.empty() && !cmd->json &&
+                    (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct);
 
   // scontrol update of routed jobs: each job (then its parts) locked from
   // before its copies are read until the update is carried into its input
@@ -237,10 +258,24 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     if (auto f = env.find("SACCT_FORMAT"); sacct_format.empty() && f != env.end()) {
       sacct_format = f->second;
     }
-    if (sacct_format.empty())
-      sacct_format = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+    if (sacct_format.empty()) {
+      sacct_format = cmd->long_format ? std::string(kSacctLongFormat) : kSacctDefaultFormat;
+    }
     sacct_format += cmd->parsable ? ",Cluster" : fmt::format(",Cluster%{}", kSacctClusterWidth);
     for (const std::size_t i : cmd->format_words) dropped.insert(i);
+  }
+  // -l with the format given in its place: the word without it (-l and -o
+  // exclude each other); squeue's date line printed here.
+  const bool without_long =
+      cmd->long_format && (by_cluster || (*tool == ClientTool::kSqueue && (marked || fields)));
+  std::map<std::size_t, std::string> rewritten;  // word index -> what is passed instead
+  if (without_long) {
+    for (const std::size_t i : cmd->long_words) rewritten[i] = WithoutLongOption(args[i]);
+  }
+  // squeue -M -h: asked with headers (the sections say whose each line is).
+  const bool bare_sections = sections && cmd->noheader && (marked || fields);
+  if (bare_sections) {
+    for (const std::size_t i : cmd->noheader_words) dropped.insert(i);
   }
   const bool table = !sections && ((*tool == ClientTool::kSqueue && (marked || fields)) ||
                                    (*tool == ClientTool::kSacct && !cmd->structured));
@@ -259,7 +294,11 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     }
     r.argv = {tool_name};
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!dropped.contains(i)) {
+      if (yaml && std::ranges::find(cmd->yaml_words, i) != cmd->yaml_words.end()) {
+        r.argv.push_back("--json" + args[i].substr(std::string_view("--yaml").size()));
+      } else if (auto w = rewritten.find(i); w != rewritten.end()) {
+        if (!w->second.empty()) r.argv.push_back(w->second);
+      } else if (!dropped.contains(i)) {
         r.argv.push_back(args[i]);
       } else if (scontrol_update && i == cmd->id_words.front().index) {
         r.argv.push_back(args[i].substr(0, cmd->id_words.front().prefix) +
@@ -324,7 +363,7 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
   for (auto& [cluster, r] : runs) {
     if (cluster != home) order.push_back(&r);
   }
-  if (cmd->json && (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct)) {
+  if ((cmd->json || yaml) && (*tool == ClientTool::kSqueue || *tool == ClientTool::kSacct)) {
     // One document, as one cluster's command prints it.
     std::vector<JsonPart> parts;
     int worst = 0;
@@ -354,6 +393,17 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       return answer;
     }
     answer.out = *merged;
+    if (yaml && !merged->empty()) {
+      auto written = SlurmYamlFromJson(
+          *merged, *tool == ClientTool::kSqueue ? EmptyString::kNull : EmptyString::kEmpty);
+      if (!written.ok()) {
+        answer.err += fmt::format("{}: error: skyslurm: the clusters' --yaml: {}\n", tool_name,
+                                  written.status().message());
+        answer.exit_code = std::max(worst, 1);
+        return answer;
+      }
+      answer.out = *written;
+    }
     answer.exit_code = any_ok ? 0 : worst;
     return answer;
   }
@@ -378,6 +428,10 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
       text = sections ? MapClusterSections(text, section_maps, unmark)
              : marked ? UnmarkSqueueOutput(text, r->map, &hold)
                       : unmark(text, r->map);
+      if (bare_sections) {
+        const bool own_layout = marked && cmd->format.empty() && !env.contains("SQUEUE_FORMAT");
+        text = SectionsWithoutHeaders(text, own_layout && !cmd->steps);
+      }
     } else if (by_cluster) {
       text = MapSacctByCluster(text, cmd->parsable, section_maps, section_unsettled);
     } else if (*tool == ClientTool::kSacct && !cmd->structured) {
@@ -402,6 +456,9 @@ ClientCommandAnswer JobManager::RunClientCommand(const std::string& tool_name,
     const int code = o.term_signal != 0 ? 1 : o.exit_code;
     if (code == 0) any_ok = true;
     worst = std::max(worst, code);
+  }
+  if (without_long && *tool == ClientTool::kSqueue && !cmd->noheader && !answer.out.empty()) {
+    answer.out = SqueueDateLine(Now()) + answer.out;
   }
   // squeue and sacct name several jobs and print those they find: one
   // cluster's "no such job" is not the command's failure while another

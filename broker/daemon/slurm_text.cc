@@ -494,7 +494,7 @@ std::string MapClusterSections(
   static constexpr std::string_view kSection = "CLUSTER: ";
   const IdMap none;
   std::string result;
-  const IdMap* map = nullptr;  // before the first section: nothing to map
+  const IdMap* map = nullptr;  // before the first section: line by line
   std::size_t start = 0;       // of the current section's text
   auto flush = [&](std::size_t end) {
     const std::string_view text = out.substr(start, end - start);
@@ -504,7 +504,13 @@ std::string MapClusterSections(
     std::size_t eol = out.find('\n', at);
     eol = eol == std::string_view::npos ? out.size() : eol + 1;
     const std::string_view line = out.substr(at, eol - at);
-    if (line.starts_with(kSection)) {
+    if (map == nullptr && !line.starts_with(kSection)) {
+      // With -h there are no sections: each line begins with its cluster's
+      // name. Before the first section (-l's date line) nothing is to map.
+      const auto found = maps.find(line.substr(0, line.find(' ')));
+      result += map_one(line, found == maps.end() ? none : found->second);
+      start = eol;
+    } else if (line.starts_with(kSection)) {
       flush(at);
       result += line;
       std::string_view name = line.substr(kSection.size());
@@ -517,6 +523,39 @@ std::string MapClusterSections(
   }
   flush(out.size());
   return result;
+}
+
+std::string SectionsWithoutHeaders(std::string_view sections, bool name_lines) {
+  static constexpr std::string_view kSection = "CLUSTER: ";
+  std::size_t count = 0;
+  for (std::size_t at = sections.find(kSection); at != std::string_view::npos;
+       at = sections.find(kSection, at + 1)) {
+    if (at == 0 || sections[at - 1] == '\n') ++count;
+  }
+  std::string out;
+  std::string cluster;
+  bool header_next = false;
+  for (std::size_t at = 0; at < sections.size();) {
+    std::size_t eol = sections.find('\n', at);
+    eol = eol == std::string_view::npos ? sections.size() : eol + 1;
+    std::string_view line = sections.substr(at, eol - at);
+    at = eol;
+    if (line.starts_with(kSection)) {
+      cluster = std::string(line.substr(kSection.size()));
+      while (!cluster.empty() && (cluster.back() == '\n' || cluster.back() == ' '))
+        cluster.pop_back();
+      header_next = true;
+      continue;
+    }
+    if (header_next) {
+      header_next = false;
+      continue;
+    }
+    if (line == "\n") continue;
+    if (name_lines && count > 1) out += fmt::format("{:<10} ", cluster);
+    out += line;
+  }
+  return out;
 }
 
 std::string DropLines(std::string_view text, int lines) {

@@ -99,16 +99,40 @@ std::string MapScontrolOutput(std::string_view out, const IdMap& map,
 // its Cluster (`cluster_width` wide when not parsable): each line's ids
 // mapped with its cluster's map (MapSacctOutput), that field removed.
 inline constexpr int kSacctClusterWidth = 40;
+// sacct's fields when none are given, and with -l (22.05's, as its header
+// names them; -l and --format exclude each other, so -M -l asks for these).
+inline constexpr char kSacctDefaultFormat[] =
+    "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+inline constexpr std::string_view kSacctLongFormat =
+    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,"
+    "MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,MinCPU,MinCPUNode,"
+    "MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,AveCPUFreq,ReqCPUFreqMin,"
+    "ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,MaxDiskRead,MaxDiskReadNode,"
+    "MaxDiskReadTask,AveDiskRead,MaxDiskWrite,MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,"
+    "ReqTRES,AllocTRES,TRESUsageInAve,TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,"
+    "TRESUsageInMin,TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
+    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
 std::string MapSacctByCluster(std::string_view out, bool parsable,
                               const std::map<std::string, IdMap, std::less<>>& maps,
                               const std::map<std::string, Unsettled, std::less<>>& unsettled);
 
 // squeue -M/--clusters' output: a section per cluster, each begun by a line
 // "CLUSTER: <name>"; each section mapped by `map_one` with that cluster's
-// map from `maps` (none: an empty one), text before the first as it is.
+// map from `maps` (none: an empty one). With -h there are no sections and
+// each line begins with its cluster's name: each line mapped with that
+// cluster's map; a line before the first section naming none (-l's date)
+// with an empty one.
 std::string MapClusterSections(
     std::string_view out, const std::map<std::string, IdMap, std::less<>>& maps,
     const std::function<std::string(std::string_view, const IdMap&)>& map_one);
+
+// squeue -M -h as squeue prints it, from the sections printed without -h
+// (which alone say whose each line is: with -h and a format given, squeue
+// names no cluster): the "CLUSTER:" lines, each section's header and blank
+// lines dropped; with `name_lines` (squeue's own layout, default or -l) and
+// several sections, each line begun by its cluster's name in 10 columns
+// and a blank, as 22.05 prints them.
+std::string SectionsWithoutHeaders(std::string_view sections, bool name_lines);
 
 // The text without its first `lines` lines.
 std::string DropLines(std::string_view text, int lines);

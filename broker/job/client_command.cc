@@ -120,6 +120,14 @@ std::vector<std::string> SplitJobList(std::string_view list) {
   return out;
 }
 
+bool ClustersAsTyped(const ClientCommand& cmd) {
+  if (!cmd.clusters) return false;
+  if (!cmd.ids.empty() || cmd.structured) return true;
+  if (cmd.tool == ClientTool::kSqueue) return false;
+  if (cmd.tool != ClientTool::kSacct) return true;
+  return cmd.long_format && !cmd.format.empty();  // sacct refuses them together
+}
+
 std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
                                                 const std::vector<std::string>& args) {
   const Grammar& g = GrammarOf(tool);
@@ -185,10 +193,14 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
       if (name == "clusters" || name == "allclusters" || name == "federation") cmd.clusters = true;
       if (name == "json" || name == "yaml") cmd.structured = true;
       if (name == "json") cmd.json = true;
+      if (name == "yaml") cmd.yaml_words.push_back(i);
       if (name == "help" || name == "usage" || name == "version" || name == "helpformat") {
         cmd.about = true;
       }
-      if (name == "long") cmd.long_format = true;
+      if (name == "long") {
+        cmd.long_format = true;
+        cmd.long_words.push_back(i);
+      }
       if (name == "parsable" || name == "parsable2") cmd.parsable = true;
       if (name == "steps") cmd.steps = true;
       if ((name == "states" || name == "state") && tool == ClientTool::kSqueue) cmd.states = true;
@@ -240,7 +252,10 @@ std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
         else
           return std::nullopt;  // -h bundled: read by the real command alone
       }
-      if (c == 'l') cmd.long_format = true;
+      if (c == 'l') {
+        cmd.long_format = true;
+        cmd.long_words.push_back(i);
+      }
       if (c == 'V' || (tool == ClientTool::kSacct && (c == 'h' || c == 'e'))) cmd.about = true;
       if (tool == ClientTool::kSacct && (c == 'p' || c == 'P')) cmd.parsable = true;
       if (tool == ClientTool::kSacct && c == 'L') cmd.clusters = true;

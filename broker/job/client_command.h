@@ -42,11 +42,16 @@ struct ClientCommand {
   bool clusters = false;
   bool structured = false;
   bool json = false;  // --json (structured)
+  // --yaml's words (structured, not json): squeue and sacct print one
+  // document over clusters asked for --json in their place.
+  std::vector<std::size_t> yaml_words;
   // --help, --usage, --version/-V, sacct's -h/-e/--helpformat: about the
   // command, no job.
   bool about = false;
   std::string format;         // -o/--format's value (squeue, sacct)
   bool long_format = false;   // squeue -l / sacct -l
+  // Indices of the words with -l/--long ("-l", "--long", a bundle "-Xl").
+  std::vector<std::size_t> long_words;
   bool field_format = false;  // squeue -O/--Format
   std::string field_format_spec;  // its value ("JobID:.18,State"); its words in format_words
   bool noheader = false;
@@ -62,6 +67,12 @@ struct ClientCommand {
 // nullopt when the arguments cannot be read (the real command says why).
 std::optional<ClientCommand> ParseClientCommand(ClientTool tool,
                                                 const std::vector<std::string>& args);
+
+// -M/--clusters (sacct's -L) that the real command runs as typed: with ids
+// named, --json/--yaml, scontrol/scancel, sacct -l with a format (which
+// sacct refuses). Otherwise (squeue or sacct listing the user's jobs) the routed
+// jobs are shown in the clusters' sections (skyslurmd: slurm_commands.h).
+bool ClustersAsTyped(const ClientCommand& cmd);
 
 // Splits a job list as Slurm does ("1,2_[3-4],5"): commas outside brackets.
 std::vector<std::string> SplitJobList(std::string_view list);

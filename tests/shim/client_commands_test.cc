@@ -60,6 +60,19 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   const std::string ours = Typed({"squeue", "-h", "-j", id}).out;
   EXPECT_EQ(ours.size(), beta_line.size()) << ours << beta_line;
   EXPECT_EQ(Typed({"squeue", "-h", "-j", id, "-o", "%i|%T|%r"}).out, id + "|PENDING|JobHeldUser\n");
+  // -l: its date line, then the long layout (-l and -o exclude each other:
+  // the shim once passed both, and squeue refused).
+  CommandOutput long_form = Typed({"squeue", "-l", "-j", id});
+  EXPECT_EQ(long_form.exit_code, 0) << long_form.err;
+  EXPECT_THAT(long_form.out,
+              MatchesRegex("[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} [0-9]{4}\n +JOBID "
+                           "PARTITION +NAME +USER +STATE +TIME +TIME_LIMI +NODES "
+                           "NODELIST\\(REASON\\)\n +" +
+                           id +
+                           " +[a-z0-9-]+ +wrap +skyuser1 +PENDING +0:00 +5:00 +1 "
+                           "\\(JobHeldUser\\)\n"));
+  EXPECT_THAT(Typed({"squeue", "-l", "-h", "-j", id}).out,
+              MatchesRegex(" +" + id + " .*PENDING.*\n"));
   // -O: each field its size, justification and suffix (JobID:.12 and its blank).
   EXPECT_EQ(Typed({"squeue", "-j", id, "-O", "JobID:.12 ,State:10,Name"}).out,
             "       JOBID STATE     NAME                \n" + std::string(12 - id.size(), ' ') +
@@ -94,6 +107,15 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
     ++documents;
   }
   EXPECT_EQ(documents, 1u) << listing.out.substr(0, 2000);
+  // --yaml: that document in the YAML Slurm prints.
+  CommandOutput yml = Typed({"squeue", "--yaml", "-j", id});
+  EXPECT_EQ(yml.exit_code, 0) << yml.err;
+  EXPECT_THAT(yml.out, StartsWith("%YAML 1.1\n--- !!map\n!!str meta: !!map\n"));
+  EXPECT_THAT(yml.out, HasSubstr("\n  !!str job_id: !!int " + id + "\n"))
+      << yml.out.substr(0, 3000);
+  EXPECT_THAT(yml.out, Not(HasSubstr("\n  !!str job_id: !!int " + native + "\n")));
+  EXPECT_THAT(yml.out, HasSubstr("\n  !!str job_state: !!str PENDING\n"));
+  EXPECT_THAT(yml.out, ::testing::EndsWith("\n...\n"));
   // squeue -M all (Slurm's multi-cluster mode, through the testbed's
   // slurmdbd): beta's section shows the job under its id.
   if (Exec({.argv = {"test", "-f", tb_.Path("dbd/enabled")}}).exit_code == 0) {
@@ -105,6 +127,23 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
         multi.out.substr(beta_at, multi.out.find("CLUSTER: ", beta_at + 1) - beta_at);
     EXPECT_EQ(beta_section, "CLUSTER: beta\nJOBID STATE\n" + id + " PENDING\n\n") << multi.out;
     EXPECT_THAT(multi.out, HasSubstr("CLUSTER: alpha\nJOBID STATE\n"));
+    // -h: no sections, each line begins with its cluster's name.
+    CommandOutput bare = Typed({"squeue", "-M", "all", "-h", "-o", "%i %T"});
+    EXPECT_THAT(bare.out, ContainsRegex("(^|\n)" + id + " PENDING\n")) << bare.out;
+    EXPECT_THAT(bare.out, Not(HasSubstr("CLUSTER")));
+    // Its own layout: each line begun by its cluster's name.
+    CommandOutput named = Typed({"squeue", "-M", "all", "-h"});
+    EXPECT_THAT(named.out, ContainsRegex("(^|\n)beta {7}" + std::string(18 - id.size(), ' ') + id +
+                                         " +[a-z0-9-]+ +wrap "))
+        << named.out;
+    // -l: the date first, each section in the long layout.
+    CommandOutput long_multi = Typed({"squeue", "-M", "beta", "-l"});
+    EXPECT_EQ(long_multi.exit_code, 0) << long_multi.err;
+    EXPECT_THAT(long_multi.out, ContainsRegex("^[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]{2} [0-9:]{8} "
+                                              "[0-9]{4}\nCLUSTER: beta\n +JOBID PARTITION"));
+    EXPECT_THAT(long_multi.out,
+                ContainsRegex("\n +" + id + " +[a-z0-9-]+ +wrap +skyuser1 +PENDING "))
+        << long_multi.out;
   }
 
   // Released from home: RUNNING there.
@@ -123,6 +162,12 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   EXPECT_EQ(our_steps.out.substr(0, our_steps.out.find('\n')), steps.substr(0, steps.find('\n')));
   EXPECT_THAT(our_steps.out, ContainsRegex("\n *" + id + "\\.batch +batch "));
   EXPECT_EQ(Typed({"squeue", "-h", "-s", "-j", id, "-o", "%i|%A"}).out, id + ".batch|1\n");
+  if (Exec({.argv = {"test", "-f", tb_.Path("dbd/enabled")}}).exit_code == 0) {
+    CommandOutput multi_steps = Typed({"squeue", "-M", "beta", "-s"});
+    EXPECT_THAT(multi_steps.out, ContainsRegex("CLUSTER: beta\n +STEPID +NAME PARTITION"));
+    EXPECT_THAT(multi_steps.out, ContainsRegex("\n *" + id + "\\.batch +batch "))
+        << multi_steps.out;
+  }
 
   // FAILED with the script's exit code, as sacct keeps it (Snakemake's
   // query), once skyslurmd has seen it end (COMPLETING until then).
@@ -143,6 +188,10 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
   }
   EXPECT_GE(named, 2u) << sacct_json.out.substr(0, 3000);
   EXPECT_THAT(sacct_json.out, Not(HasSubstr("\"job_id\" : " + native + ",")));
+  CommandOutput sacct_yaml = Typed({"sacct", "--yaml", "-j", id});
+  EXPECT_EQ(sacct_yaml.exit_code, 0) << sacct_yaml.err;
+  EXPECT_THAT(sacct_yaml.out, HasSubstr("\n  !!str job_id: !!int " + id + "\n"))
+      << sacct_yaml.out.substr(0, 3000);
   CommandOutput fixed = Typed({"sacct", "-j", id, "-X", "--format=JobID,State,ExitCode"});
   EXPECT_THAT(fixed.out,
               MatchesRegex("JobID +State ExitCode \n-+ -+ -+ \n" + id + " +FAILED +3:0 \n"));
@@ -155,6 +204,11 @@ TEST_F(ClientCommandsTest, AJobOnBetaSeenAtHomeUnderItsIdThroughItsLife) {
     CommandOutput table = Typed({"sacct", "-L", "-X", "-o", "JobID,State"});
     EXPECT_THAT(table.out, StartsWith("JobID             State \n------------ ---------- \n"));
     EXPECT_THAT(table.out, ContainsRegex("\n" + id + " +FAILED \n")) << table.out;
+    // -l: sacct's long fields (-l and -o exclude each other, so they are asked by name).
+    CommandOutput long_table = Typed({"sacct", "-M", "all", "-l", "-X", "-P"});
+    EXPECT_EQ(long_table.exit_code, 0) << long_table.err;
+    EXPECT_THAT(long_table.out, StartsWith("JobID|JobIDRaw|JobName|Partition|MaxVMSize|"));
+    EXPECT_THAT(long_table.out, HasSubstr("\n" + id + "|" + id + "|wrap|")) << long_table.out;
   }
   // skyslurm takes the id too.
   EXPECT_EQ(Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", id}).exit_code,

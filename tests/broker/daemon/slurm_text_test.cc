@@ -206,7 +206,7 @@ TEST(SlurmTextTest, ClusterSectionsAreMappedEachWithItsClustersJobs) {
     for (const std::string_view id : {"77", "5"}) {
       if (text.find(id) != std::string_view::npos) out += MapIdValue(id, map) + " ";
     }
-    return out + "|";
+    return out.empty() ? std::string(text) : out + "|";
   };
   EXPECT_EQ(MapClusterSections("CLUSTER: alpha\nJOBID\n5\n77\n\nCLUSTER: beta\nJOBID\n77\n5\n\n"
                                "CLUSTER: gamma\n77\n",
@@ -214,6 +214,45 @@ TEST(SlurmTextTest, ClusterSectionsAreMappedEachWithItsClustersJobs) {
             "CLUSTER: alpha\n77 1811939333 |CLUSTER: beta\n805306445 5 |CLUSTER: gamma\n77 |");
   EXPECT_EQ(MapClusterSections("squeue: error: no such cluster\n", maps, mapped),
             "squeue: error: no such cluster\n");
+  // -l: its date line first, as it is.
+  EXPECT_EQ(
+      MapClusterSections("Sun Dec 06 19:04:06 2026\nCLUSTER: beta\nJOBID\n77\n", maps, mapped),
+      "Sun Dec 06 19:04:06 2026\nCLUSTER: beta\n805306445 |");
+}
+
+// squeue -M alpha,beta -h, as 22.05 prints it on the testbed: its own
+// layout names each line's cluster, a format given does not.
+TEST(SlurmTextTest, SectionsAsSqueueMinusHPrintsThem) {
+  const std::string sections =
+      "CLUSTER: alpha\n             JOBID PARTITION\n              3664       gpu\n\n"
+      "CLUSTER: beta\n             JOBID PARTITION\n              1940 h100-clus\n\n"
+      "CLUSTER: gamma\n             JOBID PARTITION\n";
+  EXPECT_EQ(SectionsWithoutHeaders(sections, true),
+            "alpha                    3664       gpu\n"
+            "beta                     1940 h100-clus\n");
+  EXPECT_EQ(SectionsWithoutHeaders(sections, false),
+            "              3664       gpu\n              1940 h100-clus\n");
+  // One cluster: no names.
+  EXPECT_EQ(SectionsWithoutHeaders("CLUSTER: beta\nJOBID\n1940\n", true), "1940\n");
+}
+
+// squeue -M alpha,beta -h prints no sections: each line begins with its
+// cluster's name (found on the testbed), and is mapped with that cluster's jobs.
+TEST(SlurmTextTest, WithoutHeadersEachLineIsMappedByTheClusterItNames) {
+  const std::map<std::string, IdMap, std::less<>> maps = {{"beta", kBeta}};
+  auto mapped = [](std::string_view text, const IdMap& map) {
+    std::string line(text);
+    const std::size_t at = line.find("77");
+    if (at != std::string::npos) line.replace(at, 2, MapIdValue("77", map));
+    return line;
+  };
+  EXPECT_EQ(MapClusterSections("alpha                      77 wrap\n"
+                               "beta                       77 wrap\n"
+                               "gamma                      77 wrap\n",
+                               maps, mapped),
+            "alpha                      77 wrap\n"
+            "beta                       805306445 wrap\n"
+            "gamma                      77 wrap\n");
 }
 
 // sacct -M all: one table; each line mapped by its Cluster field (asked

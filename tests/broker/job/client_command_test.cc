@@ -44,6 +44,36 @@ TEST(ClientCommandTest, SqueueJobListsInEverySpelling) {
   EXPECT_THAT(joined.format_words, ElementsAre(0u, 1u));
 }
 
+// --yaml's words are asked as --json of each cluster; -l's are dropped
+// for sacct -M's fields.
+TEST(ClientCommandTest, YamlAndLongWordsAreFound) {
+  EXPECT_THAT(Parse(ClientTool::kSqueue, {"-u", "me", "--yaml"}).yaml_words, ElementsAre(2u));
+  EXPECT_TRUE(Parse(ClientTool::kSqueue, {"--json"}).yaml_words.empty());
+  EXPECT_THAT(Parse(ClientTool::kSacct, {"-X", "-l"}).long_words, ElementsAre(1u));
+  EXPECT_THAT(Parse(ClientTool::kSacct, {"--long"}).long_words, ElementsAre(0u));
+  const ClientCommand bundled = Parse(ClientTool::kSacct, {"-n", "-Xl"});
+  EXPECT_TRUE(bundled.long_format);
+  EXPECT_THAT(bundled.long_words, ElementsAre(1u));
+  EXPECT_TRUE(Parse(ClientTool::kSqueue, {"-ol"}).long_words.empty());  // -o's value
+}
+
+TEST(ClientCommandTest, WhichMultiClusterFormsTheRealCommandRunsAsTyped) {
+  auto as_typed = [](ClientTool tool, std::vector<std::string> args) {
+    return ClustersAsTyped(Parse(tool, std::move(args)));
+  };
+  EXPECT_FALSE(as_typed(ClientTool::kSqueue, {"-u", "me"}));  // no -M at all
+  EXPECT_FALSE(as_typed(ClientTool::kSqueue, {"-M", "all"}));
+  EXPECT_FALSE(as_typed(ClientTool::kSqueue, {"-M", "all", "-l"}));
+  EXPECT_FALSE(as_typed(ClientTool::kSqueue, {"--clusters=alpha,beta", "-s"}));
+  EXPECT_TRUE(as_typed(ClientTool::kSqueue, {"-M", "all", "-j", "5"}));
+  EXPECT_TRUE(as_typed(ClientTool::kSqueue, {"-M", "all", "--yaml"}));
+  EXPECT_FALSE(as_typed(ClientTool::kSacct, {"-L", "-X"}));
+  EXPECT_FALSE(as_typed(ClientTool::kSacct, {"-M", "all", "-l"}));
+  EXPECT_FALSE(as_typed(ClientTool::kSacct, {"-M", "all", "-lX"}));
+  EXPECT_TRUE(as_typed(ClientTool::kSacct, {"-L", "-l", "-o", "JobID"}));  // sacct refuses it
+  EXPECT_TRUE(as_typed(ClientTool::kScontrol, {"-M", "beta", "show", "job"}));
+}
+
 TEST(ClientCommandTest, SacctAsSnakemakeCallsIt) {
   const ClientCommand c =
       Parse(ClientTool::kSacct, {"-P", "-n", "--format=JobIdRaw,State", "-j", "805306445"});
