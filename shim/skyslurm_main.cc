@@ -14,6 +14,7 @@
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
 #include "shim/cli/jobs_commands.h"
+#include "shim/cli/launch_command.h"
 #include "shim/cli/sync_command.h"
 #include "shim/route/route_command.h"
 #include "skyslurm/version.h"
@@ -54,6 +55,32 @@ int Main(int argc, char** argv) {
       "explain", "Show a job as each cluster would run it, or why it cannot (submits nothing)");
   explain->prefix_command();  // sbatch's own options follow, unparsed here
   explain->set_help_flag();
+  CLI::App* launch = app.add_subcommand(
+      "launch", "Run a SkyPilot task YAML where it starts first (a managed sky job)");
+  skyslurm::cli::LaunchOptions launch_options;
+  launch->add_option("task", launch_options.task_file, "The task's YAML file")->required();
+  launch->add_option("-n,--name", launch_options.name, "The job's name (the task's name)");
+  launch->add_option("--gpus", launch_options.gpus,
+                     "Accelerators per node in place of the task's: H100:8 (A100:8,H100:8: any)");
+  launch->add_option("--infra", launch_options.infra,
+                     "Where: slurm/<cluster>[/<partition>], k8s[/<context>], a cloud (aws...)");
+  launch->add_option("--num-nodes", launch_options.num_nodes, "Nodes in place of the task's")
+      ->check(CLI::PositiveNumber);
+  launch->add_option("--env", launch_options.env, "NAME=value (or NAME: its value here)")
+      ->allow_extra_args(false);
+  launch
+      ->add_option("--secret", launch_options.secrets,
+                   "NAME=value (or NAME): in the job's environment, never in its script")
+      ->allow_extra_args(false);
+  launch->add_flag("--dryrun", launch_options.dryrun,
+                   "Print the batch script and how each cluster would run it; submit nothing");
+  launch->add_flag("-d,--detach-run", launch_options.detach_run,
+                   "Return once submitted, without following its logs");
+  CLI::App* export_cmd =
+      app.add_subcommand("export", "Write the SkyPilot task YAML equivalent to an sbatch script");
+  std::string export_script, export_output;
+  export_cmd->add_option("script", export_script, "The sbatch script")->required();
+  export_cmd->add_option("-o,--output", export_output, "Write it there (default: stdout)");
   CLI::App* describe =
       app.add_subcommand("describe", "Print clusters' descriptions (partitions, GPUs, modules) as YAML");
   std::vector<std::string> describe_clusters;
@@ -122,7 +149,26 @@ int Main(int argc, char** argv) {
                 skyslurm::kSlurmBuildVersion);
     return 0;
   }
-  if (explain->parsed()) return skyslurm::cli::RunExplain(explain->remaining());
+  if (explain->parsed()) {
+    // explain --yaml task.yaml: the task's batch script, as launch --dryrun shows it.
+    const std::vector<std::string> rest = explain->remaining();
+    if (!rest.empty() && (rest[0] == "--yaml" || rest[0].starts_with("--yaml="))) {
+      skyslurm::cli::LaunchOptions as_task;
+      as_task.dryrun = true;
+      if (rest[0] == "--yaml" && rest.size() == 2) {
+        as_task.task_file = rest[1];
+      } else if (rest[0].starts_with("--yaml=") && rest.size() == 1) {
+        as_task.task_file = rest[0].substr(7);
+      } else {
+        std::fputs("usage: skyslurm explain --yaml task.yaml\n", stderr);
+        return 2;
+      }
+      return skyslurm::cli::RunLaunch(as_task);
+    }
+    return skyslurm::cli::RunExplain(rest);
+  }
+  if (launch->parsed()) return skyslurm::cli::RunLaunch(launch_options);
+  if (export_cmd->parsed()) return skyslurm::cli::RunExport(export_script, export_output);
   if (describe->parsed()) return skyslurm::cli::RunDescribe(describe_clusters);
   if (gpus->parsed()) return skyslurm::cli::RunGpus(gpus_json);
   if (check->parsed()) return skyslurm::cli::RunCheck();

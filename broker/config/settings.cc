@@ -22,28 +22,9 @@ Status Bad(std::string_view file, const YAML::Node& node, const std::string& wha
 
 // The closest key, for "did you mean".
 std::string Closest(std::string_view key, const std::vector<SettingKey>& keys) {
-  std::string best;
-  std::size_t best_distance = 4;
-  for (const auto& k : keys) {
-    // Levenshtein distance, small strings only.
-    const std::string_view a = key, b = k.key;
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t prev = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t cur = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        prev = cur;
-      }
-    }
-    if (row[b.size()] < best_distance) {
-      best_distance = row[b.size()];
-      best = std::string(k.key);
-    }
-  }
-  return best;
+  std::vector<std::string_view> names;
+  for (const auto& k : keys) names.push_back(k.key);
+  return Nearest(key, names);
 }
 
 Status UnknownKey(std::string_view file, const YAML::Node& node, const std::string& key,

@@ -1,5 +1,6 @@
 #include "broker/util/strings.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace skyslurm {
@@ -27,6 +28,33 @@ std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::string Nearest(std::string_view word, const std::vector<std::string_view>& words,
+                    std::size_t max_distance) {
+  const std::string a = Lower(word);
+  std::string best;
+  std::size_t best_distance = max_distance + 1;
+  for (const std::string_view w : words) {
+    // Levenshtein distance over one row: the words are short.
+    const std::string b = Lower(w);
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[b.size()] < best_distance) {
+      best_distance = row[b.size()];
+      best = std::string(w);
+    }
+  }
+  return best;
 }
 
 }  // namespace skyslurm

@@ -13,5 +13,9 @@ std::vector<std::string> SplitList(std::string_view text, char separator = ',');
 std::string Trim(std::string_view text);
 // ASCII lower case.
 std::string Lower(std::string_view text);
+// Of `words`, the one closest to `word` by edit distance (case-insensitive),
+// for "did you mean": "" when none is within `max_distance` edits.
+std::string Nearest(std::string_view word, const std::vector<std::string_view>& words,
+                    std::size_t max_distance = 3);
 
 }  // namespace skyslurm
