@@ -223,9 +223,9 @@ int RunLaunch(const LaunchOptions& o) {
   const Json::Value& job = (*answer)["job"];
   const std::string sky_id = job["sky_id"].asString();
   std::printf(
-      "%s: %s on %s (job %s)\n", sky_id.c_str(), chosen->job->label.c_str(),
-      job["cluster"].asCString(),
-      job["job_id"].isNull() ? job["native_id"].asCString() : job["job_id"].asString().c_str());
+      "%s on %s (job %s; %s)\n", sky_id.c_str(), job["cluster"].asCString(),
+      job["job_id"].isNull() ? job["native_id"].asCString() : job["job_id"].asString().c_str(),
+      chosen->job->label.c_str());
   std::fflush(stdout);
   if (o.detach_run) return 0;
   std::fprintf(stderr,

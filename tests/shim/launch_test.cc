@@ -1,0 +1,168 @@
+// Issue 19: SkyPilot tasks in the shapes its documentation shows
+// (tests/data/tasks) run unchanged with `skyslurm launch` on the testbed:
+// they land where they start first, run their setup then their run on
+// every node, and their logs show the ranks; a bad task submits nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "tests/shim/route_fixture.h"
+
+namespace skyslurm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kSkyslurm = std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm";
+
+class LaunchTest : public RouteTest {
+ protected:
+  void SetUp() override {
+    RouteTest::SetUp();
+    if (HasFatalFailure()) return;
+    // The tasks and their workdir, as a user has them.
+    fs::copy(fs::path(SKYSLURM_SOURCE_DIR) / "tests/data/tasks", tmp_.File("tasks"),
+             fs::copy_options::recursive);
+  }
+  void TearDown() override {
+    for (const auto& id : launched_) Typed({kSkyslurm, "cancel", id});
+    RouteTest::TearDown();
+  }
+
+  // skyslurm launch ARGS in the tasks' folder; the sky id it printed kept
+  // (cancelled at the end) and returned with the cluster.
+  CommandOutput Launch(std::vector<std::string> args, std::vector<std::string> wrapper = {}) {
+    std::vector<std::string> argv = {"sh", "-c", "cd \"$0\" && exec \"$@\"", tmp_.File("tasks")};
+    argv.insert(argv.end(), wrapper.begin(), wrapper.end());
+    argv.insert(argv.end(), {kSkyslurm, "launch"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOutput out = Typed(argv);
+    std::smatch m;
+    if (std::regex_search(out.out, m, std::regex("(sky-[0-9a-f-]+) on (\\S+) \\(job [0-9]+; "))) {
+      launched_.push_back(m[1]);
+      cluster_ = m[2];
+    }
+    return out;
+  }
+
+  std::vector<std::string> launched_;
+  std::string cluster_;
+};
+
+TEST_F(LaunchTest, AFineTuningTaskRunsSetupThenRunWhereItStartsFirst) {
+  FillAlpha();  // alpha's H100s busy: beta starts it first
+  CommandOutput out = Launch({"finetune.yaml", "--env", "MODEL=big-llama"});
+  EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+  EXPECT_EQ(cluster_, "beta") << out.out << out.err;
+  // Setup, then run, on its node, with the command line's value and the
+  // workdir's file (copied to beta).
+  EXPECT_THAT(out.out, ContainsRegex("\\(head, rank=0\\) setup: installing for big-llama\n"
+                                     "(.*\n)*\\(head, rank=0\\) train: big-llama for 2 epochs, "
+                                     "rank 0 of 1, 1 GPU\\(s\\)\n"
+                                     "\\(head, rank=0\\) train: data says ready\n"))
+      << out.out;
+  EXPECT_THAT(out.out, ContainsRegex(": COMPLETED\n$"));
+  EXPECT_THAT(out.err, HasSubstr("following its logs"));
+  // Its managed job is skyslurmd's (the store the dry runs below never make).
+  EXPECT_TRUE(fs::exists(home_ + "/.local/state/skyslurm/skyslurmd.db"));
+}
+
+TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {
+  CommandOutput out = Launch({"multinode.yaml", "--infra", "slurm/beta"});
+  EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+  EXPECT_EQ(cluster_, "beta");
+  // Setup on both nodes before the run; the head's lines first.
+  EXPECT_THAT(out.out, ContainsRegex("\\(head, rank=0\\) node 0 ready\n"
+                                     "\\(worker1, rank=1\\) node 1 ready\n"
+                                     "\\(head, rank=0\\) rank 0 of 2: met at [0-9.]+:[0-9]+, "
+                                     "ranks \\[0, 1\\]\n"
+                                     "\\(worker1, rank=1\\) rank 1 of 2: met at [0-9.]+:[0-9]+, "
+                                     "ranks \\[0, 1\\]\n"))
+      << out.out;
+}
+
+TEST_F(LaunchTest, AcceleratorAlternativesGoWhereEitherStartsFirst) {
+  FillAlpha();  // H100:8 would wait for alpha (or boot delta); A100:8 starts on gamma now
+  CommandOutput out = Launch({"alternatives.yaml"});
+  EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+  EXPECT_EQ(cluster_, "gamma") << out.err;
+  EXPECT_THAT(out.err, HasSubstr("skyslurm launch: A100:8 starts first (gamma); H100:8: "));
+  EXPECT_THAT(out.out, HasSubstr("(head, rank=0) got 8 GPUs on "));
+}
+
+TEST_F(LaunchTest, DryRunShowsEachAlternativeOnEachClusterAndSubmitsNothing) {
+  CommandOutput out = Launch({"--dryrun", "alternatives.yaml"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("=== H100:8: the batch script ===\n#!/bin/bash\n"));
+  EXPECT_THAT(out.out, HasSubstr("#SBATCH --gpus-per-node=A100:8\n"));
+  EXPECT_THAT(out.out, HasSubstr("=== A100:8: on each cluster ===\n"));
+  EXPECT_THAT(out.out, HasSubstr("gamma: can run it"));
+  EXPECT_THAT(out.out, HasSubstr("gamma: cannot run it"));  // for H100:8
+  EXPECT_TRUE(launched_.empty());
+  // skyslurm explain --yaml shows the same.
+  CommandOutput explained = Typed({"sh", "-c", "cd \"$0\" && exec \"$@\"", tmp_.File("tasks"),
+                                   kSkyslurm, "explain", "--yaml", "alternatives.yaml"});
+  EXPECT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_THAT(explained.out, HasSubstr("=== A100:8: on each cluster ===\n"));
+  // No daemon was needed, none was started: nothing was submitted.
+  EXPECT_FALSE(fs::exists(home_ + "/.local/state/skyslurm/skyslurmd.db"));
+}
+
+TEST_F(LaunchTest, ABadTaskSaysItsLineAndSubmitsNothing) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name: x\nresources:\n  acelerators: H100:1\nrun: echo\n",
+       "bad.yaml:3: unknown field 'acelerators' in resources (did you mean 'accelerators'?)"},
+      {"resources:\n  accelerators: H1000:8\nrun: echo\n",
+       "bad.yaml:2: resources.accelerators: 'H1000' is not a GPU skyslurm knows (did you mean "
+       "'H100'?)"},
+      {"file_mounts:\n  /data: s3://bucket/data\nrun: echo\n",
+       "bad.yaml:2: file_mounts./data: 's3://bucket/data' is an object store"},
+      {"run: echo\nservice:\n  replicas: 2\n", "bad.yaml:2: service: not honoured by skyslurm"},
+      {"run: echo\nresources:\n  infra: slurm/betta\n",
+       "bad.yaml:3: resources.infra: slurm/betta: no Slurm cluster named betta"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    std::ofstream(tmp_.File("tasks/bad.yaml")) << yaml;
+    CommandOutput out = Launch({"bad.yaml"});
+    EXPECT_EQ(out.exit_code, 2) << yaml;
+    EXPECT_THAT(out.err, HasSubstr("skyslurm launch: " + message)) << yaml;
+    EXPECT_EQ(out.out, "");
+  }
+  EXPECT_TRUE(launched_.empty());
+  EXPECT_FALSE(fs::exists(home_ + "/.local/state/skyslurm/skyslurmd.db"));
+}
+
+TEST_F(LaunchTest, AnExportedScriptLaunchesAsTheSameRequest) {
+  CommandOutput exported = Typed({"sh", "-c", "cd \"$0\" && exec \"$@\"", tmp_.File("tasks/sbatch"),
+                                  kSkyslurm, "export", "single_gpu.sh", "-o", "single_gpu.yaml"});
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_THAT(exported.err, HasSubstr("skyslurm export: not carried over: --time=30"));
+  CommandOutput dry = Typed({"sh", "-c", "cd \"$0\" && exec \"$@\"", tmp_.File("tasks/sbatch"),
+                             kSkyslurm, "launch", "--dryrun", "single_gpu.yaml"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("#SBATCH --job-name=finetune-small\n#SBATCH --nodes=1\n"
+                                 "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=a100:1\n"
+                                 "#SBATCH --cpus-per-task=8\n#SBATCH --mem=32G\n"));
+  EXPECT_THAT(dry.out, HasSubstr("python train.py --epochs 3\n"));
+  EXPECT_THAT(dry.out, HasSubstr("gamma: can run it"));
+}
+
+TEST_F(LaunchTest, CtrlCStopsFollowingAndTheJobGoesOn) {
+  std::ofstream(tmp_.File("tasks/long.yaml")) << "name: long\nrun: |\n  echo started\n  sleep 60\n";
+  // SIGINT, as a terminal's Ctrl-C, while it follows the logs.
+  CommandOutput out = Launch({"long.yaml", "--infra", "slurm/beta"},
+                             {"timeout", "--preserve-status", "-s", "INT", "15"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.err, HasSubstr("skyslurm launch: stopped following; the job goes on"));
+  ASSERT_EQ(launched_.size(), 1u) << out.out << out.err;
+  CommandOutput status = Typed({kSkyslurm, "status", launched_[0]});
+  EXPECT_THAT(status.out, ContainsRegex(launched_[0] + "  (RUNNING|PENDING) on beta:"));
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
