@@ -4,8 +4,28 @@
 #include <json/json.h>
 
 #include <memory>
+#include <mutex>
 
 namespace skyslurm::daemon {
+namespace {
+
+// A value not kept: no seal to keep it with.
+constexpr std::string_view kNotKept = "skyslurm-sealed:none";
+
+std::mutex seal_mu;
+std::shared_ptr<const SecretSeal> seal_given;  // guarded by seal_mu
+
+std::shared_ptr<const SecretSeal> Seal() {
+  std::lock_guard lock(seal_mu);
+  return seal_given;
+}
+
+}  // namespace
+
+void UseSecretSeal(std::shared_ptr<const SecretSeal> seal) {
+  std::lock_guard lock(seal_mu);
+  seal_given = std::move(seal);
+}
 
 job::RequestInput JobInput::ToRequestInput() const {
   job::RequestInput in;
@@ -28,6 +48,10 @@ Json::Value ToJson(const JobInput& input) {
   for (const auto& [k, val] : input.env) v["env"][k] = val;
   v["cwd"] = input.cwd;
   if (input.at_terminal) v["at_terminal"] = *input.at_terminal;
+  if (!input.secret_names.empty()) {
+    v["secrets"] = Json::Value(Json::arrayValue);
+    for (const auto& name : input.secret_names) v["secrets"].append(name);
+  }
   return v;
 }
 
@@ -64,15 +88,51 @@ Result<JobInput> JobInputFromJson(const Json::Value& v) {
     if (!v["at_terminal"].isBool()) return bad("'at_terminal' must be true or false");
     in.at_terminal = v["at_terminal"].asBool();
   }
+  if (v.isMember("secrets")) {
+    if (!v["secrets"].isArray()) return bad("'secrets' must be a list of names");
+    for (const auto& name : v["secrets"]) {
+      if (!name.isString() || !in.env.contains(name.asString())) {
+        return bad("'secrets' must name variables of 'env'");
+      }
+      in.secret_names.push_back(name.asString());
+    }
+  }
   return in;
 }
 
 Result<JobInput> JobInputFromText(std::string_view json_text) {
   SKY_ASSIGN_OR_RETURN(Json::Value v, ParseJson(json_text));
-  return JobInputFromJson(v);
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromJson(v));
+  const std::shared_ptr<const SecretSeal> seal = Seal();
+  for (const auto& name : input.secret_names) {
+    std::string& value = input.env[name];
+    if (value == kNotKept || (SecretSeal::IsSealed(value) && seal == nullptr)) {
+      return FailedPreconditionError(
+          fmt::format("the job's secret {} was not kept (launch it again)", name));
+    }
+    if (!SecretSeal::IsSealed(value)) continue;  // kept before secrets were sealed: none were
+    auto opened = seal->Open(value);
+    if (!opened.ok()) {
+      return FailedPreconditionError(fmt::format("the job's secret {}: {} (launch it again)", name,
+                                                 opened.status().message()));
+    }
+    value = std::move(*opened);
+  }
+  return input;
 }
 
-std::string JobInputText(const JobInput& input) { return WriteJson(ToJson(input)); }
+std::string JobInputText(const JobInput& input) {
+  if (input.secret_names.empty()) return WriteJson(ToJson(input));
+  JobInput kept = input;
+  const std::shared_ptr<const SecretSeal> seal = Seal();
+  for (const auto& name : kept.secret_names) {
+    std::string& value = kept.env[name];
+    if (SecretSeal::IsSealed(value)) continue;
+    auto sealed = seal ? seal->Seal(value) : Result<std::string>(InternalError("no seal"));
+    value = sealed.ok() ? *sealed : std::string(kNotKept);
+  }
+  return WriteJson(ToJson(kept));
+}
 
 std::string WriteJson(const Json::Value& value) {
   Json::StreamWriterBuilder b;

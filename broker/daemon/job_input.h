@@ -6,11 +6,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "broker/job/request.h"
+#include "broker/util/secret_seal.h"
 #include "broker/util/status.h"
 
 namespace Json {
@@ -30,6 +32,10 @@ struct JobInput {
   // the latter's jobs bring their folder back by default (FetchBack).
   // Unknown for inputs kept by earlier versions.
   std::optional<bool> at_terminal;
+  // The names in `env` that are secrets (a task's `secrets`: skyslurm
+  // launch): their values are sealed in the store's copy (JobInputText),
+  // never written in clear.
+  std::vector<std::string> secret_names;
 
   job::RequestInput ToRequestInput() const;
 };
@@ -38,9 +44,14 @@ Json::Value ToJson(const JobInput& input);
 // Errors name the field that is missing or of the wrong type.
 Result<JobInput> JobInputFromJson(const Json::Value& value);
 
-// The job input kept in the state store (ToJson, written with WriteJson).
+// The job input kept in the state store (ToJson, written with WriteJson),
+// its secrets sealed with the seal given to UseSecretSeal (without one, their
+// values are not kept: a later submission of the job fails, saying so).
+// Reading it opens them again; one that does not open is an error.
 Result<JobInput> JobInputFromText(std::string_view json_text);
 std::string JobInputText(const JobInput& input);
+// The user's seal (util/secret_seal.h), set once by skyslurmd at its start.
+void UseSecretSeal(std::shared_ptr<const SecretSeal> seal);
 
 std::string WriteJson(const Json::Value& value);  // compact, one line
 Result<Json::Value> ParseJson(std::string_view text);

@@ -211,6 +211,14 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
   if (job.restarts > 0) {
     context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
   }
+  // A task's secrets go with the job wherever it runs, in sbatch's
+  // environment (a task's script has no --export list, which would carry
+  // them in sbatch's arguments), never in its script.
+  for (const std::string& name : input.secret_names) {
+    if (auto it = input.env.find(name); it != input.env.end()) {
+      context.extra_env.emplace_back(name, it->second);
+    }
+  }
   if (!job.parent.empty()) {
     // A part of a spread array: its tasks are the whole array's (their
     // SKYPILOT_TASK_ID, and the plugin's SLURM_ARRAY_TASK_MIN/MAX/COUNT).

@@ -112,6 +112,11 @@ int main(int argc, char** argv) {
   }
   auto store = store::JobStore::Open(paths.database);
   if (!store.ok()) return Fail(store.status().message());
+  // A task's secrets are kept in the store sealed with the user's own key.
+  auto seal = SecretSeal::FromKeyFile(
+      (std::filesystem::path(loaded->paths.state_dir) / "secret.key").string());
+  if (!seal.ok()) return Fail(seal.status().message());
+  daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
   const int poll = loaded->settings.failover.poll_interval;
   const int idle_exit = loaded->settings.failover.idle_exit;
   // Probes are refreshed in the background each poll (5 s at least), so a

@@ -204,13 +204,14 @@ int RunLaunch(const LaunchOptions& o) {
                          .env = ws->env.vars(),
                          .cwd = cwd,
                          .at_terminal = isatty(STDOUT_FILENO) == 1};
-  for (const auto& [k, v] : chosen->job->secrets) input.env[k] = v;
+  for (const auto& [k, v] : chosen->job->secrets) {
+    input.env[k] = v;
+    input.secret_names.push_back(k);
+  }
   Json::Value body(Json::objectValue);
   body["sky_id"] = backend::NewSkyId(std::time(nullptr));
   body["input"] = daemon::ToJson(input);
   body["managed"] = true;
-  body["secrets"] = Json::Value(Json::arrayValue);
-  for (const auto& [k, v] : chosen->job->secrets) body["secrets"].append(k);
   auto answer = client.Post("/v1/jobs", body, std::chrono::minutes(11));
   if (!answer.ok()) {
     std::fprintf(stderr,

@@ -72,6 +72,34 @@ TEST_F(LaunchTest, AFineTuningTaskRunsSetupThenRunWhereItStartsFirst) {
   EXPECT_TRUE(fs::exists(home_ + "/.local/state/skyslurm/skyslurmd.db"));
 }
 
+// A secret reaches the job's environment, and never its script, skyslurmd's
+// store or its log in clear.
+TEST_F(LaunchTest, ASecretReachesTheJobAndNeverTheStoreInClear) {
+  const std::string secret = "hf_test_5ecret_value_19";
+  std::ofstream(tmp_.File("tasks/secret.yaml"))
+      << "name: with-secret\nsecrets:\n  HF_TOKEN:\nrun: |\n"
+         "  echo \"token sha: $(printf %s \"$HF_TOKEN\" | sha256sum | cut -c1-16)\"\n";
+  CommandOutput out =
+      Launch({"secret.yaml", "--infra", "slurm/beta", "--secret", "HF_TOKEN=" + secret});
+  EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+  const std::string sha =
+      Exec({.argv = {"sh", "-c", "printf %s \"$0\" | sha256sum | cut -c1-16", secret}}).out;
+  EXPECT_THAT(out.out, HasSubstr("(head, rank=0) token sha: " + sha)) << out.out;
+  EXPECT_THAT(out.out + out.err, Not(HasSubstr(secret)));
+  // Nothing of the user's state holds it: the store (and its journal), the log.
+  CommandOutput found = Exec({.argv = {"grep", "-rl", secret, home_ + "/.local/state/skyslurm"}});
+  EXPECT_EQ(found.out, "") << "the secret is in clear in " << found.out;
+  // ... which keeps the job's input with its value sealed.
+  EXPECT_NE(
+      Exec({.argv = {"grep", "-rl", "skyslurm-sealed:v1:", home_ + "/.local/state/skyslurm"}}).out,
+      "");
+  // A secret the task declares and the command line does not give: nothing submitted.
+  CommandOutput missing = Launch({"secret.yaml"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("secret.yaml:3: secrets.HF_TOKEN has no value: give it with "
+                                     "--secret HF_TOKEN=..."));
+}
+
 TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {
   CommandOutput out = Launch({"multinode.yaml", "--infra", "slurm/beta"});
   EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
