@@ -101,9 +101,10 @@ TEST_F(LaunchTest, ASecretReachesTheJobAndNeverTheStoreInClear) {
 }
 
 TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {
-  CommandOutput out = Launch({"multinode.yaml", "--infra", "slurm/beta"});
+  FillAlpha();  // beta starts it first
+  CommandOutput out = Launch({"multinode.yaml"});
   EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
-  EXPECT_EQ(cluster_, "beta");
+  EXPECT_EQ(cluster_, "beta") << out.err;
   // Setup on both nodes before the run; the head's lines first.
   EXPECT_THAT(out.out, ContainsRegex("\\(head, rank=0\\) node 0 ready\n"
                                      "\\(worker1, rank=1\\) node 1 ready\n"
@@ -112,6 +113,15 @@ TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {
                                      "\\(worker1, rank=1\\) rank 1 of 2: met at [0-9.]+:[0-9]+, "
                                      "ranks \\[0, 1\\]\n"))
       << out.out;
+}
+
+// infra: k8s and an image: a pod per node on kappa, each running the task.
+TEST_F(LaunchTest, AKubernetesTaskRunsInItsImageOnEveryPod) {
+  CommandOutput out = Launch({"kubernetes.yaml"});
+  EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+  EXPECT_EQ(cluster_, "kappa") << out.err;
+  EXPECT_THAT(out.out, ContainsRegex("\\(head, rank=0\\) rank 0 of 2 on \\S+\n"));
+  EXPECT_THAT(out.out, ContainsRegex("\\(worker1, rank=1\\) rank 1 of 2 on \\S+\n"));
 }
 
 TEST_F(LaunchTest, AcceleratorAlternativesGoWhereEitherStartsFirst) {
@@ -182,6 +192,14 @@ TEST_F(LaunchTest, AnExportedScriptLaunchesAsTheSameRequest) {
 
 TEST_F(LaunchTest, CtrlCStopsFollowingAndTheJobGoesOn) {
   std::ofstream(tmp_.File("tasks/long.yaml")) << "name: long\nrun: |\n  echo started\n  sleep 60\n";
+  // --detach-run: submitted, its line printed, nothing followed.
+  CommandOutput detached = Launch({"-d", "long.yaml", "--infra", "slurm/beta"});
+  EXPECT_EQ(detached.exit_code, 0) << detached.err;
+  EXPECT_THAT(detached.out, ContainsRegex("^sky-[0-9a-f-]+ on beta \\(job [0-9]+; no GPU\\)\n$"));
+  EXPECT_THAT(detached.err, Not(HasSubstr("following")));
+  ASSERT_EQ(launched_.size(), 1u);
+  Typed({kSkyslurm, "cancel", launched_[0]});
+  launched_.clear();
   // SIGINT, as a terminal's Ctrl-C, while it follows the logs.
   CommandOutput out = Launch({"long.yaml", "--infra", "slurm/beta"},
                              {"timeout", "--preserve-status", "-s", "INT", "15"});
