@@ -148,7 +148,10 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
                                               job::Opt::kExport};
   std::set<std::string> said;
   for (const auto& s : r.settings) {
-    if (kCarried.contains(s.id()) || !said.insert(s.name()).second) continue;
+    if (kCarried.contains(s.id()) || s.name() == "container-image" ||
+        !said.insert(s.name()).second) {
+      continue;
+    }
     const auto& value = s.occurrence.value;
     out.not_carried.push_back(
         fmt::format("--{}{}: no task field says it{}", s.name(), value ? "=" + *value : "",
@@ -172,7 +175,17 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
   if (!name.empty()) y += fmt::format("name: {}\n", YamlScalar(name));
   y += "workdir: .\n";
   if (nodes != 1) y += fmt::format("num_nodes: {}\n", nodes);
-  const std::optional<std::string> image = r.sky.image ? r.sky.image : r.container;
+  // The image: --sky-image, else pyxis' --container-image (its registry
+  // before '#'). Slurm's own --container is an OCI bundle's folder: no image.
+  std::optional<std::string> image = r.sky.image;
+  const job::Setting* pyxis = r.EffectiveByName("container-image");
+  if (!image && pyxis != nullptr && pyxis->occurrence.value) {
+    image = DockerImage(*pyxis->occurrence.value);
+  }
+  if (r.container) {
+    out.not_carried.push_back(fmt::format(
+        "--container={}: an OCI bundle's folder is no image a task names", *r.container));
+  }
   const bool any_resources =
       !gpus.empty() || cpus || memory_gb || infra || image || r.sky.retry_on_failure > 0;
   if (any_resources) {

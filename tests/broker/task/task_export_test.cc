@@ -130,6 +130,13 @@ TEST(TaskExportTest, WhatATaskCannotSayIsListed) {
   auto k8s = ExportTask(Parse(in), kSite);
   ASSERT_TRUE(k8s.ok());
   EXPECT_THAT(k8s->yaml, HasSubstr("  infra: k8s/kappa\n"));
+  // pyxis' image, as a task names it (the GPUs of no type refuse this one).
+  in.args = {std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/scripts/pyxis_container.sh"};
+  job::Request pyxis = Parse(in);
+  pyxis.gpus.clear();
+  auto from_pyxis = ExportTask(pyxis, kSite);
+  ASSERT_TRUE(from_pyxis.ok()) << from_pyxis.status().message();
+  EXPECT_THAT(from_pyxis->yaml, HasSubstr("  image_id: docker:nvcr.io/nvidia/pytorch:24.01-py3\n"));
   EXPECT_THAT(k8s->yaml, HasSubstr("  image_id: docker:nvcr.io/nvidia/pytorch:24.01-py3\n"));
 }
 

@@ -158,6 +158,20 @@ TEST(TaskScriptTest, AHeredocDelimiterInTheTaskIsAvoided) {
   EXPECT_THAT(jobs->alternatives[0].script, HasSubstr("<<'SKYSLURM_RUN_END_2'\n"));
 }
 
+// image_id: Kubernetes' image, and pyxis' on a Slurm cluster that has it.
+TEST(TaskScriptTest, AnImageIsAskedOfKubernetesAndOfPyxis) {
+  auto jobs = Jobs("resources:\n  image_id: docker:nvcr.io/nvidia/pytorch:24.01-py3\nrun: true\n");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  EXPECT_THAT(jobs->alternatives[0].script,
+              HasSubstr("#SBATCH --sky-image=nvcr.io/nvidia/pytorch:24.01-py3\n"
+                        "#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.01-py3\n"));
+  EXPECT_EQ(PyxisImage("ubuntu:22.04"), "ubuntu:22.04");
+  EXPECT_EQ(PyxisImage("library/ubuntu:22.04"), "library/ubuntu:22.04");  // Docker Hub
+  EXPECT_EQ(PyxisImage("localhost:5000/me/app"), "localhost:5000#me/app");
+  EXPECT_EQ(DockerImage("nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(DockerImage("ubuntu:22.04"), "ubuntu:22.04");
+}
+
 TEST(TaskScriptTest, ShellQuoting) {
   EXPECT_EQ(ShellQuote("plain-1.0"), "plain-1.0");
   EXPECT_EQ(ShellQuote("it's $HOME"), "'it'\\''s $HOME'");
