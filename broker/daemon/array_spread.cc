@@ -32,7 +32,7 @@ namespace {
 std::vector<std::string> WithArray(const JobInput& input, const job::Request& request,
                                    const std::string& spec) {
   std::vector<std::string> args = input.args;
-  const bool operand = request.script_name != "(stdin)" && request.script_name != "(wrap)";
+  const bool operand = request.script_operand;
   std::size_t at = args.size();
   const std::size_t after = request.script_args.size() + (operand ? 1 : 0);
   at = after <= at ? at - after : at;

@@ -35,6 +35,7 @@ job::RequestInput JobInput::ToRequestInput() const {
   in.args = args;
   in.env = env;
   in.script_text = script;
+  if (!stdin_name.empty()) in.stdin_name = stdin_name;
   return in;
 }
 
@@ -48,6 +49,7 @@ Json::Value ToJson(const JobInput& input) {
   for (const auto& [k, val] : input.env) v["env"][k] = val;
   v["cwd"] = input.cwd;
   if (input.at_terminal) v["at_terminal"] = *input.at_terminal;
+  if (!input.stdin_name.empty()) v["stdin_name"] = input.stdin_name;
   if (!input.secret_names.empty()) {
     v["secrets"] = Json::Value(Json::arrayValue);
     for (const auto& name : input.secret_names) v["secrets"].append(name);
@@ -87,6 +89,10 @@ Result<JobInput> JobInputFromJson(const Json::Value& v) {
   if (v.isMember("at_terminal")) {
     if (!v["at_terminal"].isBool()) return bad("'at_terminal' must be true or false");
     in.at_terminal = v["at_terminal"].asBool();
+  }
+  if (v.isMember("stdin_name")) {
+    if (!v["stdin_name"].isString()) return bad("'stdin_name' must be a string");
+    in.stdin_name = v["stdin_name"].asString();
   }
   if (v.isMember("secrets")) {
     if (!v["secrets"].isArray()) return bad("'secrets' must be a list of names");

@@ -36,6 +36,8 @@ struct JobInput {
   // launch): their values are sealed in the store's copy (JobInputText),
   // never written in clear.
   std::vector<std::string> secret_names;
+  // What messages call the script when no file is named ("" = "(stdin)").
+  std::string stdin_name;
 
   job::RequestInput ToRequestInput() const;
 };

@@ -251,6 +251,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
       r.script = WrapScript(*wrap);
     } else if (!cli.operands.empty()) {
       r.script_name = cli.operands[0];
+      r.script_operand = true;
       r.script_args.assign(cli.operands.begin() + 1, cli.operands.end());
       if (input.script_text.has_value()) {
         SKY_RETURN_IF_ERROR(CheckScriptText(*input.script_text, r.script_name));
@@ -259,7 +260,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
         SKY_ASSIGN_OR_RETURN(r.script, ReadScriptFile(r.script_name));
       }
     } else {
-      r.script_name = "(stdin)";
+      r.script_name = input.stdin_name;
       if (!input.script_text.has_value()) {
         return InvalidArgumentError("no batch script: give a file, --wrap, or a script on stdin");
       }

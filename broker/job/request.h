@@ -70,7 +70,8 @@ struct Request {
   // The option table the settings point into (it owns the SPANK options'
   // specs): shared, so that copies of the request stay valid.
   std::shared_ptr<const OptionTable> table;
-  std::string script_name;    // path as given, or "(stdin)" / "(wrap)"
+  std::string script_name;      // path as given, or "(stdin)" (RequestInput::stdin_name) / "(wrap)"
+  bool script_operand = false;  // the script is the first operand of the arguments
   std::string script;         // the script text
   std::vector<std::string> script_args;
   DirectiveScan directives;
@@ -118,6 +119,9 @@ struct RequestInput {
   // The script's text when it does not come from the file named in args
   // (read from stdin); with neither, the file is read.
   std::optional<std::string> script_text;
+  // What messages call a script that comes as text with no file named
+  // ("(task finetune.yaml)" for skyslurm launch's).
+  std::string stdin_name = "(stdin)";
   // SPANK options of the site's plugins (ParseSpankOptionsFromHelp).
   std::vector<SpankOption> spank_options;
 };

@@ -11,7 +11,7 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
   backend::SubmitSpec spec;
   spec.sky_id = context.sky_id;
   spec.job = job;
-  if (!request.job_name && request.script_name != "(stdin)" && request.script_name != "(wrap)") {
+  if (!request.job_name && request.script_operand) {
     spec.default_job_name = std::filesystem::path(request.script_name).filename().string();
   }
   if (request.comment) spec.user_comment = *request.comment;

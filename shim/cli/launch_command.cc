@@ -65,6 +65,11 @@ Result<std::pair<std::string, std::string>> Assignment(const std::string& word,
   return std::pair(name, std::string(here));
 }
 
+// What messages call a task's batch script: "(task finetune.yaml)".
+std::string StdinName(const std::string& task_file) {
+  return fmt::format("(task {})", fs::path(task_file).filename().string());
+}
+
 // One way to run the task, weighed.
 struct Weighed {
   const task::TaskJob* job = nullptr;
@@ -130,6 +135,7 @@ int RunLaunch(const LaunchOptions& o) {
     input.tool = job::Tool::kSbatch;
     input.env = ws->env.vars();
     input.script_text = alternative.script;
+    input.stdin_name = StdinName(o.task_file);
     auto request = job::ParseRequest(input);
     if (!request.ok()) return Bad(request.status().message());
     place::PlanOptions options;
@@ -203,7 +209,8 @@ int RunLaunch(const LaunchOptions& o) {
                          .script = chosen->job->script,
                          .env = ws->env.vars(),
                          .cwd = cwd,
-                         .at_terminal = isatty(STDOUT_FILENO) == 1};
+                         .at_terminal = isatty(STDOUT_FILENO) == 1,
+                         .stdin_name = StdinName(o.task_file)};
   for (const auto& [k, v] : chosen->job->secrets) {
     input.env[k] = v;
     input.secret_names.push_back(k);

@@ -27,6 +27,13 @@ TEST(JobInputTest, RoundTripsThroughTheStoredText) {
   back = JobInputFromText(JobInputText(in));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->at_terminal, std::optional<bool>(false));
+  // What messages call a script given as text (skyslurm launch's).
+  in.args = {};
+  in.stdin_name = "(task ft.yaml)";
+  back = JobInputFromText(JobInputText(in));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->stdin_name, "(task ft.yaml)");
+  EXPECT_EQ(back->ToRequestInput().stdin_name, "(task ft.yaml)");
 }
 
 TEST(JobInputTest, ErrorsNameTheField) {
