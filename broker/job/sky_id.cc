@@ -11,9 +11,9 @@ std::string NewSkyId(std::time_t now) {
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::random_device rd;
-  std::uniform_int_distribution<unsigned> dist(0, 0xFFFFFF);
+  std::uniform_int_distribution<unsigned long long> dist(0, 0xFFFFFFFFFFFFULL);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "sky-%04d%02d%02d-%02d%02d%02d-%06x", utc.tm_year + 1900,
+  std::snprintf(buf, sizeof buf, "sky-%04d%02d%02d-%02d%02d%02d-%012llx", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, dist(rd));
   return buf;
 }

@@ -38,7 +38,7 @@ TEST_F(RouteTest, AllFreeTheJobStaysHomeAndSaysSoInSlurmsWords) {
   EXPECT_EQ(cluster, "alpha");
   const std::string text = Output(cluster, id, tmp_.path());
   EXPECT_THAT(text,
-              MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6} "
+              MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12} "
                            "nodes=1 rank=0 gpus=2\n"));
   // The decision is in the audit log, with the job's sky id.
   const std::string task = text.substr(text.find("task=") + 5, 26);
@@ -390,7 +390,7 @@ TEST_F(RouteTest, SallocOnAPeerRunsThereThroughSsh) {
       Typed({"salloc", "--sky-any-cluster=beta", "--gres=gpu:h100:1", "-t", "5", "srun", "sh", "-c",
              "echo $SLURM_CLUSTER_NAME $SLURM_GPUS_ON_NODE $SKYPILOT_TASK_ID"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, MatchesRegex("beta 1 sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\n"));
+  EXPECT_THAT(out.out, MatchesRegex("beta 1 sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12}\n"));
   EXPECT_THAT(out.err, HasSubstr("salloc: skyslurm: running on cluster beta"));
   EXPECT_THAT(out.err, HasSubstr("salloc: Granted job allocation"));
   CommandOutput quiet = Typed({"salloc", "--sky-any-cluster=beta", "-Q", "-t", "5", "true"});
@@ -482,7 +482,7 @@ TEST_F(InteractiveTest, SallocOnAPeerLandsTheShellInTheAllocation) {
   Keys("echo \"in=$SLURM_CLUSTER_NAME:$SLURM_JOB_ID:$SKYPILOT_TASK_ID:$(id -un)\"");
   screen = ScreenWith("in=beta:");
   EXPECT_THAT(screen, MatchesRegex("(.|\n)*in=beta:" + id +
-                                   ":sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}:skyuser1\n(.|\n)*"));
+                                   ":sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12}:skyuser1\n(.|\n)*"));
   EXPECT_EQ(JobState(tb_, "beta", id), "RUNNING");
   Keys("exit");
   screen = ScreenWith("Relinquishing job allocation " + id);

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "broker/backend/backend.h"
 #include "broker/backend/slurm_backend.h"
 #include "broker/cluster/queue.h"
@@ -28,8 +30,14 @@ TEST(TestOnlyTest, ReadsSlurmsAnswer) {
 
 TEST(SkyIdTest, FormatAndComment) {
   const std::string id = NewSkyId(1796013565);
-  EXPECT_THAT(id, MatchesRegex("sky-20261130-043925-[0-9a-f]{6}"));
+  EXPECT_THAT(id, MatchesRegex("sky-20261130-043925-[0-9a-f]{12}"));
   EXPECT_NE(NewSkyId(1796013565), id);  // random part
+  // A burst within one second draws no id twice (skyslurmd takes a known id
+  // as a retry of its job: with 24 random bits the load test once saw two
+  // of 1,000 submissions become one job).
+  std::set<std::string> drawn;
+  for (int i = 0; i < 20'000; ++i) drawn.insert(NewSkyId(1796013565));
+  EXPECT_EQ(drawn.size(), 20'000u);  // 24 bits: a repeat all but surely
   EXPECT_EQ(SkyTag(id), "skyslurm:" + id);
   EXPECT_EQ(SkyIdInComment("my note skyslurm:" + id), id);
   EXPECT_EQ(SkyIdInComment("skyslurm:" + id), id);

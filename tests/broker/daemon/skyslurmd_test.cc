@@ -121,7 +121,7 @@ class DaemonTest : public TestbedTest {
     EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
     EXPECT_THAT(out.out, ::testing::MatchesRegex("Submitted batch job [0-9]+\n")) << out.err;
     std::smatch m;
-    const std::regex re("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})");
+    const std::regex re("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12})");
     if (!std::regex_search(out.err, m, re)) {
       ADD_FAILURE() << "no sky id in: " << out.err;
       return "";
@@ -358,7 +358,7 @@ class DaemonTest : public TestbedTest {
     CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--array=0-35", "moving.sh"});
     EXPECT_EQ(out.exit_code, 0) << out.err;
     std::smatch m;
-    if (!std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})"))) {
+    if (!std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12})"))) {
       ADD_FAILURE() << "no sky id in: " << out.err;
       return "";
     }
@@ -1453,7 +1453,7 @@ TEST_F(FaultTest, KillNineAtEveryPointLosesNothingAndDuplicatesNothing) {
     CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--array=0-39", "sweep.sh"});
     EXPECT_EQ(out.exit_code, 0) << point << out.err;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{6})")))
+    ASSERT_TRUE(std::regex_search(out.err, m, std::regex("(sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12})")))
         << out.err;
     const std::string id = m[1];
     sky_ids_.push_back(id);

@@ -126,7 +126,7 @@ TEST(RunDirTest, TheSocketPathAllThreeClientsAgreeOn) {
 
 TEST(SkyIdTest, NewIdsHaveTheShapeAndDiffer) {
   const std::string a = NewSkyId(1796140800), b = NewSkyId(1796140800);
-  EXPECT_THAT(a, ::testing::MatchesRegex("sky-20261201-160000-[0-9a-f]{6}"));
+  EXPECT_THAT(a, ::testing::MatchesRegex("sky-20261201-160000-[0-9a-f]{12}"));
   EXPECT_TRUE(LooksLikeSkyId(a));
   EXPECT_NE(a, b);  // 1 in 16 M to fail
   EXPECT_FALSE(LooksLikeSkyId("sky-../../etc"));
