@@ -41,7 +41,8 @@ TEST_F(RouteTest, AllFreeTheJobStaysHomeAndSaysSoInSlurmsWords) {
               MatchesRegex("alpha gpu gpus=2 cuda=12.1\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12} "
                            "nodes=1 rank=0 gpus=2\n"));
   // The decision is in the audit log, with the job's sky id.
-  const std::string task = text.substr(text.find("task=") + 5, 26);
+  const std::size_t at = text.find("task=") + 5;
+  const std::string task = text.substr(at, text.find(' ', at) - at);
   EXPECT_THAT(ReadFile(home_ + "/.local/state/skyslurm/decisions.log"),
               HasSubstr("sky_id=" + task + " job=job.sh chosen=alpha/gpu"));
 }
