@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "broker/util/command.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::task {
@@ -204,17 +205,6 @@ std::string DockerImage(std::string_view pyxis_image) {
     out.erase(0, at + 1);  // enroot's USER@ before the registry
   }
   return out;
-}
-
-std::string ShellQuote(std::string_view text) {
-  const bool plain = !text.empty() && std::ranges::all_of(text, [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(text);
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 Result<TaskJobs> TaskToJobs(const TaskSpec& task, const TaskOverrides& overrides,

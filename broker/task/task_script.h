@@ -67,7 +67,4 @@ Result<TaskJobs> TaskToJobs(const TaskSpec& task, const TaskOverrides& overrides
 std::string PyxisImage(std::string_view image);
 std::string DockerImage(std::string_view pyxis_image);
 
-// A shell word for `text` (single-quoted unless plain).
-std::string ShellQuote(std::string_view text);
-
 }  // namespace skyslurm::task

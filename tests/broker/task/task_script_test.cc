@@ -172,11 +172,5 @@ TEST(TaskScriptTest, AnImageIsAskedOfKubernetesAndOfPyxis) {
   EXPECT_EQ(DockerImage("ubuntu:22.04"), "ubuntu:22.04");
 }
 
-TEST(TaskScriptTest, ShellQuoting) {
-  EXPECT_EQ(ShellQuote("plain-1.0"), "plain-1.0");
-  EXPECT_EQ(ShellQuote("it's $HOME"), "'it'\\''s $HOME'");
-  EXPECT_EQ(ShellQuote(""), "''");
-}
-
 }  // namespace
 }  // namespace skyslurm::task
