@@ -7,11 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "broker/util/json_string.h"
+
 namespace skyslurm::shim {
 
-// `s` as a JSON string, quotes included (UTF-8 passes as it is; control
-// characters are escaped).
-std::string JsonQuote(std::string_view s);
+// `s` as a JSON string, quotes included (util/json_string.h).
+using skyslurm::JsonQuote;
 
 // The top-level members of a JSON object whose values are strings (decoded),
 // numbers (as written) or booleans ("true"/"false"); members holding objects,

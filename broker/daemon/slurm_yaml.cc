@@ -8,6 +8,8 @@
 #include <memory>
 #include <string_view>
 
+#include "broker/util/json_string.h"
+
 namespace skyslurm::daemon {
 namespace {
 
@@ -47,35 +49,7 @@ std::string Quoted(std::string_view s) {
     for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
     return out + "'";
   }
-  out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default: {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-          out += fmt::format("\\x{:02X}", u);
-        } else {
-          out += c;
-        }
-      }
-    }
-  }
-  return out + "\"";
+  return JsonQuote(s);  // JSON's escapes are YAML's double-quoted ones
 }
 
 // A scalar with its tag ("!!int 12"); "" for a map or a sequence.

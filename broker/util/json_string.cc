@@ -1,6 +1,7 @@
 #include "broker/util/json_string.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace skyslurm {
 namespace {
@@ -108,6 +109,38 @@ JsonStringRead ReadJsonString(std::string_view text, std::string* out, bool stri
         return {i - 1, "a bad escape"};
     }
   }
+}
+
+std::string JsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace skyslurm

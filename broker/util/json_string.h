@@ -22,4 +22,8 @@ struct JsonStringRead {
 // (RFC 8259) and kept otherwise.
 JsonStringRead ReadJsonString(std::string_view text, std::string* out, bool strict);
 
+// `s` as a JSON string literal (quotes, \\, \n, \r, \t; other control
+// characters and DEL as \u00XX). Also a YAML double-quoted scalar.
+std::string JsonQuote(std::string_view s);
+
 }  // namespace skyslurm
