@@ -57,6 +57,10 @@ step "unit tests under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L unit -j "$(nproc)" --output-on-failure || status=1
 step "integration tests (the testbed's real clusters)"
+# From idle clusters: a job left in a cluster's saved state (an interrupted
+# test's, one typed by hand) outlives down and up, and a held one would keep
+# a cluster busy through every test that needs it idle.
+$SUDO scripts/testbed/clear || status=1
 $SUDO ctest --test-dir build -L integration --output-on-failure || status=1
 step "fuzzing (bounded)"
 if wait "$fuzz_build"; then
