@@ -42,6 +42,9 @@ packages=(
   snakemake
   # the trace replay's plots (bench/trace, issue 18): PNG without X
   gnuplot-nox
+  # the dashboard's tests drive a real browser (issue 20): headless
+  # Chromium through chromedriver and Selenium
+  chromium chromium-driver python3-selenium
   # building and checking the packages (scripts/package.sh)
   debhelper fakeroot lintian rpm rpmlint cpio binutils
 )

@@ -10,6 +10,7 @@
 #include "shim/cli/check_command.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/cost_command.h"
+#include "shim/cli/dashboard_command.h"
 #include "shim/cli/describe_command.h"
 #include "shim/cli/explain_command.h"
 #include "shim/cli/gpus_command.h"
@@ -135,6 +136,15 @@ int Main(int argc, char** argv) {
   sync_down->add_option("dest", sync_dest,
                         "where to put it (default: the folder the job was submitted from)");
 
+  CLI::App* dashboard = app.add_subcommand(
+      "dashboard", "Serve the dashboard (clusters, GPUs, jobs) on 127.0.0.1 and print its link");
+  skyslurm::cli::DashboardOptions dashboard_options;
+  dashboard->add_option("--port", dashboard_options.port, "The port (default: a free one)")
+      ->check(CLI::Range(0, 65535));
+  dashboard->add_flag("--no-browser", dashboard_options.no_browser,
+                      "Only print the link (its last line), open no browser");
+  dashboard->add_flag("--stop", dashboard_options.stop, "Stop serving it");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -178,6 +188,7 @@ int Main(int argc, char** argv) {
   if (status->parsed()) return skyslurm::cli::RunStatus(status_id, status_json);
   if (cost->parsed()) return skyslurm::cli::RunCost(cost_since, cost_json);
   if (sync_down->parsed()) return skyslurm::cli::RunSyncDown(sync_id, sync_dest);
+  if (dashboard->parsed()) return skyslurm::cli::RunDashboard(dashboard_options);
   std::fputs(app.help().c_str(), stdout);
   return 0;
 }

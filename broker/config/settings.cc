@@ -646,6 +646,12 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
         auto parsed = ParseSyncBack(value);
         if (!parsed.ok()) return Bad(file, v, parsed.status().message());
         s->sync_back = *parsed;
+      } else if (key == "dashboard_address") {
+        // Where the dashboard listens is the site's to open beyond loopback.
+        if (user_level) {
+          return Bad(file, v, "dashboard_address: only the site file may set it");
+        }
+        SKY_ASSIGN_OR_RETURN(s->dashboard_address, Scalar(file, v, key));
       } else if (key == "real_bin_dir") {
         SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
       } else if (key == "clusters_allowed") {

@@ -150,6 +150,9 @@ struct FailoverSettings {
 struct Settings {
   std::string home;     // the home cluster
   bool routing = true;  // false: the shim always passes through
+  // Where skyslurmd serves the dashboard (docs/dashboard.md): loopback
+  // unless the site file (only it) names another address.
+  std::string dashboard_address = "127.0.0.1";
   OnBrokerError on_broker_error = OnBrokerError::kHome;
   SubmitOutput submit_output = SubmitOutput::kSingleCluster;
   SyncBack sync_back = SyncBack::kAuto;

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "broker/daemon/dashboard_server.h"
 #include "broker/daemon/job_input.h"
 #include "broker/daemon/submit_text.h"
 #include "broker/util/trace.h"
@@ -43,6 +46,7 @@ Json::Value JobJson(const store::SkyJob& j) {
   if (j.global_id != 0) v["job_id"] = Json::UInt64{j.global_id};
   if (!j.parent.empty()) v["parent"] = j.parent;
   if (!j.indices.empty()) v["indices"] = j.indices;
+  if (!j.name.empty()) v["name"] = j.name;
   return v;
 }
 
@@ -88,19 +92,54 @@ void ReplyError(httplib::Response& res, const Status& s) {
 
 }  // namespace
 
-ApiServer::ApiServer(JobManager& manager)
+ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
     : manager_(manager),
       server_(std::make_unique<httplib::Server>()),
-      last_request_(std::time(nullptr)) {
+      last_request_(std::time(nullptr)),
+      dashboard_options_(std::move(dashboard)) {
   auto& s = *server_;
   // A thread per client at once, up to a burst of submissions from many
   // shells (each mostly waiting for a cluster); beyond that they queue on
   // the socket's backlog and are served in turn.
   s.new_task_queue = [] { return new httplib::ThreadPool(kApiThreads); };
   s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
-    last_request_ = std::time(nullptr);
+    Touch();
     return httplib::Server::HandlerResponse::Unhandled;
   });
+  AddRoutes(s);
+  // Only on the socket: the dashboard's own switch, and the daemon's.
+  s.Post("/v1/dashboard", [this](const httplib::Request& req, httplib::Response& res) {
+    auto body = req.body.empty() ? Result<Json::Value>(Json::Value(Json::objectValue))
+                                 : ParseJson(req.body);
+    if (!body.ok()) return ReplyError(res, body.status());
+    const int port = (*body).isObject() ? (*body).get("port", 0).asInt() : 0;
+    if (port < 0 || port > 65535) {
+      return ReplyError(res, InvalidArgumentError("'port' must be 0 (any free port) to 65535"));
+    }
+    std::lock_guard lock(dashboard_mu_);
+    if (!dashboard_) dashboard_ = std::make_unique<DashboardServer>(*this, dashboard_options_);
+    auto served = dashboard_->Start(port);
+    if (!served.ok()) return ReplyError(res, served.status());
+    Json::Value v(Json::objectValue);
+    v["url"] = dashboard_->NewLoginUrl();
+    v["port"] = *served;
+    v["address"] = dashboard_->address();
+    Reply(res, 200, v);
+  });
+  s.Post("/v1/dashboard/stop", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(dashboard_mu_);
+    Json::Value v(Json::objectValue);
+    v["stopped"] = dashboard_ != nullptr && dashboard_->serving();
+    if (dashboard_) dashboard_->Stop();
+    Reply(res, 200, v);
+  });
+  s.Post("/v1/shutdown", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, Json::Value(Json::objectValue));
+    if (on_shutdown_) on_shutdown_();
+  });
+}
+
+void ApiServer::AddRoutes(httplib::Server& s) {
   s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["version"] = kVersion;
@@ -268,7 +307,18 @@ ApiServer::ApiServer(JobManager& manager)
     auto out = manager_.Output(req.matches[1]);
     if (!out.ok()) return ReplyError(res, out.status());
     Json::Value v(Json::objectValue);
-    v["output"] = *out;
+    // offset: only what follows the first `offset` bytes (a page tailing
+    // the log asks for what is new); size: the whole output's.
+    std::size_t offset = 0;
+    if (req.has_param("offset")) {
+      const std::string text = req.get_param_value("offset");
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        return ReplyError(res, InvalidArgumentError("'offset' must be a number of bytes"));
+      }
+    }
+    v["size"] = Json::UInt64{out->size()};
+    v["output"] = offset <= out->size() ? out->substr(offset) : "";
     auto job = manager_.Find(req.matches[1]);
     v["state"] = job.ok() ? job->state : "";
     v["final"] = job.ok() && store::IsFinalState(job->state);
@@ -304,10 +354,7 @@ ApiServer::ApiServer(JobManager& manager)
     }
     Reply(res, 200, v);
   });
-  s.Post("/v1/shutdown", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, Json::Value(Json::objectValue));
-    if (on_shutdown_) on_shutdown_();
-  });
+  AddDashboardRoutes(s);
   s.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "internal error";
@@ -321,7 +368,129 @@ ApiServer::ApiServer(JobManager& manager)
       });
 }
 
-ApiServer::~ApiServer() = default;
+// The dashboard's answers (docs/dashboard.md), on the socket too.
+void ApiServer::AddDashboardRoutes(httplib::Server& s) {
+  s.Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
+    Json::Value v(Json::objectValue);
+    v["time"] = Json::Int64{std::time(nullptr)};
+    v["clusters"] = Json::Value(Json::arrayValue);
+    for (const ClusterCard& c : manager_.ClusterCards()) {
+      v["clusters"].append(ClusterCardJson(c, manager_.currency()));
+    }
+    Reply(res, 200, v);
+  });
+  s.Get("/v1/gpu-history", [this](const httplib::Request& req, httplib::Response& res) {
+    double hours = 6;
+    if (req.has_param("hours")) {
+      const std::string text = req.get_param_value("hours");
+      char* end = nullptr;
+      hours = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || !(hours > 0) || hours > 48) {
+        return ReplyError(res,
+                          InvalidArgumentError("'hours' must be a number above 0, at most 48"));
+      }
+    }
+    const std::time_t since = std::time(nullptr) - static_cast<std::time_t>(hours * 3600);
+    Json::Value v(Json::objectValue);
+    v["interval"] = manager_.gpu_sample_every();
+    v["samples"] = Json::Value(Json::objectValue);
+    for (const store::GpuSample& g : manager_.GpuHistory(since)) {
+      Json::Value point(Json::arrayValue);
+      point.append(Json::Int64{g.time});
+      point.append(Json::Int64{g.total - g.free});  // busy (or out of use)
+      point.append(Json::Int64{g.free});
+      point.append(Json::Int64{g.pending});
+      v["samples"][g.cluster].append(point);
+    }
+    Reply(res, 200, v);
+  });
+  s.Get("/v1/table", [this](const httplib::Request& req, httplib::Response& res) {
+    std::map<std::string, std::string> params;
+    for (const auto& [name, value] : req.params) params[name] = value;
+    auto query = ParseTableQuery(params);
+    if (!query.ok()) return ReplyError(res, query.status());
+    const TablePage page = QueryTable(manager_.JobTable(), *query);
+    Json::Value v(Json::objectValue);
+    v["total"] = Json::UInt64{page.total};
+    v["all"] = Json::UInt64{page.all};
+    v["states"] = Json::Value(Json::objectValue);
+    for (const auto& [state, n] : page.states) v["states"][state] = Json::Int64{n};
+    v["clusters"] = Json::Value(Json::arrayValue);
+    for (const auto& c : page.clusters) v["clusters"].append(c);
+    v["rows"] = Json::Value(Json::arrayValue);
+    for (const TableRow& r : page.rows) {
+      Json::Value row(Json::objectValue);
+      row["key"] = r.key;
+      row["sky_id"] = r.sky_id;
+      row["cluster"] = r.cluster;
+      row["native_id"] = r.native_id;
+      row["job_id"] = r.job_id;
+      row["name"] = r.name;
+      row["user"] = r.user;
+      row["state"] = r.state;
+      row["reason"] = r.reason;
+      row["gres"] = r.gres;
+      row["gpus"] = Json::Int64{r.gpus};
+      row["wait"] = Json::Int64{r.wait};
+      row["since"] = Json::Int64{r.since};
+      if (!r.tasks.empty()) {
+        row["tasks"] = Json::Value(Json::objectValue);
+        for (const auto& [phase, n] : r.tasks) row["tasks"][phase] = Json::Int64{n};
+      }
+      v["rows"].append(row);
+    }
+    Reply(res, 200, v);
+  });
+  s.Post(R"(/v1/jobs/([^/]+)/move)", [this](const httplib::Request& req, httplib::Response& res) {
+    Status st = manager_.RequestMove(req.matches[1]);
+    if (!st.ok()) return ReplyError(res, st);
+    Json::Value v(Json::objectValue);
+    v["asked"] = std::string(req.matches[1]);
+    v["note"] =
+        "weighed at the next look at the queues (within poll_interval), by the same rules as "
+        "skyslurmd's own moves; the job's history says what came of it";
+    Reply(res, 202, v);
+  });
+  auto explained = [](httplib::Response& res, const Result<place::ExplainText>& e) {
+    if (!e.ok()) return ReplyError(res, e.status());
+    Json::Value v(Json::objectValue);
+    v["text"] = e->text;
+    v["can_run"] = e->some_cluster_can_run_it;
+    Reply(res, 200, v);
+  };
+  s.Get(R"(/v1/jobs/([^/]+)/explain)",
+        [this, explained](const httplib::Request& req, httplib::Response& res) {
+          explained(res, manager_.ExplainJob(req.matches[1]));
+        });
+  s.Post("/v1/explain", [this, explained](const httplib::Request& req, httplib::Response& res) {
+    auto body = ParseJson(req.body);
+    if (!body.ok()) return ReplyError(res, body.status());
+    const Json::Value& b = *body;
+    if (!b.isObject() || !b.get("script", "").isString() ||
+        !b.get("args", Json::arrayValue).isArray()) {
+      return ReplyError(res, InvalidArgumentError("'script' must be a string and 'args' a list"));
+    }
+    JobInput input;
+    for (const auto& a : b.get("args", Json::arrayValue)) input.args.push_back(a.asString());
+    const std::string script = b.get("script", "").asString();
+    if (!script.empty()) input.script = script;
+    input.stdin_name = b.get("name", "").asString();
+    input.cwd = manager_.home_dir();
+    explained(res, manager_.Explain(input));
+  });
+}
+
+ApiServer::~ApiServer() { StopDashboard(); }
+
+void ApiServer::StopDashboard() {
+  std::lock_guard lock(dashboard_mu_);
+  if (dashboard_) dashboard_->Stop();
+}
+
+bool ApiServer::dashboard_serving() {
+  std::lock_guard lock(dashboard_mu_);
+  return dashboard_ != nullptr && dashboard_->serving();
+}
 
 Status ApiServer::Bind(const std::string& socket_path) {
   ::unlink(socket_path.c_str());
@@ -352,6 +521,9 @@ Status ApiServer::Bind(const std::string& socket_path) {
 
 void ApiServer::Serve() { server_->listen_after_bind(); }
 
-void ApiServer::Stop() { server_->stop(); }
+void ApiServer::Stop() {
+  StopDashboard();
+  server_->stop();
+}
 
 }  // namespace skyslurm::daemon

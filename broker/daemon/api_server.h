@@ -7,8 +7,10 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
+#include "broker/daemon/dashboard_server.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/util/status.h"
 
@@ -20,8 +22,18 @@ namespace skyslurm::daemon {
 
 class ApiServer {
  public:
-  explicit ApiServer(JobManager& manager);
+  explicit ApiServer(JobManager& manager, DashboardOptions dashboard = {});
   ~ApiServer();
+
+  // Registers the /v1 routes clients and the dashboard share on `server`
+  // (the socket's, and the dashboard's behind its login).
+  void AddRoutes(httplib::Server& server);
+  // A request arrived (the idle exit waits for the last one).
+  void Touch() { last_request_ = std::time(nullptr); }
+  // Whether the dashboard is being served (the daemon then never exits
+  // for idleness); stops it.
+  bool dashboard_serving();
+  void StopDashboard();
 
   // Binds `socket_path` (an old socket file there is replaced; mode 0600).
   Status Bind(const std::string& socket_path);
@@ -38,6 +50,10 @@ class ApiServer {
   std::unique_ptr<httplib::Server> server_;
   std::atomic<std::time_t> last_request_;
   std::function<void()> on_shutdown_;
+  DashboardOptions dashboard_options_;
+  std::mutex dashboard_mu_;
+  std::unique_ptr<DashboardServer> dashboard_;  // made by the first POST /v1/dashboard
+  void AddDashboardRoutes(httplib::Server& server);
 };
 
 }  // namespace skyslurm::daemon

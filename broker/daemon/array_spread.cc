@@ -159,6 +159,7 @@ Result<bool> JobManager::SpreadArray(store::SkyJob& job, const job::Request& req
     part.sky_id = fmt::format("{}-{}", job.sky_id, k + 1);
     part.owner = job.owner;
     part.input_json = JobInputText(part_input);
+    part.name = job.name;
     part.retry_on_failure = job.retry_on_failure;
     part.created = part.updated = Now();
     part.parent = job.sky_id;
@@ -675,6 +676,7 @@ void JobManager::FinishTaskMove(store::SkyJob& part, const store::Intent& intent
   JobInput moving_input = *input;
   moving_input.args = WithArray(*input, *request, spec);
   moving.input_json = JobInputText(moving_input);
+  moving.name = whole->name;
   moving.retry_on_failure = whole->retry_on_failure;
   moving.created = moving.updated = Now();
   moving.parent = whole->sky_id;

@@ -54,6 +54,8 @@ std::string_view EventName(EventKind kind) {
       return "dependency";
     case EventKind::kUpdated:
       return "updated";
+    case EventKind::kMoveAsked:
+      return "move-asked";
   }
   return "event";
 }

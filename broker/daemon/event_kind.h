@@ -33,6 +33,7 @@ enum class EventKind {
   kTasksMoved,          // pending tasks of a spread array's part left for another cluster
   kDependency,          // it waits for the sky jobs its --dependency names, or they answered it
   kUpdated,             // scontrol update changed it: carried into its later copies, or it stays
+  kMoveAsked,           // asked to move now (the dashboard): weighed at once, what came of it
 };
 
 // The kind's name in the store and the API ("re-placed", "move-started").

@@ -519,6 +519,7 @@ void JobManager::Tick() {
     v.answered_now = result.ok();
     if (result.ok()) {
       v.failing_since = 0;
+      if (v.up_since == 0) v.up_since = now;
       v.answered = now;
       // What the queue showed is as of the read's start: a job submitted
       // since may be missing from it (the policy's queue_read guard).
@@ -528,10 +529,12 @@ void JobManager::Tick() {
       v.jobs = backend::FoldArrayTasks(std::move(*result));
     } else {
       v.error = result.status().message();
+      v.up_since = 0;
       if (v.failing_since == 0) v.failing_since = reading_since_[name];
     }
   }
   SettleStaleCopies();
+  SampleGpus();
   auto live = store_.List(true);
   if (!live.ok()) return;
   for (store::SkyJob job : *live) {
@@ -584,6 +587,25 @@ void JobManager::Tick() {
     if (ResolveCopies(job, copies)) continue;  // looked at again next time
     if (!seen.answered_now) seen.held = HeldAsLastKnown(job, seen.queue_read);
     Decision d = Decide(job, seen, policy_);
+    // A move asked for now (the dashboard's "move now"): weighed at once by
+    // the same rules as the daemon's own moves, only without waiting for
+    // migrate_after; what came of it is an event either way.
+    bool asked = false;
+    if (weighed_this_tick_ < kMoveWeighsPerLook && TakeMoveAsked(job.sky_id)) {
+      const bool waiting = seen.copy && backend::IsWaiting(seen.copy->phase) &&
+                           seen.copy->array_tasks.empty() && !seen.held &&
+                           seen.copy->phase != backend::JobPhase::kHeld &&
+                           !seen.copy->reason.starts_with("JobHeld");
+      if (!waiting) {
+        (void)Record(job, EventKind::kMoveAsked,
+                     "asked to move now: it stays, it is no longer a pending job that can move");
+      } else {
+        last_weighed_.erase(job.sky_id);
+        d = {Action::kWeighMove, "PENDING", "asked to move now"};
+        asked = true;
+      }
+    }
+    const int moves_before = job.moves;
     switch (d.action) {
       case Action::kNone:
         break;
@@ -604,6 +626,12 @@ void JobManager::Tick() {
           (void)Record(job, EventKind::kState, "PENDING");
         }
         WeighMove(job, d.reason);
+        if (asked && job.moves == moves_before) {
+          (void)Record(job, EventKind::kMoveAsked,
+                       fmt::format("asked to move now: it stays on {}: no cluster starts it "
+                                   "{} s sooner (migrate_gain), or the moves' limits hold it",
+                                   job.cluster, policy_.migrate_gain));
+        }
         break;
       case Action::kReplace: {
         Status st =

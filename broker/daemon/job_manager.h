@@ -25,12 +25,15 @@
 
 #include "broker/backend/backend.h"
 #include "broker/config/settings.h"
+#include "broker/daemon/cluster_cards.h"
 #include "broker/daemon/event_kind.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/job_input.h"
+#include "broker/daemon/job_table.h"
 #include "broker/daemon/slurm_commands.h"
 #include "broker/job/sky_dependency.h"
 #include "broker/job/sky_id.h"
+#include "broker/place/explain_view.h"
 #include "broker/place/workspace.h"
 #include "broker/store/job_store.h"
 #include "broker/sync/workdir_plan.h"
@@ -145,6 +148,10 @@ class JobManager {
 
   // Whether the site lets jobs be routed (skyslurm.yaml: routing).
   bool routing() const { return ws_.config.settings.routing; }
+  // The currency of elastic clusters' prices (skyslurm.yaml: elastic).
+  const std::string& currency() const { return ws_.policy.currency; }
+  // The user's home folder (where a script given as text is explained from).
+  const std::string& home_dir() const { return ws_.config.paths.home; }
 
   // The global id (job/global_id.h) of a cluster's job: 0 when the
   // cluster has no index or the id does not fit below 2^26.
@@ -196,6 +203,33 @@ class JobManager {
   // line ("copying ~/proj to beta: 45%"); "" when nothing long.
   std::string Activity(const std::string& sky_id);
 
+  // The dashboard (dashboard_data.cc, docs/dashboard.md).
+  // Every cluster's card, from its last probe and the last look at its queue.
+  std::vector<ClusterCard> ClusterCards();
+  // The GPU samples since `since`, by cluster then time.
+  std::vector<store::GpuSample> GpuHistory(std::time_t since);
+  // One look at every cluster's GPUs for the charts, at most once every
+  // kPollsPerGpuSample polls (a minute at the default 5 s), the samples kept
+  // kGpuSamplesKept; called by Tick.
+  void SampleGpus();
+  static constexpr int kPollsPerGpuSample = 12;
+  static constexpr std::chrono::hours kGpuSamplesKept{48};
+  // Seconds between two samples.
+  int gpu_sample_every() const { return kPollsPerGpuSample * std::max(1, policy_.poll_interval); }
+  // Every row of the jobs table: the user's jobs in every queue (as
+  // Queue() lists them, with their GPUs) and every sky job, ended ones too.
+  std::vector<TableRow> JobTable();
+  // Asks for a pending job's move to be weighed at the next look, by the
+  // same rules as the daemon's own (placement, migrate_gain, max_moves,
+  // moves_per_cluster), without waiting for migrate_after. FailedPrecondition
+  // (409) with the reason for a job that cannot move (ended, running,
+  // pinned by --sky-infra, an array, held, out of moves).
+  Status RequestMove(const std::string& id);
+  // `skyslurm explain` of a sky job's input as it was given, or of a script
+  // and arguments (the dashboard's "where would this start?").
+  Result<place::ExplainText> ExplainJob(const std::string& id);
+  Result<place::ExplainText> Explain(const JobInput& input);
+
  private:
   struct ClusterView {
     std::time_t answered = 0;  // last successful read
@@ -209,6 +243,8 @@ class JobManager {
     // burst of jobs to record) must not count as the cluster's silence:
     // it is silent only for as long as it was asked and did not answer.
     std::time_t failing_since = 0;
+    // Since when it answers (0: it does not, or never did).
+    std::time_t up_since = 0;
     std::string error;
     std::vector<backend::JobInfo> jobs;
     std::string answer_error() const { return answered_now ? "" : error; }
@@ -383,6 +419,11 @@ class JobManager {
   std::mutex activity_mu_;
   std::map<std::string, std::string> activity_;  // sky id -> what is being done
   int weighed_this_tick_ = 0;
+  // Moves asked for now (RequestMove), taken by the next look.
+  std::mutex move_asked_mu_;
+  std::set<std::string> move_asked_;
+  bool TakeMoveAsked(const std::string& sky_id);
+  std::time_t last_gpu_sample_ = 0;  // tick thread only
   // The working directory of the last submission (under the job's lock).
   thread_local static std::string last_answer_workdir_;
   thread_local static bool last_answer_home_;

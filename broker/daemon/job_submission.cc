@@ -419,6 +419,7 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& r) {
   job.sky_id = r.sky_id;
   job.owner = ws_.config.paths.user;
   job.input_json = JobInputText(r.input);
+  job.name = job::SlurmJobName(*request);
   job.managed = r.managed || request->sky.managed;
   job.retry_on_failure = request->sky.retry_on_failure;
   job.created = job.updated = Now();

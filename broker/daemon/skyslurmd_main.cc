@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     daemon::LogError(std::string("the first look at the queues failed: ") + e.what());
   }
-  daemon::ApiServer server(manager);
+  daemon::ApiServer server(manager, {.address = ws->config.settings.dashboard_address});
   server.OnShutdown([] {
     g_stop = true;
     g_wake.notify_all();
@@ -171,7 +171,11 @@ int main(int argc, char** argv) {
       daemon::LogError(std::string("one look at the queues failed: ") + e.what());
     }
     const std::time_t now = std::time(nullptr);
-    if (manager.LiveJobs() > 0 || server.last_request() > idle_since) idle_since = now;
+    // A dashboard served keeps it up (until skyslurm dashboard --stop).
+    if (manager.LiveJobs() > 0 || server.last_request() > idle_since ||
+        server.dashboard_serving()) {
+      idle_since = now;
+    }
     if (on_demand && idle_exit > 0 &&
         now - std::max(idle_since, server.last_request()) >= idle_exit) {
       daemon::LogInfo("nothing to watch for " + std::to_string(idle_exit) + " s: exiting");

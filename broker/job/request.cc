@@ -1,8 +1,10 @@
-#include "broker/util/strings.h"
 #include "broker/job/request.h"
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "broker/util/strings.h"
 #include "spank/sky_options.h"
 
 namespace skyslurm::job {
@@ -315,6 +317,13 @@ Result<Request> ParseRequest(const RequestInput& input) {
   Interpreter interpreter(r);
   for (const Setting& s : r.settings) SKY_RETURN_IF_ERROR(interpreter.Apply(s));
   return r;
+}
+
+std::string SlurmJobName(const Request& request) {
+  if (request.job_name) return *request.job_name;
+  if (request.wrap) return "wrap";
+  if (!request.script_operand) return "sbatch";
+  return std::filesystem::path(request.script_name).filename().string();
 }
 
 }  // namespace skyslurm::job

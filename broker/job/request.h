@@ -131,4 +131,8 @@ struct RequestInput {
 // is returned.
 Result<Request> ParseRequest(const RequestInput& input);
 
+// The name Slurm gives the job: --job-name, else the script's file name,
+// "wrap" for --wrap, "sbatch" for a script read from stdin.
+std::string SlurmJobName(const Request& request);
+
 }  // namespace skyslurm::job

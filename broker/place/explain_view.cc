@@ -1,17 +1,16 @@
-#include "shim/cli/explain_view.h"
+#include "broker/place/explain_view.h"
 
 #include <fmt/format.h>
 
+#include <ctime>
 #include <filesystem>
 
-#include <ctime>
-
-#include "broker/place/job_folder.h"
 #include "broker/place/audit.h"
+#include "broker/place/job_folder.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
 
-namespace skyslurm::cli {
+namespace skyslurm::place {
 namespace {
 
 std::string Origin(const job::Request& r, job::Opt id) {
@@ -237,4 +236,4 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
   return {out, !can.empty()};
 }
 
-}  // namespace skyslurm::cli
+}  // namespace skyslurm::place

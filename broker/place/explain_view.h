@@ -1,6 +1,7 @@
 // How `skyslurm explain` (and `sbatch --sky-explain`) shows a job: the
 // request as sbatch reads it, each cluster's translation or reasons, and the
-// placement with a verdict per candidate.
+// placement with a verdict per candidate. Also skyslurmd's, for the
+// dashboard's "where would this start?" and a job's translation per cluster.
 #pragma once
 
 #include <string>
@@ -9,18 +10,16 @@
 #include "broker/job/request.h"
 #include "broker/place/audit.h"
 #include "broker/place/planner.h"
-#include "shim/cli/cluster_views.h"
+#include "broker/place/workspace.h"
 
-namespace skyslurm::cli {
+namespace skyslurm::place {
 
 struct ExplainText {
   std::string text;
   bool some_cluster_can_run_it = false;
 };
 
-ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const place::Plan& plan,
+ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const Plan& plan,
                           bool with_placement);
 
-using place::AuditLine;  // the line for decisions.log (broker/place/audit.h)
-
-}  // namespace skyslurm::cli
+}  // namespace skyslurm::place

@@ -107,6 +107,22 @@ CREATE INDEX jobs_global ON jobs(global_id);
     R"sql(
 ALTER TABLE copies ADD COLUMN sent_ns INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 8: each cluster's GPUs busy and free over time, sampled by skyslurmd
+    // (the dashboard's charts), kept for a bounded time; a job's name as
+    // Slurm gives it (the dashboard's table lists ended jobs without
+    // reading each one's input).
+    R"sql(
+CREATE TABLE gpu_samples (
+  cluster TEXT NOT NULL,
+  time INTEGER NOT NULL,
+  total INTEGER NOT NULL,
+  free INTEGER NOT NULL,
+  pending INTEGER NOT NULL,
+  PRIMARY KEY (cluster, time)
+);
+CREATE INDEX gpu_samples_time ON gpu_samples(time);
+ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT '';
+)sql",
 };
 // One migration for each version: a migration added without its version
 // (or the reverse) is a build error, not a column missing at run time.
@@ -160,7 +176,13 @@ class Stmt {
 constexpr const char* kJobColumns =
     "sky_id, owner, state, reason, cluster, native_id, input_json, managed, retry_on_failure, "
     "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
-    "model_start, parent, indices, global_id";
+    "model_start, parent, indices, global_id, name";
+// The same without the job's input (its script, environment): a listing of
+// many jobs that only shows them.
+constexpr const char* kBriefJobColumns =
+    "sky_id, owner, state, reason, cluster, native_id, '', managed, retry_on_failure, "
+    "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
+    "model_start, parent, indices, global_id, name";
 
 SkyJob JobFromRow(const Stmt& s) {
   SkyJob j;
@@ -187,6 +209,7 @@ SkyJob JobFromRow(const Stmt& s) {
   j.parent = s.Text(c++);
   j.indices = s.Text(c++);
   j.global_id = static_cast<std::uint64_t>(s.Int(c++));
+  j.name = s.Text(c++);
   return j;
 }
 
@@ -212,7 +235,8 @@ void BindJob(Stmt& s, const SkyJob& j) {
       .Bind(j.model_start)
       .Bind(j.parent)
       .Bind(j.indices)
-      .Bind(static_cast<std::int64_t>(j.global_id));
+      .Bind(static_cast<std::int64_t>(j.global_id))
+      .Bind(j.name);
 }
 
 }  // namespace
@@ -324,10 +348,10 @@ Status JobStore::Apply(const std::function<Status()>& body) {
 
 Status JobStore::Insert(const SkyJob& job) {
   return Apply([&] {
-    Stmt s(db_,
-           fmt::format("INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                       kJobColumns)
-               .c_str());
+    Stmt s(db_, fmt::format(
+                    "INSERT INTO jobs ({}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    kJobColumns)
+                    .c_str());
     BindJob(s, job);
     if (s.Step() == SQLITE_CONSTRAINT) {
       return AlreadyExistsError(fmt::format("sky job {} exists", job.sky_id));
@@ -343,7 +367,7 @@ Status JobStore::Update(const SkyJob& job) {
         "UPDATE jobs SET sky_id=?, owner=?, state=?, reason=?, cluster=?, native_id=?, "
         "input_json=?, managed=?, retry_on_failure=?, restarts=?, moves=?, created=?, "
         "updated=?, submitted=?, expected_start=?, started=?, ended=?, exit_code=?, model_start=?, "
-        "parent=?, indices=?, global_id=CASE global_id WHEN 0 THEN ? ELSE global_id END "
+        "parent=?, indices=?, global_id=CASE global_id WHEN 0 THEN ? ELSE global_id END, name=? "
         "WHERE sky_id=?");
     BindJob(s, job);
     s.Bind(job.sky_id);
@@ -363,9 +387,10 @@ Result<SkyJob> JobStore::Get(const std::string& sky_id) {
   return s.Error("reading a job");
 }
 
-Result<std::vector<SkyJob>> JobStore::List(bool live_only) {
+Result<std::vector<SkyJob>> JobStore::List(bool live_only, bool brief) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC", kJobColumns,
+  Stmt s(db_, fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC",
+                          brief ? kBriefJobColumns : kJobColumns,
                           live_only ? " WHERE state IN ('SUBMITTING','PENDING','RUNNING',"
                                       "'MIGRATING','RECOVERING','UNKNOWN','SPREAD')"
                                     : "")
@@ -503,6 +528,36 @@ Result<std::vector<Event>> JobStore::Events(const std::string& sky_id) {
     out.push_back({s.Int(0), s.Text(1), s.Int(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6)});
   }
   if (rc != SQLITE_DONE) return s.Error("listing events");
+  return out;
+}
+
+Status JobStore::AddGpuSamples(const std::vector<GpuSample>& samples, std::time_t keep_after) {
+  return Apply([&] {
+    for (const GpuSample& g : samples) {
+      Stmt s(db_,
+             "INSERT OR REPLACE INTO gpu_samples (cluster, time, total, free, pending) VALUES "
+             "(?,?,?,?,?)");
+      s.Bind(g.cluster).Bind(g.time).Bind(g.total).Bind(g.free).Bind(g.pending);
+      SKY_RETURN_IF_ERROR(s.Run("adding a GPU sample"));
+    }
+    Stmt old(db_, "DELETE FROM gpu_samples WHERE time < ?");
+    old.Bind(keep_after);
+    return old.Run("forgetting old GPU samples");
+  });
+}
+
+Result<std::vector<GpuSample>> JobStore::GpuSamplesSince(std::time_t since) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT cluster, time, total, free, pending FROM gpu_samples WHERE time >= ? "
+         "ORDER BY cluster, time");
+  s.Bind(since);
+  std::vector<GpuSample> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    out.push_back({s.Text(0), s.Int(1), s.Int(2), s.Int(3), s.Int(4)});
+  }
+  if (rc != SQLITE_DONE) return s.Error("reading GPU samples");
   return out;
 }
 

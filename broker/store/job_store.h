@@ -25,7 +25,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older files are migrated on open,
 // newer ones refused.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 struct SkyJob {
   std::string sky_id;
@@ -64,6 +64,9 @@ struct SkyJob {
   // index and id there, kept through moves; the parts of a spread array
   // share the whole's. 0: none yet (or that copy's id does not fit).
   std::uint64_t global_id = 0;
+  // Its name as Slurm gives it (--job-name, else the script's file name,
+  // "wrap", "sbatch"); "" for jobs recorded before the name was kept.
+  std::string name;
 };
 
 // Whether a sky job's state is final.
@@ -112,6 +115,15 @@ struct Intent {
   std::time_t created = 0;
 };
 
+// One look at a cluster's GPUs (every partition's, each GPU once).
+struct GpuSample {
+  std::string cluster;
+  std::time_t time = 0;
+  std::int64_t total = 0;
+  std::int64_t free = 0;     // usable now, not held by running jobs
+  std::int64_t pending = 0;  // asked for by pending jobs
+};
+
 class JobStore {
  public:
   // Opens (creating it and its folder, mode 0700) the database at `path`.
@@ -127,7 +139,8 @@ class JobStore {
   Status Update(const SkyJob& job);
   Result<SkyJob> Get(const std::string& sky_id);
   // All sky jobs, newest first; only the live (not final) ones on request.
-  Result<std::vector<SkyJob>> List(bool live_only);
+  // `brief`: without their input (input_json left empty).
+  Result<std::vector<SkyJob>> List(bool live_only, bool brief = false);
   // The job the user knows by this global id (NotFound: none).
   Result<SkyJob> GetByGlobalId(std::uint64_t global_id);
   // The parts of a spread array, in the order they were made.
@@ -146,6 +159,12 @@ class JobStore {
 
   Status AddEvent(const Event& event);
   Result<std::vector<Event>> Events(const std::string& sky_id);
+
+  // GPU samples (the dashboard's charts): added in one transaction, those
+  // older than `keep_after` forgotten in it; read since a time, by cluster
+  // then time.
+  Status AddGpuSamples(const std::vector<GpuSample>& samples, std::time_t keep_after);
+  Result<std::vector<GpuSample>> GpuSamplesSince(std::time_t since);
 
   Result<std::int64_t> BeginIntent(const Intent& intent);
   Status EndIntent(std::int64_t id);

@@ -273,4 +273,19 @@ Result<int> DaemonClient::Spawn(const std::vector<std::string>& args) {
   return exit_pipe[0];
 }
 
+std::optional<DaemonClient> ConnectToDaemon(const std::map<std::string, std::string>& flags) {
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env, flags);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "skyslurm: %s\n", loaded.status().message().c_str());
+    return std::nullopt;
+  }
+  DaemonClient client(env, *loaded);
+  if (Status st = client.EnsureRunning(); !st.ok()) {
+    std::fprintf(stderr, "skyslurm: %s\n", st.message().c_str());
+    return std::nullopt;
+  }
+  return client;
+}
+
 }  // namespace skyslurm::cli

@@ -7,6 +7,8 @@
 #include <json/json.h>
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,5 +56,10 @@ class DaemonClient {
 // The skyslurmd program next to this one (installed: ../sbin/skyslurmd;
 // build tree: ../broker/skyslurmd), or $SKYSLURMD.
 std::string SkyslurmdPath();
+
+// The client of the user's daemon (started when it is not running), with
+// the configuration and the command line's settings `flags`; nullopt after
+// printing why not on stderr.
+std::optional<DaemonClient> ConnectToDaemon(const std::map<std::string, std::string>& flags);
 
 }  // namespace skyslurm::cli

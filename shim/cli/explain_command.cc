@@ -11,12 +11,12 @@
 
 #include "broker/job/request.h"
 #include "broker/job/sky_dependency.h"
+#include "broker/place/explain_view.h"
 #include "broker/place/planner.h"
 #include "broker/place/spending.h"
 #include "broker/translate/translator.h"
 #include "broker/util/line_diff.h"
 #include "shim/cli/cluster_views.h"
-#include "shim/cli/explain_view.h"
 
 namespace skyslurm::cli {
 namespace {
@@ -109,10 +109,11 @@ int RunExplain(const std::vector<std::string>& raw) {
   }
   place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
 
-  const ExplainText view = RenderExplain(*request, *ws, plan, options.estimate);
+  const place::ExplainText view = place::RenderExplain(*request, *ws, plan, options.estimate);
   std::fputs(view.text.c_str(), stdout);
   if (options.estimate) {
-    AppendAudit(*ws, AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
+    AppendAudit(*ws,
+                place::AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
   }
   return view.some_cluster_can_run_it ? 0 : 1;
 }

@@ -17,21 +17,7 @@
 namespace skyslurm::cli {
 namespace {
 
-// The client, with the daemon running; nullopt after printing why not.
-std::optional<DaemonClient> Connect() {
-  auto env = config::Environment::FromProcess();
-  auto loaded = config::LoadConfig(env, GlobalSettingFlags());
-  if (!loaded.ok()) {
-    std::fprintf(stderr, "skyslurm: %s\n", loaded.status().message().c_str());
-    return std::nullopt;
-  }
-  DaemonClient client(env, *loaded);
-  if (Status st = client.EnsureRunning(); !st.ok()) {
-    std::fprintf(stderr, "skyslurm: %s\n", st.message().c_str());
-    return std::nullopt;
-  }
-  return client;
-}
+std::optional<DaemonClient> Connect() { return ConnectToDaemon(GlobalSettingFlags()); }
 
 // An id as a URL path segment: an array's tasks ("sky-..._[7,9-12]")
 // percent-encoded.

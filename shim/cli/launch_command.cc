@@ -15,13 +15,13 @@
 #include "broker/backend/backend.h"
 #include "broker/daemon/job_input.h"
 #include "broker/job/request.h"
+#include "broker/place/explain_view.h"
 #include "broker/place/spending.h"
 #include "broker/task/task_export.h"
 #include "broker/task/task_script.h"
 #include "broker/task/task_spec.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
-#include "shim/cli/explain_view.h"
 #include "shim/cli/jobs_commands.h"
 
 namespace skyslurm::cli {
@@ -160,7 +160,7 @@ int RunLaunch(const LaunchOptions& o) {
                     names.c_str());
       }
       std::printf("=== %s: on each cluster ===\n", w.job->label.c_str());
-      const ExplainText view = RenderExplain(w.request, *ws, w.plan, o.estimate);
+      const place::ExplainText view = place::RenderExplain(w.request, *ws, w.plan, o.estimate);
       std::fputs(view.text.c_str(), stdout);
       std::printf("\n");
       any = any || view.some_cluster_can_run_it;

@@ -24,6 +24,7 @@
 #include "broker/job/request.h"
 #include "broker/job/sky_dependency.h"
 #include "broker/place/audit.h"
+#include "broker/place/explain_view.h"
 #include "broker/place/job_folder.h"
 #include "broker/place/planner.h"
 #include "broker/place/spending.h"
@@ -34,7 +35,6 @@
 #include "broker/util/trace.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
-#include "shim/cli/explain_view.h"
 #include "shim/real_command.h"
 #include "shim/route/wait_bound.h"
 #include "shim/stop_signals_held.h"
@@ -431,9 +431,10 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   progress.Clear();
 
   if (request->sky.explain) {
-    const cli::ExplainText view = cli::RenderExplain(*request, *ws, plan, true);
+    const place::ExplainText view = place::RenderExplain(*request, *ws, plan, true);
     std::fputs(view.text.c_str(), stdout);
-    cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
+    cli::AppendAudit(
+        *ws, place::AuditLine(plan, ws->config.paths.user, "explain", request->script_name));
     return view.some_cluster_can_run_it && plan.decision.chosen ? 0 : 1;
   }
   if (!plan.decision.chosen) return Fail(tool, "skyslurm: " + place::NoClusterMessage(plan));
@@ -449,7 +450,8 @@ int RunRoute(const std::string& mode, const std::vector<std::string>& args) {
   const std::string sky_id = backend::NewSkyId(plan.now);
   // -Q/--quiet silences our notes as it does the command's own.
   const bool quiet = request->EffectiveByName("quiet") != nullptr;
-  cli::AppendAudit(*ws, cli::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
+  cli::AppendAudit(*ws,
+                   place::AuditLine(plan, ws->config.paths.user, sky_id, request->script_name));
   if (!quiet) {
     for (const auto& note : job.caveats) {
       std::fprintf(stderr, "%s: skyslurm: warning: %s\n", tool.c_str(), note.c_str());

@@ -57,6 +57,17 @@ TEST(SettingsTest, ReadsEveryKey) {
   EXPECT_EQ(catalog->Canonical("Hopper"), "H100");
 }
 
+// The dashboard listens on loopback; only the site may open it wider.
+TEST(SettingsTest, OnlyTheSiteFileSetsWhereTheDashboardListens) {
+  Settings s;
+  EXPECT_EQ(s.dashboard_address, "127.0.0.1");
+  ASSERT_TRUE(MergeSettingsYaml("dashboard_address: 10.0.0.5\n", "site", false, &s).ok());
+  EXPECT_EQ(s.dashboard_address, "10.0.0.5");
+  EXPECT_EQ(MergeSettingsYaml("dashboard_address: 0.0.0.0\n", "user", true, &s).message(),
+            "user:1: dashboard_address: only the site file may set it");
+  EXPECT_EQ(s.dashboard_address, "10.0.0.5");
+}
+
 TEST(SettingsTest, UserFileMergesOnTopButCannotLoosenPolicy) {
   Settings s;
   ASSERT_TRUE(MergeSettingsYaml("routing: off\nclusters_allowed: [alpha, beta]\n", "site", false,

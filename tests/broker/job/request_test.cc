@@ -45,6 +45,15 @@ TEST(RequestTest, PrecedenceCommandLineOverEnvironmentOverScript) {
   EXPECT_EQ(r->Effective(Opt::kNodes)->origin.line, 4);
 }
 
+// The name squeue shows, as sbatch gives it (the dashboard lists ended
+// jobs by it).
+TEST(RequestTest, TheJobsNameIsTheOneSlurmGivesIt) {
+  EXPECT_EQ(SlurmJobName(*Sbatch({"-J", "train", "dir/job.sh"}, {}, kScript)), "train");
+  EXPECT_EQ(SlurmJobName(*Sbatch({"dir/job.sh"}, {}, kScript)), "job.sh");
+  EXPECT_EQ(SlurmJobName(*Sbatch({"--wrap", "hostname"})), "wrap");
+  EXPECT_EQ(SlurmJobName(*Sbatch({}, {}, kScript)), "sbatch");
+}
+
 TEST(RequestTest, LaterOccurrenceOfTheSameSourceWins) {
   auto r = Sbatch({"-t", "10", "--time", "20", "job.sh"}, {},
                   "#!/bin/sh\n#SBATCH -p a\n#SBATCH -p b\n");

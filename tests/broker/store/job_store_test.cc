@@ -282,6 +282,38 @@ PRAGMA user_version=1;
   EXPECT_EQ((*intents)[0].native_id, "1219");
 }
 
+// The dashboard's rows: a job's name kept, a listing without inputs.
+TEST_F(JobStoreTest, ABriefListingHasTheNameAndNoInput) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  SkyJob j = Job("sky-1", 100);
+  j.name = "train";
+  ASSERT_TRUE((*store)->Insert(j).ok());
+  j.name = "train-2";  // scontrol update of the name
+  ASSERT_TRUE((*store)->Update(j).ok());
+  auto brief = (*store)->List(false, /*brief=*/true);
+  ASSERT_TRUE(brief.ok());
+  ASSERT_EQ(brief->size(), 1u);
+  EXPECT_EQ((*brief)[0].name, "train-2");
+  EXPECT_EQ((*brief)[0].input_json, "");
+  EXPECT_EQ((*store)->Get("sky-1")->input_json, j.input_json);
+}
+
+// GPU samples for the charts: kept by cluster and time, the old forgotten.
+TEST_F(JobStoreTest, GpuSamplesAreKeptForABoundedTime) {
+  auto store = JobStore::Open(path_);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->AddGpuSamples({{"alpha", 100, 16, 8, 0}, {"beta", 100, 8, 8, 4}}, 0).ok());
+  ASSERT_TRUE((*store)->AddGpuSamples({{"alpha", 200, 16, 0, 8}}, 150).ok());
+  auto all = (*store)->GpuSamplesSince(0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);  // those before 150 forgotten
+  EXPECT_EQ((*all)[0].cluster, "alpha");
+  EXPECT_EQ((*all)[0].free, 0);
+  EXPECT_EQ((*all)[0].pending, 8);
+  EXPECT_TRUE((*store)->GpuSamplesSince(201)->empty());
+}
+
 TEST(StatesTest, FinalOrLive) {
   EXPECT_FALSE(IsFinalState("PENDING"));
   EXPECT_FALSE(IsFinalState("SPREAD"));

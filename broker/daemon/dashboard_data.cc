@@ -1,0 +1,211 @@
+// JobManager's answers for the dashboard (docs/dashboard.md): what skyslurmd
+// already knows, shaped for a page: cluster cards, GPU samples, the jobs
+// table, a move asked for now, and explain.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "broker/daemon/job_manager.h"
+#include "broker/job/sky_dependency.h"
+#include "broker/place/elastic.h"
+
+namespace skyslurm::daemon {
+namespace {
+
+// An elastic cluster's ledger (boot times measured), when its settings name one.
+std::optional<std::vector<cloud::PowerUp>> LedgerOf(const config::ClusterSettings& settings) {
+  if (settings.ledger.empty()) return std::nullopt;
+  auto read = place::ReadLedger(settings.ledger);
+  if (!read.ok()) return std::nullopt;
+  return std::move(*read);
+}
+
+// The last probe's inventory, if one is at hand without asking the cluster.
+std::optional<cluster::Inventory> LastInventory(const place::ClusterHandle& h) {
+  if (h.backend == nullptr) return std::nullopt;
+  auto at_once = h.backend->ProbeAtOnce();
+  if (!at_once || !at_once->ok()) return std::nullopt;
+  return std::move(**at_once);
+}
+
+}  // namespace
+
+std::vector<ClusterCard> JobManager::ClusterCards() {
+  std::vector<ClusterCard> cards;
+  for (const place::ClusterHandle& h : ws_.handles) {
+    const std::optional<cluster::Inventory> inventory = LastInventory(h);
+    const auto ledger = inventory ? LedgerOf(h.settings) : std::nullopt;
+    ClusterCard card = MakeClusterCard(h, inventory ? &*inventory : nullptr, ws_.catalog,
+                                       ledger ? &*ledger : nullptr);
+    std::lock_guard lock(view_mu_);
+    auto it = views_.find(h.name);
+    if (h.backend == nullptr) {
+      card.error = h.excluded.empty() ? "not reachable from skyslurmd" : h.excluded;
+    } else if (it != views_.end()) {
+      const ClusterView& v = it->second;
+      card.reachable = v.answered_now;
+      card.answered = v.heard();
+      card.since = v.answered_now ? v.up_since : v.failing_since;
+      card.error = v.answer_error();
+    }
+    cards.push_back(std::move(card));
+  }
+  return cards;
+}
+
+void JobManager::SampleGpus() {
+  const std::time_t now = Now();
+  if (last_gpu_sample_ != 0 && now - last_gpu_sample_ < gpu_sample_every()) return;
+  std::vector<store::GpuSample> samples;
+  for (const place::ClusterHandle& h : ws_.handles) {
+    const std::optional<cluster::Inventory> inventory = LastInventory(h);
+    if (!inventory) continue;  // not known now: a gap in its chart
+    const ClusterCard card = MakeClusterCard(h, &*inventory, ws_.catalog, nullptr);
+    samples.push_back(GpuSampleOf(card, now));
+  }
+  if (samples.empty()) return;  // no probe answered yet (the first looks): the next one
+  last_gpu_sample_ = now;
+  const std::time_t keep_after =
+      now - std::chrono::duration_cast<std::chrono::seconds>(kGpuSamplesKept).count();
+  if (Status st = store_.AddGpuSamples(samples, keep_after); !st.ok() && options_.log) {
+    options_.log("GPU samples not kept: " + st.message());
+  }
+}
+
+std::vector<store::GpuSample> JobManager::GpuHistory(std::time_t since) {
+  return store_.GpuSamplesSince(since).value_or(std::vector<store::GpuSample>{});
+}
+
+std::vector<TableRow> JobManager::JobTable() {
+  const std::time_t now = Now();
+  // The GPUs of each job in view, from the clusters' last probes.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::int64_t>> gpus;
+  for (const place::ClusterHandle& h : ws_.handles) {
+    const std::optional<cluster::Inventory> inventory = LastInventory(h);
+    if (!inventory) continue;
+    for (const cluster::QueuedJob& j : inventory->jobs) {
+      const std::int64_t per = j.gpus_per_node > 0 ? j.gpus_per_node : j.gpus_per_job;
+      std::string gres;
+      if (per > 0)
+        gres = j.gpu_type.empty() ? std::to_string(per) : fmt::format("{}:{}", j.gpu_type, per);
+      // An array's record may be one task ("609_3") or the pending rest ("609_[4-9]").
+      const std::string id = j.job_id.substr(0, j.job_id.find('_'));
+      auto& g = gpus[{h.name, id}];
+      if (g.first.empty()) g.first = gres;
+      g.second += j.TotalGpus() * j.tasks;
+    }
+  }
+  std::vector<TableRow> rows;
+  std::set<std::string> seen;
+  for (const QueueRow& q : Queue(false)) {
+    TableRow r;
+    r.sky_id = q.sky_id;
+    r.cluster = q.cluster;
+    r.native_id = q.native_id;
+    r.key = !q.sky_id.empty() && !q.reason.starts_with("stale copy")
+                ? q.sky_id
+                : fmt::format("{}:{}", q.cluster, q.native_id);
+    if (std::uint64_t g = GlobalIdOf(q.cluster, q.native_id); g != 0 && !q.sky_id.empty()) {
+      r.job_id = std::to_string(g);
+    }
+    r.name = q.name;
+    r.user = q.user;
+    r.state = q.state;
+    r.reason = q.reason;
+    r.since = q.since;
+    r.tasks = q.tasks;
+    if (auto g = gpus.find({q.cluster, q.native_id}); g != gpus.end()) {
+      r.gres = g->second.first;
+      r.gpus = g->second.second;
+    }
+    const bool pending = q.state == "PENDING" || q.state == "SUBMITTING";
+    r.wait = pending && q.since > 0 ? std::max<std::int64_t>(0, now - q.since) : 0;
+    seen.insert(r.key);
+    rows.push_back(std::move(r));
+  }
+  // Every other sky job, ended ones too (the store's brief rows: no input).
+  if (auto all = store_.List(false, /*brief=*/true); all.ok()) {
+    for (const store::SkyJob& j : *all) {
+      if (seen.contains(j.sky_id) || !j.parent.empty()) continue;
+      TableRow r;
+      r.key = r.sky_id = j.sky_id;
+      r.cluster = j.cluster;
+      r.native_id = j.native_id;
+      if (j.global_id != 0) r.job_id = std::to_string(j.global_id);
+      r.name = j.name;
+      r.user = j.owner;
+      r.state = j.state;
+      r.reason = j.reason;
+      const std::time_t submitted = j.submitted != 0 ? j.submitted : j.created;
+      r.since = j.started != 0 ? j.started : submitted;
+      if (j.started != 0) {
+        r.wait = std::max<std::int64_t>(0, j.started - submitted);
+      } else if (!store::IsFinalState(j.state)) {
+        r.wait = std::max<std::int64_t>(0, now - submitted);
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+bool JobManager::TakeMoveAsked(const std::string& sky_id) {
+  std::lock_guard lock(move_asked_mu_);
+  return move_asked_.erase(sky_id) > 0;
+}
+
+Status JobManager::RequestMove(const std::string& id) {
+  SKY_ASSIGN_OR_RETURN(store::SkyJob job, Find(id));
+  auto refuse = [&](const std::string& why) {
+    return FailedPreconditionError(fmt::format("{} cannot move: {}", job.sky_id, why));
+  };
+  if (store::IsFinalState(job.state)) return refuse("it has ended (" + job.state + ")");
+  if (job.state == "SPREAD" || !job.indices.empty()) {
+    return refuse("an array's pending tasks move with its spreading, not as a whole");
+  }
+  if (job.state != "PENDING" || job.cluster.empty()) {
+    return refuse("only a job pending on a cluster moves (it is " + job.state + ")");
+  }
+  if (job.moves >= policy_.max_moves) {
+    return refuse(
+        fmt::format("it has moved {} times (max_moves {})", job.moves, policy_.max_moves));
+  }
+  if (auto input = JobInputFromText(job.input_json); input.ok()) {
+    if (auto request = job::ParseRequest(input->ToRequestInput()); request.ok()) {
+      if (request->sky.infra) return refuse("--sky-infra=" + *request->sky.infra + " pins it");
+      if (request->array_indices) return refuse("an array is not moved whole");
+    }
+  }
+  if (job.reason.starts_with("JobHeld")) return refuse("it is held (" + job.reason + ")");
+  std::lock_guard lock(move_asked_mu_);
+  move_asked_.insert(job.sky_id);
+  return OkStatus();
+}
+
+Result<place::ExplainText> JobManager::Explain(const JobInput& input) {
+  SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.policy = PolicyNow(options.probe_timeout);
+  options.only = request.sky.clusters;
+  if (request.sky.infra) options.pinned = *request.sky.infra;
+  job::Request placed = request;
+  SKY_RETURN_IF_ERROR(job::TakeSkyDependency(placed).status());
+  std::vector<place::ClusterHandle> handles = ws_.handles;
+  const std::vector<std::string> dead = DeadClusters();
+  for (auto& h : handles) {
+    if (std::find(dead.begin(), dead.end(), h.name) != dead.end()) h.unavailable = "not answering";
+  }
+  place::Plan plan = place::MakePlan(placed, handles, ws_.catalog, ws_.home(), options);
+  return place::RenderExplain(request, ws_, plan, true);
+}
+
+Result<place::ExplainText> JobManager::ExplainJob(const std::string& id) {
+  SKY_ASSIGN_OR_RETURN(store::SkyJob job, Find(id));
+  if (job.input_json.empty()) return NotFoundError(job.sky_id + " has no input kept");
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
+  return Explain(input);
+}
+
+}  // namespace skyslurm::daemon

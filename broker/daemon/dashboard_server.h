@@ -1,0 +1,57 @@
+// The dashboard (docs/dashboard.md): skyslurmd's /v1 API and the pages built
+// into it (dashboard_assets.h), served over HTTP on 127.0.0.1 (or the
+// address the site file allows) for one user's browser. Every request needs
+// the session a one-time login token opened (dashboard_auth.h); actions are
+// POSTs that also carry the session's CSRF token; a Host header that names
+// another host (DNS rebinding) is refused.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "broker/daemon/dashboard_auth.h"
+#include "broker/util/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace skyslurm::daemon {
+
+class ApiServer;
+
+struct DashboardOptions {
+  // Where it listens: loopback unless the site file says otherwise
+  // (skyslurm.yaml: dashboard.address, site file only).
+  std::string address = "127.0.0.1";
+};
+
+class DashboardServer {
+ public:
+  DashboardServer(ApiServer& api, DashboardOptions options);
+  ~DashboardServer();
+
+  // Listens on `port` (0: a free one) and serves in a thread of its own;
+  // answers the port. Serving already: the same port (a different one
+  // asked is an error).
+  Result<int> Start(int port);
+  void Stop();
+  bool serving() const;
+  const std::string& address() const { return options_.address; }
+  // A URL with a new one-time login token.
+  std::string NewLoginUrl();
+
+ private:
+  ApiServer& api_;
+  DashboardOptions options_;
+  DashboardAuth auth_;
+  mutable std::mutex mu_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  void Routes(httplib::Server& s);
+};
+
+}  // namespace skyslurm::daemon
