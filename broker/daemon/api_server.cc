@@ -16,6 +16,7 @@
 #include "broker/daemon/dashboard_server.h"
 #include "broker/daemon/job_input.h"
 #include "broker/daemon/submit_text.h"
+#include "broker/util/strings.h"
 #include "broker/util/trace.h"
 #include "skyslurm/version.h"
 
@@ -106,7 +107,7 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
     Touch();
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  AddRoutes(s);
+  AddRoutes(s, Routes::kAll);
   // Only on the socket: the dashboard's own switch, and the daemon's.
   s.Post("/v1/dashboard", [this](const httplib::Request& req, httplib::Response& res) {
     auto body = req.body.empty() ? Result<Json::Value>(Json::Value(Json::objectValue))
@@ -117,7 +118,10 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
       return ReplyError(res, InvalidArgumentError("'port' must be 0 (any free port) to 65535"));
     }
     std::lock_guard lock(dashboard_mu_);
-    if (!dashboard_) dashboard_ = std::make_unique<DashboardServer>(*this, dashboard_options_);
+    if (!dashboard_) {
+      dashboard_ = std::make_unique<DashboardServer>(*this, dashboard_options_);
+      dashboard_made_ = dashboard_.get();
+    }
     auto served = dashboard_->Start(port);
     if (!served.ok()) return ReplyError(res, served.status());
     Json::Value v(Json::objectValue);
@@ -139,7 +143,27 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
   });
 }
 
-void ApiServer::AddRoutes(httplib::Server& s) {
+void ApiServer::AddRoutes(httplib::Server& s, Routes routes) {
+  AddDashboardRoutes(s);
+  AddJobRoutes(s);
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        ReplyError(res, InternalError(what));
+      });
+  if (routes == Routes::kDashboard) return;
+  // The clients' own: a browser's session never submits a job or runs a
+  // Slurm command (a stolen one could do nothing the pages cannot).
+  AddClientRoutes(s);
+}
+
+void ApiServer::AddClientRoutes(httplib::Server& s) {
   s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["version"] = kVersion;
@@ -241,6 +265,40 @@ void ApiServer::AddRoutes(httplib::Server& s) {
     for (const auto& j : manager_.List()) v["jobs"].append(JobJson(j));
     Reply(res, 200, v);
   });
+  s.Get("/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {
+    Json::Value v(Json::objectValue);
+    v["jobs"] = Json::Value(Json::arrayValue);
+    // expand: a spread array's parts each as a row.
+    for (const auto& r : manager_.Queue(req.has_param("expand"))) {
+      Json::Value row(Json::objectValue);
+      row["sky_id"] = r.sky_id;
+      row["cluster"] = r.cluster;
+      row["native_id"] = r.native_id;
+      row["user"] = r.user;
+      row["state"] = r.state;
+      row["reason"] = r.reason;
+      row["name"] = r.name;
+      row["since"] = Json::Int64{r.since};
+      if (!r.tasks.empty()) {
+        row["tasks"] = Json::Value(Json::objectValue);
+        for (const auto& [phase, n] : r.tasks) row["tasks"][phase] = Json::Int64{n};
+      }
+      v["jobs"].append(row);
+    }
+    v["clusters"] = Json::Value(Json::arrayValue);
+    for (const auto& c : manager_.ClusterStates()) {
+      Json::Value cv(Json::objectValue);
+      cv["name"] = c.name;
+      cv["answered"] = Json::Int64{c.answered};
+      cv["error"] = c.error;
+      v["clusters"].append(cv);
+    }
+    Reply(res, 200, v);
+  });
+}
+
+// One job's history, output and cancel: the commands' and the dashboard's.
+void ApiServer::AddJobRoutes(httplib::Server& s) {
   s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     auto job = manager_.Find(req.matches[1]);
     if (!job.ok()) return ReplyError(res, job.status());
@@ -317,55 +375,17 @@ void ApiServer::AddRoutes(httplib::Server& s) {
         return ReplyError(res, InvalidArgumentError("'offset' must be a number of bytes"));
       }
     }
-    v["size"] = Json::UInt64{out->size()};
-    v["output"] = offset <= out->size() ? out->substr(offset) : "";
+    // Cut between characters: the rest of one split here comes next time.
+    const std::string_view rest =
+        offset <= out->size() ? std::string_view(*out).substr(offset) : std::string_view();
+    const std::size_t whole = Utf8WholePrefix(rest);
+    v["size"] = Json::UInt64{offset <= out->size() ? offset + whole : out->size()};
+    v["output"] = std::string(rest.substr(0, whole));
     auto job = manager_.Find(req.matches[1]);
     v["state"] = job.ok() ? job->state : "";
     v["final"] = job.ok() && store::IsFinalState(job->state);
     Reply(res, 200, v);
   });
-  s.Get("/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {
-    Json::Value v(Json::objectValue);
-    v["jobs"] = Json::Value(Json::arrayValue);
-    // expand: a spread array's parts each as a row.
-    for (const auto& r : manager_.Queue(req.has_param("expand"))) {
-      Json::Value row(Json::objectValue);
-      row["sky_id"] = r.sky_id;
-      row["cluster"] = r.cluster;
-      row["native_id"] = r.native_id;
-      row["user"] = r.user;
-      row["state"] = r.state;
-      row["reason"] = r.reason;
-      row["name"] = r.name;
-      row["since"] = Json::Int64{r.since};
-      if (!r.tasks.empty()) {
-        row["tasks"] = Json::Value(Json::objectValue);
-        for (const auto& [phase, n] : r.tasks) row["tasks"][phase] = Json::Int64{n};
-      }
-      v["jobs"].append(row);
-    }
-    v["clusters"] = Json::Value(Json::arrayValue);
-    for (const auto& c : manager_.ClusterStates()) {
-      Json::Value cv(Json::objectValue);
-      cv["name"] = c.name;
-      cv["answered"] = Json::Int64{c.answered};
-      cv["error"] = c.error;
-      v["clusters"].append(cv);
-    }
-    Reply(res, 200, v);
-  });
-  AddDashboardRoutes(s);
-  s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        ReplyError(res, InternalError(what));
-      });
 }
 
 // The dashboard's answers (docs/dashboard.md), on the socket too.
@@ -488,8 +508,10 @@ void ApiServer::StopDashboard() {
 }
 
 bool ApiServer::dashboard_serving() {
-  std::lock_guard lock(dashboard_mu_);
-  return dashboard_ != nullptr && dashboard_->serving();
+  // Not under dashboard_mu_: a stop holds it while its connections close,
+  // and the daemon's loop asks this every poll.
+  const DashboardServer* d = dashboard_made_.load();
+  return d != nullptr && d->serving();
 }
 
 Status ApiServer::Bind(const std::string& socket_path) {

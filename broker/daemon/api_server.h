@@ -25,9 +25,11 @@ class ApiServer {
   explicit ApiServer(JobManager& manager, DashboardOptions dashboard = {});
   ~ApiServer();
 
-  // Registers the /v1 routes clients and the dashboard share on `server`
-  // (the socket's, and the dashboard's behind its login).
-  void AddRoutes(httplib::Server& server);
+  // Registers the /v1 routes on `server`: all of them (the socket's), or
+  // those the dashboard's pages use (behind its login): never a submission
+  // or a Slurm command.
+  enum class Routes { kAll, kDashboard };
+  void AddRoutes(httplib::Server& server, Routes routes);
   // A request arrived (the idle exit waits for the last one).
   void Touch() { last_request_ = std::time(nullptr); }
   // Whether the dashboard is being served (the daemon then never exits
@@ -53,6 +55,9 @@ class ApiServer {
   DashboardOptions dashboard_options_;
   std::mutex dashboard_mu_;
   std::unique_ptr<DashboardServer> dashboard_;  // made by the first POST /v1/dashboard
+  std::atomic<const DashboardServer*> dashboard_made_{nullptr};
+  void AddClientRoutes(httplib::Server& server);
+  void AddJobRoutes(httplib::Server& server);
   void AddDashboardRoutes(httplib::Server& server);
 };
 

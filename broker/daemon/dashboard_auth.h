@@ -1,10 +1,12 @@
 // Who may use the dashboard (docs/dashboard.md): `skyslurm dashboard` gets
 // a one-time login token for its URL (as Jupyter prints one); the first
 // request carrying it is given a session, kept in an HttpOnly, SameSite=Strict
-// cookie; every later request must carry that session, and every action
-// (a POST) must also carry the session's CSRF token in a header, which a
-// page of another site cannot set without a CORS preflight the dashboard
-// never allows. Thread-safe.
+// cookie, and the session's second secret ("CSRF" below), which the page
+// keeps in its origin's storage; every later request must carry the cookie,
+// and every API request the second secret in a header too: a page of another
+// site cannot set it without a CORS preflight the dashboard never allows, and
+// a page on another port of the host, which may be sent the cookie, cannot
+// read it. Thread-safe.
 #pragma once
 
 #include <chrono>

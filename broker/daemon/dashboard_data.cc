@@ -95,6 +95,18 @@ std::vector<TableRow> JobManager::JobTable() {
       g.second += j.TotalGpus() * j.tasks;
     }
   }
+  // Every sky job of the store (brief: no inputs), for the rest of the
+  // rows and for the sky jobs' waits, counted from their first submission
+  // (a move does not start a job's wait again).
+  std::map<std::string, store::SkyJob> sky_jobs;
+  if (auto all = store_.List(false, /*brief=*/true); all.ok()) {
+    for (store::SkyJob& j : *all) sky_jobs.emplace(j.sky_id, std::move(j));
+  }
+  auto sky_wait = [&](const store::SkyJob& j) -> std::int64_t {
+    if (j.started != 0) return std::max<std::int64_t>(0, j.started - j.created);
+    if (store::IsFinalState(j.state)) return 0;  // ended before it ever started
+    return std::max<std::int64_t>(0, now - j.created);
+  };
   std::vector<TableRow> rows;
   std::set<std::string> seen;
   for (const QueueRow& q : Queue(false)) {
@@ -119,13 +131,19 @@ std::vector<TableRow> JobManager::JobTable() {
       r.gpus = g->second.second;
     }
     const bool pending = q.state == "PENDING" || q.state == "SUBMITTING";
-    r.wait = pending && q.since > 0 ? std::max<std::int64_t>(0, now - q.since) : 0;
+    if (auto sky = sky_jobs.find(r.key); sky != sky_jobs.end()) {
+      r.wait = sky_wait(sky->second);
+    } else if (pending) {
+      r.wait = q.since > 0 ? std::max<std::int64_t>(0, now - q.since) : 0;
+    } else if (q.submitted > 0 && q.since >= q.submitted) {
+      r.wait = q.since - q.submitted;  // running: from its submission to its start
+    }
     seen.insert(r.key);
     rows.push_back(std::move(r));
   }
-  // Every other sky job, ended ones too (the store's brief rows: no input).
-  if (auto all = store_.List(false, /*brief=*/true); all.ok()) {
-    for (const store::SkyJob& j : *all) {
+  // Every other sky job, ended ones too.
+  {
+    for (const auto& [id, j] : sky_jobs) {
       if (seen.contains(j.sky_id) || !j.parent.empty()) continue;
       TableRow r;
       r.key = r.sky_id = j.sky_id;
@@ -136,13 +154,8 @@ std::vector<TableRow> JobManager::JobTable() {
       r.user = j.owner;
       r.state = j.state;
       r.reason = j.reason;
-      const std::time_t submitted = j.submitted != 0 ? j.submitted : j.created;
-      r.since = j.started != 0 ? j.started : submitted;
-      if (j.started != 0) {
-        r.wait = std::max<std::int64_t>(0, j.started - submitted);
-      } else if (!store::IsFinalState(j.state)) {
-        r.wait = std::max<std::int64_t>(0, now - submitted);
-      }
+      r.since = j.started != 0 ? j.started : (j.submitted != 0 ? j.submitted : j.created);
+      r.wait = sky_wait(j);
       rows.push_back(std::move(r));
     }
   }

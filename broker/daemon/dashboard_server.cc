@@ -5,6 +5,10 @@
 #include <json/json.h>
 #include <sys/socket.h>
 
+#include <chrono>
+#include <string_view>
+#include <thread>
+
 #include "broker/daemon/api_server.h"
 #include "broker/daemon/dashboard_assets.h"
 
@@ -31,12 +35,21 @@ void Refuse(const httplib::Request& req, httplib::Response& res, const std::stri
   }
 }
 
-// Whether the Host header names this server (not a name rebound to it).
-bool OurHost(const std::string& host, const std::string& address, int port) {
-  const std::string p = ":" + std::to_string(port);
-  for (const std::string& name :
-       {address, std::string("127.0.0.1"), std::string("localhost"), std::string("[::1]")}) {
-    if (host == name + p) return true;
+// Whether the Host header names this machine's loopback or the address it
+// serves on, at any port (`ssh -L 8888:127.0.0.1:P` sends port 8888), and
+// not a name of somebody's that was made to resolve to it (DNS rebinding).
+bool OurHost(std::string_view host, const std::string& address) {
+  std::string_view name = host;
+  if (name.starts_with('[')) {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const std::size_t colon = name.rfind(':'); colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  const std::string bracketed =
+      address.find(':') != std::string::npos ? "[" + address + "]" : address;
+  for (std::string_view ours : {std::string_view("127.0.0.1"), std::string_view("localhost"),
+                                std::string_view("[::1]"), std::string_view(bracketed)}) {
+    if (name == ours) return true;
   }
   return false;
 }
@@ -48,14 +61,11 @@ DashboardServer::DashboardServer(ApiServer& api, DashboardOptions options)
 
 DashboardServer::~DashboardServer() { Stop(); }
 
-bool DashboardServer::serving() const {
-  std::lock_guard lock(mu_);
-  return server_ != nullptr;
-}
+bool DashboardServer::serving() const { return serving_; }
 
 Result<int> DashboardServer::Start(int port) {
   std::lock_guard lock(mu_);
-  if (server_) {
+  if (server_ != nullptr) {
     if (port != 0 && port != port_) {
       return FailedPreconditionError(fmt::format(
           "the dashboard is served on port {} already (skyslurm dashboard --stop first)", port_));
@@ -77,6 +87,12 @@ Result<int> DashboardServer::Start(int port) {
   port_ = bound;
   server_ = std::move(server);
   thread_ = std::thread([s = server_.get()] { s->listen_after_bind(); });
+  // httplib's stop() does nothing before its loop runs: a Stop() right after
+  // this (or the daemon's exit) would otherwise wait on that loop forever.
+  for (int i = 0; i < 500 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  serving_ = true;
   return port_;
 }
 
@@ -88,6 +104,7 @@ void DashboardServer::Stop() {
     server = std::move(server_);
     thread = std::move(thread_);
     port_ = 0;
+    serving_ = false;
   }
   if (server) server->stop();
   if (thread.joinable()) thread.join();
@@ -96,31 +113,30 @@ void DashboardServer::Stop() {
 
 std::string DashboardServer::NewLoginUrl() {
   std::lock_guard lock(mu_);
-  const std::string host = options_.address == "0.0.0.0" || options_.address == "::"
-                               ? std::string("127.0.0.1")
-                               : options_.address;
+  std::string host = options_.address == "0.0.0.0" || options_.address == "::"
+                         ? std::string("127.0.0.1")
+                         : options_.address;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";  // IPv6
   return fmt::format("http://{}:{}/?token={}", host, port_, auth_.NewLoginToken());
 }
 
 void DashboardServer::Routes(httplib::Server& s) {
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     using R = httplib::Server::HandlerResponse;
-    api_.Touch();
     res.set_header("Content-Security-Policy", kPolicy);
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Referrer-Policy", "no-referrer");  // the login link must not travel
     res.set_header("Cache-Control", "no-store");
-    int port = 0;
-    {
-      std::lock_guard lock(mu_);
-      port = port_;
-    }
-    if (!OurHost(req.get_header_value("Host"), options_.address, port)) {
+    if (!OurHost(req.get_header_value("Host"), options_.address)) {
       Refuse(req, res, "This address is not the dashboard's.");
       return R::Handled;
     }
-    // The login link: its token (once) becomes the session cookie, and the
-    // page is loaded again without the token in its address.
+    // The login link: its token (once) opens a session. The session id goes
+    // in a cookie; its second secret goes to the page in the address's
+    // fragment, which no server sees, and the page sends it back as a
+    // header with every API request. A page on another port of this host
+    // can be sent the cookie (cookies do not tell ports apart), never the
+    // secret (storage does).
     if (req.has_param("token")) {
       auto session = auth_.Login(req.get_param_value("token"));
       if (!session) {
@@ -129,7 +145,7 @@ void DashboardServer::Routes(httplib::Server& s) {
       }
       res.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
                                                kSessionCookie, *session));
-      res.set_redirect(req.path.empty() ? "/" : req.path, 303);
+      res.set_redirect("/#login=" + auth_.CsrfOf(*session), 303);
       return R::Handled;
     }
     const std::string session = DashboardAuth::SessionFromCookie(req.get_header_value("Cookie"));
@@ -137,38 +153,31 @@ void DashboardServer::Routes(httplib::Server& s) {
       Refuse(req, res, "Open the dashboard with the link skyslurm dashboard printed.");
       return R::Handled;
     }
-    if (req.method != "GET" && req.method != "HEAD") {
-      // Another site's page can send a POST with the cookie (a form), but
-      // not this header without a preflight, which is never allowed.
-      if (!auth_.ValidCsrf(session, req.get_header_value(std::string(kCsrfHeader)))) {
-        Refuse(req, res, "This action did not come from the dashboard's page.");
-        return R::Handled;
-      }
+    // The pages themselves hold no secret; every answer of the API (and
+    // every action) needs the session's second secret too.
+    if (req.path.starts_with("/v1/") &&
+        !auth_.ValidCsrf(session, req.get_header_value(std::string(kCsrfHeader)))) {
+      Refuse(req, res, "This request did not come from the dashboard's page.");
+      return R::Handled;
     }
+    api_.Touch();
     return R::Unhandled;
   });
-  auto page = [this](const std::string& path) {
-    return [this, path](const httplib::Request& req, httplib::Response& res) {
+  auto page = [](const std::string& path) {
+    return [path](const httplib::Request&, httplib::Response& res) {
       auto asset = FindDashboardAsset(path);
       if (!asset) {
         res.status = 404;
         return;
       }
-      std::string body(asset->body);
-      if (path == "/index.html") {
-        // The session's CSRF token, for the page's actions.
-        const std::string csrf =
-            auth_.CsrfOf(DashboardAuth::SessionFromCookie(req.get_header_value("Cookie")));
-        if (auto at = body.find("{{CSRF}}"); at != std::string::npos) body.replace(at, 8, csrf);
-      }
-      res.set_content(body, std::string(asset->content_type));
+      res.set_content(std::string(asset->body), std::string(asset->content_type));
     };
   };
   s.Get("/", page("/index.html"));
   s.Get("/index.html", page("/index.html"));
   s.Get("/app.css", page("/app.css"));
   s.Get("/app.js", page("/app.js"));
-  api_.AddRoutes(s);
+  api_.AddRoutes(s, ApiServer::Routes::kDashboard);
 }
 
 }  // namespace skyslurm::daemon

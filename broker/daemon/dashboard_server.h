@@ -1,11 +1,13 @@
-// The dashboard (docs/dashboard.md): skyslurmd's /v1 API and the pages built
-// into it (dashboard_assets.h), served over HTTP on 127.0.0.1 (or the
+// The dashboard (docs/dashboard.md): the pages built into skyslurmd
+// (dashboard_assets.h) and the part of its /v1 API they use (never
+// submissions or Slurm commands), served over HTTP on 127.0.0.1 (or the
 // address the site file allows) for one user's browser. Every request needs
-// the session a one-time login token opened (dashboard_auth.h); actions are
-// POSTs that also carry the session's CSRF token; a Host header that names
-// another host (DNS rebinding) is refused.
+// the session a one-time login token opened (dashboard_auth.h: its cookie),
+// every API request also the session's second secret in a header; a Host
+// header that names another host (DNS rebinding) is refused.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +53,7 @@ class DashboardServer {
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  std::atomic<bool> serving_{false};  // read by the daemon's loop without mu_
   void Routes(httplib::Server& s);
 };
 

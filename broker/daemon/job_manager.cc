@@ -378,11 +378,11 @@ std::vector<QueueRow> JobManager::Queue(bool expand) {
         auto sky = j.sky_id.empty() ? Result<store::SkyJob>(NotFoundError("no sky id"))
                                     : store_.Get(j.sky_id);
         if (j.user != user && !sky.ok()) continue;
-        QueueRow r{j.sky_id,     j.key.cluster,
-                   j.key.job_id, j.user,
-                   j.state,      j.reason,
-                   j.name,       backend::IsWaiting(j.phase) ? j.submit_time : j.start_time,
-                   j.array_tasks};
+        QueueRow r{j.sky_id,      j.key.cluster,
+                   j.key.job_id,  j.user,
+                   j.state,       j.reason,
+                   j.name,        backend::IsWaiting(j.phase) ? j.submit_time : j.start_time,
+                   j.array_tasks, j.submit_time};
         if (sky.ok()) {
           // A sky job's row is its current copy; stale copies say so.
           if (sky->cluster != j.key.cluster || sky->native_id != j.key.job_id) {
@@ -537,6 +537,13 @@ void JobManager::Tick() {
   SampleGpus();
   auto live = store_.List(true);
   if (!live.ok()) return;
+  {
+    // A move asked for a job that ended since is forgotten.
+    std::set<std::string> live_ids;
+    for (const store::SkyJob& j : *live) live_ids.insert(j.sky_id);
+    std::lock_guard lock(move_asked_mu_);
+    std::erase_if(move_asked_, [&](const std::string& id) { return !live_ids.contains(id); });
+  }
   for (store::SkyJob job : *live) {
     if (unsettled.contains(job.sky_id)) continue;
     std::unique_lock lock(LockFor(job.sky_id), std::try_to_lock);
@@ -591,14 +598,19 @@ void JobManager::Tick() {
     // the same rules as the daemon's own moves, only without waiting for
     // migrate_after; what came of it is an event either way.
     bool asked = false;
-    if (weighed_this_tick_ < kMoveWeighsPerLook && TakeMoveAsked(job.sky_id)) {
+    if (weighed_this_tick_ < kMoveWeighsPerLook && !job.cluster.empty() &&
+        TakeMoveAsked(job.sky_id)) {
       const bool waiting = seen.copy && backend::IsWaiting(seen.copy->phase) &&
                            seen.copy->array_tasks.empty() && !seen.held &&
                            seen.copy->phase != backend::JobPhase::kHeld &&
                            !seen.copy->reason.starts_with("JobHeld");
-      if (!waiting) {
+      if (!waiting || job.moves >= policy_.max_moves) {
         (void)Record(job, EventKind::kMoveAsked,
-                     "asked to move now: it stays, it is no longer a pending job that can move");
+                     !waiting ? "asked to move now: it stays, it is no longer a pending job "
+                                "that can move"
+                              : fmt::format("asked to move now: it stays, it has moved {} "
+                                            "times (max_moves)",
+                                            job.moves));
       } else {
         last_weighed_.erase(job.sky_id);
         d = {Action::kWeighMove, "PENDING", "asked to move now"};
@@ -626,11 +638,15 @@ void JobManager::Tick() {
           (void)Record(job, EventKind::kState, "PENDING");
         }
         WeighMove(job, d.reason);
-        if (asked && job.moves == moves_before) {
+        // Moved, between two copies, or deferred (moves_per_cluster, its
+        // own event): nothing more to say.
+        if (asked && job.moves == moves_before && !job.cluster.empty() && job.state == "PENDING" &&
+            job.reason.find("moves_per_cluster") == std::string::npos) {
           (void)Record(job, EventKind::kMoveAsked,
                        fmt::format("asked to move now: it stays on {}: no cluster starts it "
                                    "{} s sooner (migrate_gain), or the moves' limits hold it",
-                                   job.cluster, policy_.migrate_gain));
+                                   job.cluster, policy_.migrate_gain),
+                       job.cluster, job.native_id);
         }
         break;
       case Action::kReplace: {

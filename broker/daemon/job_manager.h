@@ -103,6 +103,7 @@ struct QueueRow {
   // An array: its tasks in view by phase name ("PENDING" 6, "RUNNING" 2);
   // empty for a job that is not one.
   std::map<std::string, std::int64_t> tasks;
+  std::time_t submitted = 0;  // when its cluster took it (0: not known)
 };
 
 // Whether `id` has the shape of a sky id (sky_id.h).

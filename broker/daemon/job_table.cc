@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <set>
 #include <tuple>
+
+#include "broker/util/strings.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -15,11 +16,6 @@ const std::set<std::string>& SortKeys() {
   static const std::set<std::string> keys = {"id",   "name", "cluster", "state",
                                              "gpus", "wait", "reason"};
   return keys;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 bool Contains(const std::string& haystack, const std::string& lowered_needle) {
@@ -35,22 +31,26 @@ Result<std::size_t> Number(const std::string& name, const std::string& text) {
   return v;
 }
 
-// Ids sort as numbers where both are (Slurm's ids), else as text.
-bool IdLess(const TableRow& a, const TableRow& b) {
-  const std::string& x = a.job_id.empty() ? a.native_id : a.job_id;
-  const std::string& y = b.job_id.empty() ? b.native_id : b.job_id;
-  std::uint64_t nx = 0, ny = 0;
-  const bool num_x =
-      !x.empty() && std::from_chars(x.data(), x.data() + x.size(), nx).ptr == x.data() + x.size();
-  const bool num_y =
-      !y.empty() && std::from_chars(y.data(), y.data() + y.size(), ny).ptr == y.data() + y.size();
-  if (num_x && num_y && nx != ny) return nx < ny;
-  if (x != y) return x < y;
-  return a.key < b.key;
+// Ids in order: numbers (Slurm's) by value before anything else (a spread
+// array's "34,21"), that by text; the key breaks ties. One key per row, so
+// the order is a strict weak one whatever the mix.
+std::tuple<bool, std::uint64_t, std::string_view, std::string_view> IdKey(const TableRow& r) {
+  const std::string& id = r.job_id.empty() ? r.native_id : r.job_id;
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+  const bool number = !id.empty() && ec == std::errc() && end == id.data() + id.size();
+  return {!number, number ? n : 0, number ? std::string_view() : std::string_view(id), r.key};
+}
+
+// A spread array's row names its parts' clusters: "alpha,beta".
+bool OnCluster(const TableRow& r, const std::string& cluster) {
+  if (r.cluster == cluster) return true;
+  const std::vector<std::string> parts = SplitList(r.cluster);
+  return std::find(parts.begin(), parts.end(), cluster) != parts.end();
 }
 
 bool Matches(const TableRow& r, const TableQuery& q, const std::string& text) {
-  if (!q.cluster.empty() && r.cluster != q.cluster) return false;
+  if (!q.cluster.empty() && !OnCluster(r, q.cluster)) return false;
   if (!q.state.empty() && r.state != q.state && !r.tasks.contains(q.state)) return false;
   if (text.empty()) return true;
   for (const std::string* field :
@@ -101,7 +101,7 @@ TablePage QueryTable(std::vector<TableRow> rows, const TableQuery& q) {
   page.all = rows.size();
   std::set<std::string> clusters;
   for (const TableRow& r : rows) {
-    if (!r.cluster.empty()) clusters.insert(r.cluster);
+    for (std::string& c : SplitList(r.cluster)) clusters.insert(std::move(c));
     if (r.tasks.empty()) {
       ++page.states[r.state];
     } else {
@@ -115,7 +115,7 @@ TablePage QueryTable(std::vector<TableRow> rows, const TableQuery& q) {
   // Ascending by the column, the key breaking ties (a stable page order
   // while rows change between polls); descending is its reverse.
   auto less = [&](const TableRow& a, const TableRow& b) {
-    if (q.sort == "id") return IdLess(a, b);
+    if (q.sort == "id") return IdKey(a) < IdKey(b);
     auto by = [&](const auto& x, const auto& y) { return std::tie(x, a.key) < std::tie(y, b.key); };
     if (q.sort == "name") return by(a.name, b.name);
     if (q.sort == "cluster") return by(a.cluster, b.cluster);

@@ -57,4 +57,23 @@ std::string Nearest(std::string_view word, const std::vector<std::string_view>& 
   return best;
 }
 
+std::size_t Utf8WholePrefix(std::string_view text) {
+  // Back over at most 3 continuation bytes to the start of the last
+  // character; keep it only if all its bytes are there.
+  std::size_t start = text.size();
+  for (int back = 0; back < 4 && start > 0; ++back) {
+    const auto c = static_cast<unsigned char>(text[start - 1]);
+    --start;
+    if ((c & 0xC0) != 0x80) {  // not a continuation byte: the character's first
+      const std::size_t need = c < 0x80             ? 1
+                               : (c & 0xE0) == 0xC0 ? 2
+                               : (c & 0xF0) == 0xE0 ? 3
+                               : (c & 0xF8) == 0xF0 ? 4
+                                                    : 1;  // invalid: as it is
+      return text.size() - start >= need ? text.size() : start;
+    }
+  }
+  return text.size();  // only continuation bytes (not UTF-8): as it is
+}
+
 }  // namespace skyslurm

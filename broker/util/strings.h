@@ -18,4 +18,9 @@ std::string Lower(std::string_view text);
 std::string Nearest(std::string_view word, const std::vector<std::string_view>& words,
                     std::size_t max_distance = 3);
 
+// The length of `text`'s longest prefix that does not end inside a UTF-8
+// character: a log read in pieces is cut between characters, so that none
+// arrives as two halves (each of which JSON would turn into U+FFFD).
+std::size_t Utf8WholePrefix(std::string_view text);
+
 }  // namespace skyslurm

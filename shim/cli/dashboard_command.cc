@@ -32,8 +32,27 @@ std::string BrowserCommand() {
   return shim::FindRealCommand("xdg-open", path != nullptr ? path : "", "", &why).value_or("");
 }
 
-// Starts `browser url` detached (its output discarded): the command does not
-// wait for a browser that may run for hours.
+// A page in the user's private run folder (0700) that sends the browser on
+// to `url`: the browser is given this file's path, never the link itself,
+// which would be in its command line, where any user of the machine can
+// read it (/proc/PID/cmdline) and use the one-time token first.
+Result<std::string> WriteOpener(const std::string& run_dir, const std::string& url) {
+  const std::string path = run_dir + "/dashboard-open.html";
+  ::unlink(path.c_str());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return UnavailableError("cannot write " + path);
+  // The link is hex and a URL of ours: nothing in it needs escaping in HTML.
+  const std::string page =
+      "<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=\"0;url=" + url +
+      "\"><title>skyslurm</title><p><a href=\"" + url + "\">Open the dashboard</a></p>\n";
+  const bool written = ::write(fd, page.data(), page.size()) == static_cast<ssize_t>(page.size());
+  ::close(fd);
+  if (!written) return UnavailableError("cannot write " + path);
+  return path;
+}
+
+// Starts `browser target` detached (its output discarded): the command does
+// not wait for a browser that may run for hours.
 bool OpenBrowser(const std::string& browser, const std::string& url) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -88,7 +107,8 @@ int RunDashboard(const DashboardOptions& options) {
           "No browser is set up here ($BROWSER, or a desktop session): open the link "
           "below in yours (over SSH: ssh -L %d:127.0.0.1:%d first). It works once.\n",
           (*answer)["port"].asInt(), (*answer)["port"].asInt());
-    } else if (!OpenBrowser(browser, url)) {
+    } else if (auto opener = WriteOpener(client->paths().run_dir, url);
+               !opener.ok() || !OpenBrowser(browser, "file://" + *opener)) {
       std::printf("Could not start %s: open the link below yourself.\n", browser.c_str());
     }
   }

@@ -168,17 +168,30 @@
     constructor(status, message) { super(message); this.status = status; }
   }
 
+  // The session's second secret. The login sends the browser here with it in
+  // the address's fragment (never sent to a server); it is kept in this
+  // origin's storage (scheme, host and port: a page on another port of the
+  // same host cannot read it, though it could get the cookie) and goes with
+  // every API request as a header, which the daemon requires.
+  const SECRET_KEY = 'skyslurm-session-secret';
+  function takeLoginSecret() {
+    const m = /^#login=([0-9a-f]+)$/.exec(location.hash);
+    if (!m) return;
+    try { localStorage.setItem(SECRET_KEY, m[1]); } catch (e) { /* storage off: this tab only */ }
+    sessionSecret = m[1];
+    history.replaceState(null, '', '/#/clusters');
+  }
+  let sessionSecret = null;
   function csrfToken() {
-    const meta = document.querySelector('meta[name="csrf-token"]');
-    return meta ? meta.getAttribute('content') || '' : '';
+    if (sessionSecret) return sessionSecret;
+    try { return localStorage.getItem(SECRET_KEY) || ''; } catch (e) { return ''; }
   }
 
   async function api(path, { method = 'GET', body, signal } = {}) {
-    const headers = { Accept: 'application/json' };
+    const headers = { Accept: 'application/json', 'X-Skyslurm-Csrf': csrfToken() };
     const init = { method, headers, credentials: 'same-origin', cache: 'no-store', signal };
     if (method !== 'GET') {
       headers['Content-Type'] = 'application/json';
-      headers['X-Skyslurm-Csrf'] = csrfToken();
       init.body = JSON.stringify(body === undefined ? {} : body);
     }
     const res = await fetch(path, init).catch((e) => {
@@ -330,7 +343,8 @@
         oldest = Math.min(oldest, num(samples[0][0]));
         newest = Math.max(newest, num(samples[samples.length - 1][0]));
       }
-      this.window = newest ? { end: newest, span: Math.max(60, Math.min(HISTORY_HOURS * 3600, newest - oldest)) } : null;
+      this.window = !newest ? null
+        : { end: newest, span: newest > oldest ? Math.min(HISTORY_HOURS * 3600, newest - oldest) : 60 };
       for (const [name, card] of this.cards) this.drawChart(card, this.history[name]);
       this.ctx.ok('history');
     },
@@ -617,7 +631,9 @@
 
     updateRow(c, r) {
       setText(c.link, r.job_id || r.native_id || r.key);
-      setAttr(c.link, 'href', `#/job/${encodeURIComponent(r.sky_id || r.key)}`);
+      // Only a sky job has a page (its history is skyslurmd's); another job
+      // of yours is a row, not a link.
+      setAttr(c.link, 'href', r.sky_id ? `#/job/${encodeURIComponent(r.sky_id)}` : null);
       setText(c.sky, r.sky_id || '');
       c.sky.hidden = !r.sky_id;
       setText(c.name, r.name || '');
@@ -1012,6 +1028,7 @@
     view.enter(ctx, arg);
   }
 
+  takeLoginSecret();
   window.addEventListener('hashchange', route);
   route();
 })();

@@ -18,7 +18,7 @@ $SKYSLURM_SCREENSHOT_DIR when set (docs/dashboard.md: the docs' images).
 """
 
 import argparse
-import http.cookiejar
+import http.client
 import json
 import os
 import shutil
@@ -132,6 +132,14 @@ def new_browser(profile):
                             options=options)
 
 
+def read_file(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def base_of(url):
     return url.split("/?token=")[0]
 
@@ -157,7 +165,8 @@ class DashboardBrowserTest(unittest.TestCase):
         finally:
             for cluster, job in cls.fillers:
                 on_cluster(cluster, "scancel", job)
-            on_cluster("beta", "scancel", "-n", "skydash")
+            for c in CLUSTERS:
+                on_cluster(c, "scancel", "-n", "skydash")
             cls.user.stop()
             shutil.rmtree(cls.profile, ignore_errors=True)
 
@@ -170,7 +179,8 @@ class DashboardBrowserTest(unittest.TestCase):
 
     def logged_in(self):
         """A session of the browser's: a new one-time link opened once."""
-        if any(c["name"] == "skyslurm_session" for c in self.browser.get_cookies()):
+        if any(c["name"] == "skyslurm_session" for c in self.browser.get_cookies()) and \
+                self.browser.execute_script("return localStorage.getItem('skyslurm-session-secret')"):
             return
         self.browser.get(self.user.dashboard_url())
         wait_for("the session cookie",
@@ -211,10 +221,11 @@ class DashboardBrowserTest(unittest.TestCase):
             with self.assertRaises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(self.base + path, timeout=10)
             self.assertEqual(refused.exception.code, 403, path)
+            refused.exception.close()
         # The link: once. Its token becomes a cookie, and leaves the address.
         url = self.user.dashboard_url()
         self.browser.get(url)
-        wait_for("the page without its token", lambda: self.browser.current_url == self.base + "/")
+        wait_for("the page without its token", lambda: self.browser.current_url == self.base + "/#/clusters")
         cookie = [c for c in self.browser.get_cookies() if c["name"] == "skyslurm_session"]
         self.assertEqual(len(cookie), 1)
         self.assertTrue(cookie[0]["httpOnly"])
@@ -222,26 +233,71 @@ class DashboardBrowserTest(unittest.TestCase):
         with self.assertRaises(urllib.error.HTTPError) as again:
             urllib.request.urlopen(url, timeout=10)
         self.assertEqual(again.exception.code, 403, "a used link is refused")
-        # With the session but without the page's CSRF token, an action is refused.
-        jar = http.cookiejar.CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        opener.open(self.user.dashboard_url(), timeout=10)  # a session of its own
-        self.assertEqual(opener.open(self.base + "/v1/health", timeout=10).status, 200)
-        with self.assertRaises(urllib.error.HTTPError) as forged:
-            opener.open(urllib.request.Request(self.base + "/v1/jobs/sky-x/cancel", data=b"{}",
-                                               method="POST"), timeout=10)
-        self.assertEqual(forged.exception.code, 403)
-        # A name rebound to 127.0.0.1 (DNS rebinding) is not this host.
-        rebound = urllib.request.Request(self.base + "/", headers={"Host": "evil.example:80"})
-        with self.assertRaises(urllib.error.HTTPError) as other_host:
-            opener.open(rebound, timeout=10)
-        self.assertEqual(other_host.exception.code, 403)
+        again.exception.close()
+        # The page's second secret came in the address's fragment and is kept
+        # in this origin's storage; the address no longer shows it.
+        secret = self.browser.execute_script("return localStorage.getItem('skyslurm-session-secret')")
+        self.assertRegex(secret or "", "^[0-9a-f]{32}$")
+        self.assertNotIn("login=", self.browser.current_url)
+        # A client that has the cookie alone (a page on another port of this
+        # host can be sent it) gets the pages, no answer of the API, and can
+        # take no action; with the secret it can.
+        host = self.base.split("//")[1]
+        login = http.client.HTTPConnection(host, timeout=10)
+        login.request("GET", "/?token=" + self.user.dashboard_url().split("token=")[1])
+        answer = login.getresponse()
+        self.assertEqual(answer.status, 303)
+        cookie = answer.getheader("Set-Cookie").split(";")[0]
+        own_secret = answer.getheader("Location").split("#login=")[1]
+        self.assertIn("HttpOnly", answer.getheader("Set-Cookie"))
+        login.close()
+
+        def ask(method, path, headers):
+            c = http.client.HTTPConnection(host, timeout=10)
+            try:
+                c.request(method, path, body=b"{}" if method == "POST" else None, headers=headers)
+                return c.getresponse().status
+            finally:
+                c.close()
+
+        self.assertEqual(ask("GET", "/", {"Cookie": cookie}), 200)
+        self.assertEqual(ask("GET", "/v1/clusters", {"Cookie": cookie}), 403)
+        self.assertEqual(ask("POST", "/v1/jobs/sky-x/cancel", {"Cookie": cookie}), 403)
+        self.assertEqual(ask("GET", "/v1/clusters", {"Cookie": cookie, "X-Skyslurm-Csrf": secret}), 403,
+                         "another session's secret")
+        self.assertEqual(ask("GET", "/v1/clusters", {"Cookie": cookie, "X-Skyslurm-Csrf": own_secret}), 200)
+        # What the pages do not use is not there: no submission, no Slurm command.
+        for path in ["/v1/jobs", "/v1/slurm", "/v1/shutdown", "/v1/dashboard"]:
+            self.assertEqual(ask("POST", path, {"Cookie": cookie, "X-Skyslurm-Csrf": own_secret}), 404, path)
+        # A name rebound to 127.0.0.1 (DNS rebinding) is not this host; another
+        # local port (ssh -L 8888:127.0.0.1:P) is.
+        self.assertEqual(ask("GET", "/", {"Cookie": cookie, "Host": "evil.example:" + host.split(":")[1]}), 403)
+        self.assertEqual(ask("GET", "/", {"Cookie": cookie, "Host": "localhost:8888"}), 200)
+
+    def test_1b_the_browser_is_never_given_the_link_in_its_command_line(self):
+        # $BROWSER records how it was started: a file of the user's, 0600,
+        # that leads to the link; the token is not in any argv.
+        seen = os.path.join(self.user.tmp, "browser-argv")
+        browser = os.path.join(self.user.tmp, "browser")
+        with open(browser, "w") as f:
+            f.write(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {seen}\n")
+        os.chmod(browser, 0o755)
+        env = dict(self.user.env, BROWSER=browser)
+        out = subprocess.run([f"{BUILD}/shim/skyslurm", "dashboard"], env=env, capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        url = out.stdout.strip().splitlines()[-1]
+        argv = wait_for("the browser started", lambda: read_file(seen))
+        self.assertNotIn(url.split("token=")[1], argv)
+        opener = argv.strip().removeprefix("file://")
+        self.assertEqual(os.stat(opener).st_mode & 0o077, 0)
+        self.assertIn(url, read_file(opener))
 
     def test_2_the_clusters_show_their_free_gpus(self):
         # Known jobs: alpha 8 of 16 GPUs busy, beta 4 of 8, gamma idle (24).
-        for c in CLUSTERS:
-            left = on_cluster(c, "squeue", "-h", "-t", "R,PD", "-o", "%i %j").stdout.strip()
-            self.assertEqual(left, "", f"{c} is not idle")
+        for c in CLUSTERS:  # the tests before cancelled theirs; scancel returns before they leave
+            wait_for(f"{c} idle", lambda c=c: on_cluster(
+                c, "squeue", "-h", "-t", "R,PD", "-o", "%i %j").stdout.strip() == "", timeout=60)
         self.fill("alpha", "gpu:h100:8")
         self.fill("beta", "gpu:nvidia_h100_80gb_hbm3:4")
         self.logged_in()
@@ -270,7 +326,8 @@ class DashboardBrowserTest(unittest.TestCase):
         """The page's own API with the browser's session."""
         return self.browser.execute_async_script(
             "const done = arguments[arguments.length - 1];"
-            "fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.json()).then(done);", path)
+            "fetch(arguments[0], {credentials: 'same-origin', headers: {'X-Skyslurm-Csrf':"
+            " localStorage.getItem('skyslurm-session-secret')}}).then(r => r.json()).then(done);", path)
 
     def test_3_a_routed_job_its_reasons_its_log_and_its_cancel(self):
         self.logged_in()
@@ -319,6 +376,48 @@ class DashboardBrowserTest(unittest.TestCase):
         wait_for("CANCELLED on its page", lambda: "CANCELLED" in self.text("#job-state"))
         self.assertTrue(self.browser.find_element(By.ID, "job-cancel").get_attribute("disabled"))
         type(self).cancelled_job = sky_id
+
+    def test_3b_move_now_moves_a_pending_job_by_the_daemons_rules(self):
+        # alpha and beta full (the fillers of test_2 and one more each): the
+        # job pends on one of them; the other is freed; "Move now" takes it
+        # there at once (the daemon's own moves wait migrate_after, 600 s here).
+        self.logged_in()
+        self.fill("alpha", "gpu:h100:8")
+        self.fill("beta", "gpu:nvidia_h100_80gb_hbm3:4")
+        script = os.path.join(self.user.tmp, "wait.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/bash\n#SBATCH -J skydash\n#SBATCH -N1\n#SBATCH --gpus-per-node=h100:4\n"
+                    "#SBATCH -t 5\n#SBATCH -o /dev/null\nsleep 120\n")
+        out = self.user.run("sbatch", "--sky-any-cluster=alpha,beta", "--parsable", script)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        job = json.loads(self.user.sky("status", out.stdout.strip(), "--json").stdout)["job"]
+        pends_on = job["cluster"]
+        other = "beta" if pends_on == "alpha" else "alpha"
+        self.show("job/" + job["sky_id"])
+        wait_for("pending on " + pends_on, lambda: "PENDING" in self.text("#job-state"))
+        for cluster, filler in [f for f in self.fillers if f[0] == other]:
+            on_cluster(cluster, "scancel", filler)
+        self.fillers = [f for f in self.fillers if f[0] != other]
+        wait_for(f"{other} seen free by the daemon", lambda: [
+            c for c in self.api("/v1/clusters")["clusters"] if c["name"] == other][0]["free_gpus"] >= 4)
+        # Its estimates are reused for 2 s (the daemon's estimate cache): those
+        # made while it was full are gone by then.
+        time.sleep(3)
+        self.browser.find_element(By.ID, "job-move").click()
+        self.assertIn("next look", wait_for("the move asked", lambda: self.text("#job-action-result")))
+        try:
+            wait_for(f"moved to {other}", lambda: other in self.text("#job-where") and
+                     "moved" in self.text("#job-events"), timeout=60)
+        except AssertionError as e:
+            events = self.api(f"/v1/jobs/{job['sky_id']}")["events"]
+            raise AssertionError(f"{e}; its history: {json.dumps(events, indent=1)}") from None
+        events = self.api(f"/v1/jobs/{job['sky_id']}")["events"]
+        kinds = [e["kind"] for e in events]
+        self.assertIn("move-started", kinds)
+        self.assertIn("moved", kinds)
+        self.assertIn("asked to move now", [e for e in events if e["kind"] == "move-started"][0]["detail"])
+        on_cluster(other, "scancel", "-n", "skydash")
+        on_cluster(pends_on, "scancel", "-n", "skydash")
 
     def test_4_where_would_this_start(self):
         self.logged_in()
@@ -386,7 +485,7 @@ class TenThousandJobsTest(unittest.TestCase):
             url = user.dashboard_url()
             browser = new_browser(profile)
             browser.get(url)
-            wait_for("logged in", lambda: browser.current_url == base_of(url) + "/")
+            wait_for("logged in", lambda: browser.current_url == base_of(url) + "/#/clusters")
             t0 = time.monotonic()
             browser.get(base_of(url) + "/#/jobs")
             # From the navigation's start to the first page of rows shown.
@@ -403,7 +502,8 @@ class TenThousandJobsTest(unittest.TestCase):
             table_ms = browser.execute_async_script("""
                 const done = arguments[arguments.length - 1];
                 const t = performance.now();
-                fetch('/v1/table?limit=50', {credentials: 'same-origin'})
+                fetch('/v1/table?limit=50', {credentials: 'same-origin',
+                      headers: {'X-Skyslurm-Csrf': localStorage.getItem('skyslurm-session-secret')}})
                   .then(r => r.json()).then(() => done(performance.now() - t));""")
             print(f"dashboard: the jobs page with 10,000 jobs in the store showed its first 50 rows "
                   f"{shown_ms:.0f} ms after navigation started ({wall_ms:.0f} ms as the test saw it); "

@@ -75,6 +75,30 @@ TEST(JobTableTest, IdsSortAsNumbersAndPagesAreStable) {
   EXPECT_TRUE(QueryTable(Sample(), q).rows.empty());
 }
 
+// A spread array's ids ("34,21") beside Slurm's: numbers by value first,
+// then text, one order whatever the mix (a cycle made pages repeat rows).
+TEST(JobTableTest, IdsOfEveryKindHaveOneOrder) {
+  std::vector<TableRow> rows = {
+      Row("a:10", "alpha", "PENDING", 0), Row("b:5,6", "beta", "PENDING", 0),
+      Row("c:9", "gamma", "PENDING", 0), Row("d:x", "delta", "PENDING", 0)};
+  TableQuery q;
+  q.sort = "id";
+  q.descending = false;
+  EXPECT_THAT(Keys(QueryTable(rows, q)), ElementsAre("c:9", "a:10", "b:5,6", "d:x"));
+  q.descending = true;
+  EXPECT_THAT(Keys(QueryTable(rows, q)), ElementsAre("d:x", "b:5,6", "a:10", "c:9"));
+}
+
+TEST(JobTableTest, ASpreadArrayIsOnEachOfItsClusters) {
+  std::vector<TableRow> rows = {Row("sky-1", "alpha,beta", "SPREAD", 0),
+                                Row("gamma:9", "gamma", "PENDING", 0)};
+  TableQuery q;
+  q.cluster = "beta";
+  const TablePage page = QueryTable(rows, q);
+  EXPECT_THAT(Keys(page), ElementsAre("sky-1"));
+  EXPECT_THAT(page.clusters, ElementsAre("alpha", "beta", "gamma"));
+}
+
 TEST(JobTableTest, TenThousandRowsGiveOnePage) {
   std::vector<TableRow> rows;
   for (int i = 0; i < 10'000; ++i) {
