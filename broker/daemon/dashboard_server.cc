@@ -153,10 +153,11 @@ void DashboardServer::Routes(httplib::Server& s) {
       Refuse(req, res, "Open the dashboard with the link skyslurm dashboard printed.");
       return R::Handled;
     }
-    // The pages themselves hold no secret; every answer of the API (and
-    // every action) needs the session's second secret too.
-    if (req.path.starts_with("/v1/") &&
-        !auth_.ValidCsrf(session, req.get_header_value(std::string(kCsrfHeader)))) {
+    // The pages themselves hold no secret; everything else (every answer of
+    // the API, every action) needs the session's second secret too.
+    const bool page = req.method == "GET" && (req.path == "/" || req.path == "/index.html" ||
+                                              req.path == "/app.css" || req.path == "/app.js");
+    if (!page && !auth_.ValidCsrf(session, req.get_header_value(std::string(kCsrfHeader)))) {
       Refuse(req, res, "This request did not come from the dashboard's page.");
       return R::Handled;
     }
