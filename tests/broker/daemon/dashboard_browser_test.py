@@ -182,12 +182,22 @@ class DashboardBrowserTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.user = UserDaemon("main")
-        cls.url = cls.user.dashboard_url()
-        cls.base = base_of(cls.url)
         cls.profile = tempfile.mkdtemp(prefix="skyslurm-chromium-")
-        cls.browser = new_browser(cls.profile)
-        cls.browser.set_page_load_timeout(60)
-        cls.viewport(1280, 800)
+        cls.browser = None
+        try:
+            cls.url = cls.user.dashboard_url()
+            cls.base = base_of(cls.url)
+            cls.browser = new_browser(cls.profile)
+            cls.browser.set_page_load_timeout(60)
+            cls.viewport(1280, 800)
+        except BaseException:
+            # tearDownClass is not run after a failed setUpClass: its daemon
+            # (kept up while it serves the dashboard) and browser go here.
+            if cls.browser:
+                cls.browser.quit()
+            cls.user.stop()
+            shutil.rmtree(cls.profile, ignore_errors=True)
+            raise
         cls.fillers = []
         cls.shots = os.path.join(BUILD, "dashboard-screenshots")
         os.makedirs(cls.shots, exist_ok=True)
@@ -233,6 +243,17 @@ class DashboardBrowserTest(unittest.TestCase):
         self.fillers.append((cluster, job))
         wait_for(f"{cluster}:{job} running", lambda: on_cluster(
             cluster, "squeue", "-h", "-j", job, "-o", "%T").stdout.strip() == "RUNNING")
+
+    def submit(self, name, body, *options):
+        """`sbatch --parsable OPTIONS name` of a script named skydash: its sky job."""
+        script = os.path.join(self.user.tmp, name)
+        with open(script, "w") as f:
+            f.write("#!/bin/bash\n#SBATCH -J skydash\n" + body)
+        out = self.user.run("sbatch", *options, "--parsable", script)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        job = json.loads(self.user.sky("status", out.stdout.strip(), "--json").stdout)["job"]
+        self.assertEqual(str(job["job_id"]), out.stdout.strip())
+        return job
 
     def card_number(self, cluster, css):
         return self.text(f'.cluster-card[data-cluster="{cluster}"] {css}')
@@ -364,17 +385,11 @@ class DashboardBrowserTest(unittest.TestCase):
 
     def test_3_a_routed_job_its_reasons_its_log_and_its_cancel(self):
         self.logged_in()
-        script = os.path.join(self.user.tmp, "count.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/bash\n#SBATCH -J skydash\n#SBATCH --gpus=1\n#SBATCH -t 5\n"
-                    "for i in $(seq 1 300); do echo \"line $i\"; sleep 1; done\n")
-        out = self.user.run("sbatch", "--sky-any-cluster=beta", "--parsable", script)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        job_id = out.stdout.strip()
-        status = json.loads(self.user.sky("status", job_id, "--json").stdout)
-        sky_id = status["job"]["sky_id"]
-        native = status["job"]["native_id"]
-        self.assertEqual(status["job"]["cluster"], "beta")
+        job = self.submit("count.sh", "#SBATCH --gpus=1\n#SBATCH -t 5\n"
+                          "for i in $(seq 1 300); do echo \"line $i\"; sleep 1; done\n",
+                          "--sky-any-cluster=beta")
+        job_id, sky_id, native = str(job["job_id"]), job["sky_id"], job["native_id"]
+        self.assertEqual(job["cluster"], "beta")
         self.show("jobs")
         row = f'#jobs-table tr[data-key="{sky_id}"]'
         wait_for("the routed job's row", lambda: self.browser.find_element(By.CSS_SELECTOR, row))
@@ -417,13 +432,8 @@ class DashboardBrowserTest(unittest.TestCase):
         self.logged_in()
         self.fill("alpha", "gpu:h100:8")
         self.fill("beta", "gpu:nvidia_h100_80gb_hbm3:4")
-        script = os.path.join(self.user.tmp, "wait.sh")
-        with open(script, "w") as f:
-            f.write("#!/bin/bash\n#SBATCH -J skydash\n#SBATCH -N1\n#SBATCH --gpus-per-node=h100:4\n"
-                    "#SBATCH -t 5\n#SBATCH -o /dev/null\nsleep 120\n")
-        out = self.user.run("sbatch", "--sky-any-cluster=alpha,beta", "--parsable", script)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        job = json.loads(self.user.sky("status", out.stdout.strip(), "--json").stdout)["job"]
+        job = self.submit("wait.sh", "#SBATCH -N1\n#SBATCH --gpus-per-node=h100:4\n#SBATCH -t 5\n"
+                          "#SBATCH -o /dev/null\nsleep 120\n", "--sky-any-cluster=alpha,beta")
         pends_on = job["cluster"]
         other = "beta" if pends_on == "alpha" else "alpha"
         self.show("job/" + job["sky_id"])
