@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/daemon/run_dir.h"
+#include "broker/config/run_dir.h"
 #include "broker/job/argv_parser.h"
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
@@ -259,8 +259,8 @@ Handoff SubmitToDaemon(Mode mode, int argc, char** argv, long long started_ns) {
   }
   const std::string home = Env("HOME").value_or("");
   if (home.empty()) return h;
-  const std::string socket_path = daemon::SocketIn(
-      daemon::RunDir(Env("XDG_RUNTIME_DIR"), daemon::StateDir(Env("XDG_STATE_HOME"), home)));
+  const std::string socket_path = config::SocketIn(
+      config::RunDir(Env("XDG_RUNTIME_DIR"), config::StateDir(Env("XDG_STATE_HOME"), home)));
   const long long connect_start = NowNs();
   Socket s;
   if (!s.Connect(socket_path)) return h;  // no daemon yet: skyslurm __route starts it
@@ -362,7 +362,7 @@ bool InvolvesRoutedJobs(Mode mode, int argc, char** argv) {
   const std::string home = Env("HOME").value_or("");
   if (home.empty()) return false;
   struct stat st {};
-  return ::stat(daemon::RoutedMarkerIn(daemon::StateDir(Env("XDG_STATE_HOME"), home)).c_str(),
+  return ::stat(config::RoutedMarkerIn(config::StateDir(Env("XDG_STATE_HOME"), home)).c_str(),
                 &st) == 0;
 }
 
@@ -370,8 +370,8 @@ Handoff RunClientOnDaemon(Mode mode, int argc, char** argv) {
   Handoff h;
   const std::string home = Env("HOME").value_or("");
   if (home.empty()) return h;
-  const std::string socket_path = daemon::SocketIn(
-      daemon::RunDir(Env("XDG_RUNTIME_DIR"), daemon::StateDir(Env("XDG_STATE_HOME"), home)));
+  const std::string socket_path = config::SocketIn(
+      config::RunDir(Env("XDG_RUNTIME_DIR"), config::StateDir(Env("XDG_STATE_HOME"), home)));
   Socket s;
   if (!s.Connect(socket_path)) return h;  // skyslurm __slurm starts the daemon
   const std::string_view tool = ModeName(mode);

@@ -86,8 +86,7 @@ bool WantsRouting(skyslurm::shim::Mode mode, int argc, char** argv) {
   auto parsed = skyslurm::job::ParseArgs(table, args, skyslurm::job::OperandPolicy::kStopAtFirst, "");
   if (!parsed.ok()) return false;  // the real command says what is wrong
   for (const auto& o : parsed->options) {
-    if (o.spec != nullptr && o.spec->id >= skyslurm::job::Opt::kSkyAnyCluster &&
-        o.spec->id <= skyslurm::job::Opt::kSkySyncBack) {
+    if (o.spec != nullptr && skyslurm::job::SkyOptionOf(o.spec->id)) {
       return true;
     }
   }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/sky_options.h"
 #include "spank/context.h"
-#include "spank/sky_options.h"
 
 // Everything is built hidden; these few are what Slurm's loader looks up.
 #define SKY_SPANK_EXPORT __attribute__((visibility("default")))
@@ -33,6 +33,10 @@ PluginState& State() {
 }
 
 namespace {
+
+using sky::SkyOption;
+using sky::SkyOptionSpecs;
+using sky::ValidateOptionValue;
 
 int OnSkyOption(int val, const char* optarg, int remote) noexcept {
   try {

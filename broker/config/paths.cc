@@ -3,7 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "broker/daemon/run_dir.h"
+#include "broker/config/run_dir.h"
 
 namespace skyslurm::config {
 
@@ -37,7 +37,7 @@ Result<Paths> ResolvePaths(const Environment& env) {
       env.Get("SKYSLURM_SITE_CONFIG").value_or("/etc/skyslurm/skyslurm.yaml"), paths.home);
   paths.clusters_file = ExpandHome(
       env.Get("SKYSLURM_CLUSTERS_FILE").value_or(paths.home + "/.slurm/config"), paths.home);
-  paths.state_dir = daemon::StateDir(env.Get("XDG_STATE_HOME"), paths.home);
+  paths.state_dir = StateDir(env.Get("XDG_STATE_HOME"), paths.home);
   return paths;
 }
 

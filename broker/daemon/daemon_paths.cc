@@ -1,6 +1,6 @@
 #include "broker/daemon/daemon_paths.h"
 
-#include "broker/daemon/run_dir.h"
+#include "broker/config/run_dir.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -14,13 +14,13 @@ namespace skyslurm::daemon {
 
 DaemonPaths ResolveDaemonPaths(const config::Environment& env, const config::Paths& paths) {
   DaemonPaths d;
-  d.run_dir = RunDir(env.Get("XDG_RUNTIME_DIR"), paths.state_dir);
-  d.socket = SocketIn(d.run_dir);
+  d.run_dir = config::RunDir(env.Get("XDG_RUNTIME_DIR"), paths.state_dir);
+  d.socket = config::SocketIn(d.run_dir);
   // Beside the database, not the socket: $XDG_RUNTIME_DIR is per session
   // and per host, the state folder is the user's everywhere.
   d.lock = paths.state_dir + "/skyslurmd.lock";
   d.database = paths.state_dir + "/skyslurmd.db";
-  d.routed_marker = RoutedMarkerIn(paths.state_dir);
+  d.routed_marker = config::RoutedMarkerIn(paths.state_dir);
   d.log = paths.state_dir + "/skyslurmd.log";
   d.stderr_file = paths.state_dir + "/skyslurmd.stderr";
   return d;

@@ -158,18 +158,26 @@ constexpr OptionSpec kSlurmOptions[] = {
     {"x11", 0, Arg::kOptional, kSalloc|kSrun, Opt::kOther},
 };
 
-// skyslurm's options, registered by skyslurm.so in every command (see
-// spank/sky_options.cc, whose value checks the broker uses too).
-constexpr OptionSpec kSkyOptions[] = {
-    {"sky-any-cluster", 0, Arg::kOptional, kAllTools, Opt::kSkyAnyCluster},
-    {"sky-explain", 0, Arg::kNone, kAllTools, Opt::kSkyExplain},
-    {"sky-infra", 0, Arg::kRequired, kAllTools, Opt::kSkyInfra},
-    {"sky-managed", 0, Arg::kNone, kAllTools, Opt::kSkyManaged},
-    {"sky-retry-on-failure", 0, Arg::kRequired, kAllTools, Opt::kSkyRetryOnFailure},
-    {"sky-image", 0, Arg::kRequired, kAllTools, Opt::kSkyImage},
-    {"sky-workdir", 0, Arg::kRequired, kAllTools, Opt::kSkyWorkdir},
-    {"sky-sync-back", 0, Arg::kRequired, kAllTools, Opt::kSkySyncBack},
-};
+constexpr Arg ArgOf(sky::ArgumentKind kind) {
+  switch (kind) {
+    case sky::ArgumentKind::kNone: return Arg::kNone;
+    case sky::ArgumentKind::kRequired: return Arg::kRequired;
+    case sky::ArgumentKind::kOptional: return Arg::kOptional;
+  }
+  return Arg::kNone;
+}
+
+// skyslurm's options, registered by skyslurm.so in every command: read from
+// their one definition (common/sky_options.h).
+constexpr std::array<OptionSpec, sky::kOptionSpecs.size()> SkyOptionTable() {
+  std::array<OptionSpec, sky::kOptionSpecs.size()> all{};
+  std::size_t i = 0;
+  for (const auto& spec : sky::kOptionSpecs) {
+    all[i++] = {spec.name, 0, ArgOf(spec.argument), kAllTools, OptOf(spec.id)};
+  }
+  return all;
+}
+constexpr auto kSkyOptions = SkyOptionTable();
 
 constexpr std::array<OptionSpec, std::size(kSlurmOptions) + std::size(kSkyOptions)> Joined() {
   std::array<OptionSpec, std::size(kSlurmOptions) + std::size(kSkyOptions)> all{};
@@ -388,6 +396,19 @@ std::string_view ToolName(Tool tool) {
 }
 
 std::span<const OptionSpec> BuiltinOptions() { return kAllOptions; }
+
+std::optional<sky::SkyOption> SkyOptionOf(Opt id) {
+  for (const auto& spec : sky::kOptionSpecs) {
+    if (OptOf(spec.id) == id) return spec.id;
+  }
+  return std::nullopt;
+}
+
+std::vector<Opt> SkyOptionIds() {
+  std::vector<Opt> ids;
+  for (const auto& spec : sky::kOptionSpecs) ids.push_back(OptOf(spec.id));
+  return ids;
+}
 std::span<const EnvOption> EnvOptions() { return kEnvOptions; }
 
 namespace {

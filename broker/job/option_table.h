@@ -8,12 +8,14 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "broker/util/status.h"
+#include "common/sky_options.h"
 
 namespace skyslurm::job {
 
@@ -41,6 +43,25 @@ enum class Opt : std::uint16_t {
   // a SPANK option of another plugin (e.g. pyxis' --container-image)
   kSpank,
 };
+
+// skyslurm's own options (common/sky_options.h) as this table's ids, and back.
+constexpr Opt OptOf(sky::SkyOption option) {
+  switch (option) {
+    case sky::SkyOption::kAnyCluster: return Opt::kSkyAnyCluster;
+    case sky::SkyOption::kInfra: return Opt::kSkyInfra;
+    case sky::SkyOption::kExplain: return Opt::kSkyExplain;
+    case sky::SkyOption::kManaged: return Opt::kSkyManaged;
+    case sky::SkyOption::kRetryOnFailure: return Opt::kSkyRetryOnFailure;
+    case sky::SkyOption::kImage: return Opt::kSkyImage;
+    case sky::SkyOption::kWorkdir: return Opt::kSkyWorkdir;
+    case sky::SkyOption::kSyncBack: return Opt::kSkySyncBack;
+  }
+  return Opt::kOther;
+}
+// The --sky-* option an id is, if it is one.
+std::optional<sky::SkyOption> SkyOptionOf(Opt id);
+// Every --sky-* option's id (what a command keeps out of a cluster's own sbatch).
+std::vector<Opt> SkyOptionIds();
 
 struct OptionSpec {
   std::string_view name;  // long name, without "--"

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "broker/util/strings.h"
-#include "spank/sky_options.h"
+#include "common/sky_options.h"
 
 namespace skyslurm::job {
 namespace {
@@ -114,7 +114,7 @@ class Interpreter {
       case Opt::kSkyRetryOnFailure:
       case Opt::kSkyImage:
       case Opt::kSkyWorkdir:
-      case Opt::kSkySyncBack: return Sky(s, fail);
+      case Opt::kSkySyncBack: return Sky(s);
       case Opt::kSpank:
         if (s.name().starts_with("container")) r_.other_container_options.push_back(s.name());
         break;
@@ -150,31 +150,19 @@ class Interpreter {
     for (const auto& g : *list) r_.gpus.push_back({scope, g.type, g.count, s.id(), s.origin});
     return OkStatus();
   }
-  template <typename Fail>
-  Status Sky(const Setting& s, Fail fail) {
-    using spank::SkyOption;
+  Status Sky(const Setting& s) {
+    using sky::SkyOption;
     const auto& value = s.occurrence.value;
     const char* raw = value ? value->c_str() : nullptr;
-    SkyOption which = SkyOption::kAnyCluster;
-    switch (s.id()) {
-      case Opt::kSkyInfra: which = SkyOption::kInfra; break;
-      case Opt::kSkyExplain: which = SkyOption::kExplain; break;
-      case Opt::kSkyManaged: which = SkyOption::kManaged; break;
-      case Opt::kSkyImage: which = SkyOption::kImage; break;
-      case Opt::kSkyWorkdir: which = SkyOption::kWorkdir; break;
-      case Opt::kSkySyncBack: which = SkyOption::kSyncBack; break;
-      case Opt::kSkyRetryOnFailure: which = SkyOption::kRetryOnFailure; break;
-      default: break;
-    }
-    if (std::string problem = spank::ValidateOptionValue(which, raw); !problem.empty()) {
+    const SkyOption which = SkyOptionOf(s.id()).value_or(SkyOption::kAnyCluster);
+    if (std::string problem = sky::ValidateOptionValue(which, raw); !problem.empty()) {
       return InvalidArgumentError(
           fmt::format("{}: {}", s.origin.Describe(r_.script_name), problem));
     }
-    (void)fail;
     switch (which) {
       case SkyOption::kAnyCluster:
         r_.sky.any_cluster = true;
-        r_.sky.clusters = spank::IsAbsentValue(raw) ? std::vector<std::string>{} : SplitList(*value);
+        r_.sky.clusters = sky::IsAbsentValue(raw) ? std::vector<std::string>{} : SplitList(*value);
         break;
       case SkyOption::kInfra: r_.sky.infra = *value; break;
       case SkyOption::kExplain: r_.sky.explain = true; break;

@@ -22,12 +22,7 @@ using job::Origin;
 using job::Request;
 using job::Setting;
 
-bool IsSky(const Setting& s) {
-  const Opt id = s.id();
-  return id == Opt::kSkyAnyCluster || id == Opt::kSkyInfra || id == Opt::kSkyExplain ||
-         id == Opt::kSkyManaged || id == Opt::kSkyRetryOnFailure || id == Opt::kSkyImage ||
-         id == Opt::kSkyWorkdir || id == Opt::kSkySyncBack;
-}
+bool IsSky(const Setting& s) { return job::SkyOptionOf(s.id()).has_value(); }
 
 std::string Join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;

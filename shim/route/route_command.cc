@@ -131,11 +131,8 @@ void MarkRealCommand() {
 [[noreturn]] void ExecReal(const std::string& real, const std::string& tool, job::Tool jtool,
                            const std::vector<std::string>& args) {
   std::vector<std::string> argv = {tool};
-  const std::vector<std::string> kept = job::RemoveOptions(
-      job::OptionTable(jtool), args,
-      {job::Opt::kSkyAnyCluster, job::Opt::kSkyInfra, job::Opt::kSkyExplain,
-       job::Opt::kSkyManaged, job::Opt::kSkyRetryOnFailure, job::Opt::kSkyImage,
-       job::Opt::kSkyWorkdir, job::Opt::kSkySyncBack});
+  const std::vector<std::string> kept =
+      job::RemoveOptions(job::OptionTable(jtool), args, job::SkyOptionIds());
   argv.insert(argv.end(), kept.begin(), kept.end());
   std::vector<char*> c;
   for (auto& a : argv) c.push_back(a.data());

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "broker/daemon/run_dir.h"
 #include "broker/job/sky_id.h"
 
 namespace skyslurm::daemon {
@@ -114,14 +113,6 @@ TEST(SubmitTextTest, RefusedOrNotYetOnACluster) {
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_EQ(h.out, "sky-20261201-120000-abcdef\n");
   EXPECT_THAT(h.err, HasSubstr("is accepted (Dependency: waits for afterok:"));
-}
-
-TEST(RunDirTest, TheSocketPathAllThreeClientsAgreeOn) {
-  EXPECT_EQ(StateDir(std::nullopt, "/home/a"), "/home/a/.local/state/skyslurm");
-  EXPECT_EQ(StateDir("/x/state", "/home/a"), "/x/state/skyslurm");
-  EXPECT_EQ(RunDir("/nonexistent-runtime", "/s"), "/s/run");  // must exist to be used
-  EXPECT_EQ(RunDir("/tmp", "/s"), "/tmp/skyslurm");
-  EXPECT_EQ(SocketIn("/s/run"), "/s/run/skyslurmd.sock");
 }
 
 TEST(SkyIdTest, NewIdsHaveTheShapeAndDiffer) {

@@ -1,12 +1,41 @@
-#include "spank/sky_options.h"
+// The --sky-* options: their names, arguments, help text and the checks of
+// their values, in one header with no dependency beyond the standard library,
+// shared by the SPANK plugin (spank/plugin.cc registers them with Slurm) and
+// the broker's option table (broker/job/option_table.cc), so that the two
+// never disagree and the broker links none of the plugin's code.
+#pragma once
 
 #include <array>
 #include <charconv>
+#include <span>
+#include <string>
+#include <string_view>
 
-namespace skyslurm::spank {
-namespace {
+namespace skyslurm::sky {
 
-constexpr std::array<OptionSpec, 8> kSpecs{{
+enum class SkyOption {
+  kAnyCluster = 1,      // --sky-any-cluster[=a,b,c]
+  kInfra = 2,           // --sky-infra=NAME
+  kExplain = 3,         // --sky-explain
+  kManaged = 4,         // --sky-managed
+  kRetryOnFailure = 5,  // --sky-retry-on-failure=N
+  kImage = 6,           // --sky-image=IMAGE (a Kubernetes cluster's container image)
+  kWorkdir = 7,         // --sky-workdir=DIR|none (the folder copied to a peer)
+  kSyncBack = 8,        // --sky-sync-back=PATTERN (files fetched back when the job ends)
+};
+
+enum class ArgumentKind { kNone = 0, kRequired = 1, kOptional = 2 };  // spank's has_arg
+
+struct OptionSpec {
+  SkyOption id;
+  const char* name;     // without the leading "--"
+  const char* arginfo;  // shown in --help as --NAME=arginfo
+  const char* usage;
+  ArgumentKind argument;
+};
+
+// Every option, in --help order.
+inline constexpr std::array<OptionSpec, 8> kOptionSpecs{{
     {SkyOption::kAnyCluster, "sky-any-cluster", "[clusters]",
      "skyslurm: run the job on whichever cluster starts it first (optionally only among "
      "these comma-separated clusters)",
@@ -34,17 +63,20 @@ constexpr std::array<OptionSpec, 8> kSpecs{{
      ArgumentKind::kRequired},
 }};
 
-constexpr int kMaxRetries = 100;
+// The most restarts --sky-retry-on-failure may ask for.
+inline constexpr int kMaxRetries = 100;
 
-}  // namespace
+inline std::span<const OptionSpec> SkyOptionSpecs() { return kOptionSpecs; }
 
-std::span<const OptionSpec> SkyOptionSpecs() { return kSpecs; }
-
-bool IsAbsentValue(const char* value) {
+// True when `value` is Slurm's way of saying "given without a value": null,
+// "" (remotely) or the literal "(null)" Slurm hands a job's steps.
+inline bool IsAbsentValue(const char* value) {
   return value == nullptr || *value == '\0' || std::string_view(value) == "(null)";
 }
 
-bool IsValidClusterName(std::string_view name) {
+// Whether `name` can be a cluster name: what Slurm's ClusterName accepts
+// (letters, digits, '-', '_'; at most 64 characters).
+inline bool IsValidClusterName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -54,7 +86,10 @@ bool IsValidClusterName(std::string_view name) {
   return true;
 }
 
-std::string ValidateOptionValue(SkyOption id, const char* value) {
+// Checks an option's value as given on a command line or #SBATCH line.
+// `value` is null when the option came without one. Returns an empty string
+// when valid, else the message to show the user.
+inline std::string ValidateOptionValue(SkyOption id, const char* value) {
   const bool absent = IsAbsentValue(value);
   const std::string_view text = absent ? std::string_view() : std::string_view(value);
   switch (id) {
@@ -120,4 +155,4 @@ std::string ValidateOptionValue(SkyOption id, const char* value) {
   return "unknown skyslurm option";
 }
 
-}  // namespace skyslurm::spank
+}  // namespace skyslurm::sky

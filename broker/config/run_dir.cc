@@ -1,8 +1,8 @@
-#include "broker/daemon/run_dir.h"
+#include "broker/config/run_dir.h"
 
 #include <sys/stat.h>
 
-namespace skyslurm::daemon {
+namespace skyslurm::config {
 
 std::string StateDir(const std::optional<std::string>& xdg_state_home, const std::string& home) {
   return (xdg_state_home ? *xdg_state_home : home + "/.local/state") + "/skyslurm";
@@ -18,4 +18,4 @@ std::string RunDir(const std::optional<std::string>& xdg_runtime_dir,
   return state_dir + "/run";
 }
 
-}  // namespace skyslurm::daemon
+}  // namespace skyslurm::config

@@ -1,4 +1,4 @@
-#include "spank/sky_options.h"
+#include "common/sky_options.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-namespace skyslurm::spank {
+namespace skyslurm::sky {
 namespace {
 
 using ::testing::HasSubstr;
@@ -98,4 +98,4 @@ TEST(SkyOptionsTest, AbsentValues) {
 }
 
 }  // namespace
-}  // namespace skyslurm::spank
+}  // namespace skyslurm::sky

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace skyslurm::daemon {
+namespace skyslurm::config {
 
 // <$XDG_STATE_HOME, else <home>/.local/state>/skyslurm.
 std::string StateDir(const std::optional<std::string>& xdg_state_home, const std::string& home);
@@ -20,4 +20,4 @@ inline std::string RoutedMarkerIn(const std::string& state_dir) { return state_d
 // The socket in a run folder.
 inline std::string SocketIn(const std::string& run_dir) { return run_dir + "/skyslurmd.sock"; }
 
-}  // namespace skyslurm::daemon
+}  // namespace skyslurm::config
