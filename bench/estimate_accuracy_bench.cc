@@ -13,10 +13,10 @@
 #include <string>
 #include <thread>
 
-#include "broker/backend/slurm_local.h"
+#include "broker/backend/slurm/slurm_local.h"
 #include "broker/job/request.h"
 #include "broker/place/start_estimate.h"
-#include "broker/translate/translator.h"
+#include "broker/backend/slurm/slurm_translator.h"
 
 namespace {
 
@@ -72,7 +72,7 @@ int main() {
   }
   catalog::AcceleratorCatalog catalog;
   config::ClusterSettings settings;
-  auto t = translate::Translate(*request, inv->description, {"gamma", &catalog, &settings});
+  auto t = translate::TranslateForSlurm(*request, inv->description, {"gamma", &catalog, &settings});
   auto raw = gamma.EstimateStart(*t.job, std::chrono::seconds(15));
   if (!raw.ok()) {
     std::fprintf(stderr, "%s\n", raw.status().message().c_str());

@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "bench/bench_support.h"
-#include "broker/backend/kubernetes_backend.h"
+#include "broker/backend/kubernetes/kubernetes_backend.h"
 #include "broker/job/request.h"
 #include "broker/kube/kubeconfig.h"
-#include "broker/kube/manifests.h"
+#include "broker/backend/kubernetes/manifests.h"
 #include "broker/util/command.h"
 
 using namespace skyslurm;

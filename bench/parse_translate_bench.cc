@@ -15,7 +15,7 @@
 
 #include "broker/cluster/description.h"
 #include "broker/job/request.h"
-#include "broker/translate/translator.h"
+#include "broker/backend/slurm/slurm_translator.h"
 
 namespace {
 
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
         ++scripts_done;
         if (!request.ok()) continue;
         for (const auto& c : clusters) {
-          if (translate::Translate(*request, c, ctx).ok()) ++feasible;
+          if (translate::TranslateForSlurm(*request, c, ctx).ok()) ++feasible;
           ++translations;
         }
       }

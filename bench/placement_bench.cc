@@ -13,7 +13,7 @@
 
 #include "broker/job/request.h"
 #include "broker/place/placement.h"
-#include "broker/translate/translator.h"
+#include "broker/backend/slurm/slurm_translator.h"
 
 namespace {
 
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     std::vector<place::Candidate> candidates;
     for (std::size_t c = 0; c < clusters.size(); ++c) {
       translate::TranslateContext ctx{"c0", &catalog, &settings};
-      auto t = translate::Translate(*request, clusters[c], ctx);
+      auto t = translate::TranslateForSlurm(*request, clusters[c], ctx);
       place::Candidate cand;
       cand.cluster = clusters[c].name;
       cand.home = c == 0;

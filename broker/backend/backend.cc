@@ -58,7 +58,7 @@ std::optional<std::string> SkyIdInComment(std::string_view comment) {
 Result<std::vector<cloud::NodeUse>> Backend::NodeUses(std::time_t /*since*/,
                                                       std::chrono::milliseconds /*timeout*/) {
   return UnimplementedError(
-      fmt::format("{} ({}) keeps no accounting skyslurm reads", name(), kind()));
+      fmt::format("{} ({}) keeps no accounting skyslurm reads", name(), capabilities().kind));
 }
 
 }  // namespace skyslurm::backend

@@ -12,15 +12,24 @@
 #include <string>
 #include <vector>
 
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/cloud/node_time.h"
 #include "broker/cluster/inventory.h"
 #include "broker/job/request.h"
 #include "broker/job/sky_id.h"
-#include "broker/translate/translator.h"
+#include "broker/translate/translation.h"
 #include "broker/util/status.h"
 
 namespace skyslurm::backend {
+
+// A job's phase, in the words every backend shares (cluster/job_phase.h).
+using cluster::HasNodes;
+using cluster::IsFinal;
+using cluster::IsInfrastructureFailure;
+using cluster::IsLive;
+using cluster::IsWaiting;
+using cluster::JobPhase;
+using cluster::PhaseName;
 
 // A Slurm job is always the pair (cluster, id): ids collide across clusters.
 struct JobKey {
@@ -30,10 +39,52 @@ struct JobKey {
   friend bool operator==(const JobKey&, const JobKey&) = default;
 };
 
+// What a kind of backend offers, declared by each backend (and by its kind's
+// entry in the factory table, backend/factory/factory.h, for a cluster
+// known only by its description): the planner, skyslurmd, sync and the
+// dashboard decide by these, never by the kind's name. The defaults are
+// Slurm's.
 struct Capabilities {
-  std::string kind;  // "slurm"
+  std::string kind = "slurm";  // the configuration's `kind`, for people to read
   // Features this backend cannot offer, each with why.
   std::vector<std::pair<std::string, std::string>> unsupported;
+  // The cluster gives its jobs ids of its own (Slurm's job ids). Without:
+  // the backend numbers them from SubmitSpec::native_id, which skyslurmd
+  // gives, so that cluster:N always names one job in its store.
+  bool own_job_ids = true;
+  // How EstimateStart answers.
+  enum class Estimates {
+    // The cluster's scheduler is asked (sbatch --test-only) and answers
+    // without the jobs pending ahead: the planner adds them
+    // (place/start_estimate.h), and where the cluster's last look makes the
+    // start certain it answers without asking (place/certain_start.h).
+    kScheduler,
+    // The backend answers from its own view, the work ahead counted.
+    kOwnView,
+  };
+  Estimates estimates = Estimates::kScheduler;
+  // How a job's folder reaches the cluster.
+  enum class Folders {
+    kCopied,  // rsync to its login node before the submission (sync/rsync.h)
+    kPacked,  // in the job's own objects (SubmitSpec::folder_archive)
+  };
+  Folders folders = Folders::kCopied;
+  // Where a job that names no folder runs there, for people to read ("its
+  // image's working directory"); "" = the submit folder, as Slurm's.
+  std::string default_workdir;
+  // Its nodes' time can be billed: an elastic cluster's provider ledger and
+  // its accounting (NodeUses), when its settings give a price.
+  bool billing = true;
+  // Job arrays run there (one job of many tasks, its indices spread).
+  bool arrays = true;
+  // Slurm's client commands (squeue, sacct, scontrol, scancel) run there
+  // (RunClientCommand) for the routed jobs it holds.
+  bool client_commands = true;
+  // A cluster the pool overflows to: on a tie, one that is not wins.
+  bool overflow = false;
+  // How a SkyPilot task's `infra` names clusters of this kind ("slurm",
+  // "k8s"); "" = it cannot.
+  std::string skypilot_cloud = "slurm";
 };
 
 // What `skyslurm check` shows of a cluster: whether it answers the way
@@ -138,8 +189,7 @@ class JobTranslator {
 class Backend : public JobTranslator {
  public:
   virtual const std::string& name() const = 0;
-  // "slurm", "kubernetes": the `kind` of its cluster in the configuration.
-  virtual std::string_view kind() const = 0;
+  // What it offers, and its kind's name (the configuration's `kind`).
   virtual Capabilities capabilities() const = 0;
 
   // The cluster now: description, node states, GPUs in use, the queue.

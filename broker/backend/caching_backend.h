@@ -40,7 +40,6 @@ class CachingBackend final : public Backend {
                  std::function<std::chrono::steady_clock::time_point()> clock = {});
 
   const std::string& name() const override { return inner_.name(); }
-  std::string_view kind() const override { return inner_.kind(); }
   translate::Translation Translate(const job::Request& request, const cluster::Description& target,
                                    const translate::TranslateContext& context) const override {
     return inner_.Translate(request, target, context);

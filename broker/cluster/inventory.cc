@@ -30,7 +30,7 @@ std::vector<GpuRow> GpuTable(const Inventory& inv, const catalog::AcceleratorCat
       row.type = type;
       row.canonical = type.empty() ? "" : catalog.Canonical(type).value_or("");
       for (const QueuedJob& j : inv.jobs) {
-        if (j.state != "PENDING" || j.partition.find(p.name) == std::string::npos) continue;
+        if (j.phase != JobPhase::kPending || j.partition.find(p.name) == std::string::npos) continue;
         const bool same = j.gpu_type.empty() ? by_type.size() == 1
                                              : (j.gpu_type == type || catalog.Same(j.gpu_type, type));
         if (same) row.pending_demand += j.TotalGpus() * j.tasks;

@@ -7,15 +7,6 @@ namespace {
 
 constexpr double kLeast = 0.05;
 
-bool Ended(const std::string& state) {
-  // squeue's long names of the states a job leaves for good.
-  static const char* const kEnded[] = {"COMPLETED", "FAILED",    "TIMEOUT",
-                                       "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY",
-                                       "PREEMPTED", "BOOT_FAIL", "DEADLINE"};
-  return std::any_of(std::begin(kEnded), std::end(kEnded),
-                     [&](const char* s) { return state.rfind(s, 0) == 0; });
-}
-
 const LimitUse::Share* Enough(const LimitUse::Share& s) {
   return s.jobs >= LimitUse::kFewest && s.limit_s > 0 ? &s : nullptr;
 }
@@ -48,7 +39,7 @@ LimitUse LearnLimitUse(const std::vector<QueuedJob>& jobs) {
   LimitUse use;
   for (const QueuedJob& j : jobs) {
     const bool ran = !j.nodelist.empty() && j.nodelist != "(null)" && j.nodelist != "None assigned";
-    if (!Ended(j.state) || !ran || j.time_limit_minutes <= 0 || j.start_time <= 0 ||
+    if (!IsFinal(j.phase) || !ran || j.time_limit_minutes <= 0 || j.start_time <= 0 ||
         j.end_time < j.start_time) {
       continue;
     }

@@ -9,12 +9,12 @@
 
 namespace skyslurm::cluster {
 
-std::string_view AccessName(ClusterEntry::Access access) {
-  switch (access) {
+std::string AccessName(const ClusterEntry& entry) {
+  switch (entry.access) {
     case ClusterEntry::Access::kLocal: return "local";
     case ClusterEntry::Access::kSsh: return "ssh";
     case ClusterEntry::Access::kDescriptionFile: return "description file";
-    case ClusterEntry::Access::kKubernetes: return "kubernetes";
+    case ClusterEntry::Access::kApi: return entry.kind;
   }
   return "local";
 }
@@ -71,8 +71,9 @@ Result<ClusterRegistry> ClusterRegistry::FromConfig(const config::LoadedConfig& 
   auto configure = [&](ClusterEntry& e) {
     const config::ClusterSettings cs = s.For(e.name);
     e.home = e.name == registry.home_;
-    if (cs.kind == "kubernetes") {
-      e.access = ClusterEntry::Access::kKubernetes;
+    e.kind = cs.kind;
+    if (!cs.reached_as_slurm()) {
+      e.access = ClusterEntry::Access::kApi;
     } else if (!cs.description.empty()) {
       e.access = ClusterEntry::Access::kDescriptionFile;
       e.description_file = config::ExpandHome(cs.description, config.paths.home);
@@ -102,29 +103,6 @@ const ClusterEntry* ClusterRegistry::Find(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
-}
-
-Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runner,
-                                  std::chrono::milliseconds timeout) {
-  switch (entry.access) {
-    case ClusterEntry::Access::kDescriptionFile: {
-      SKY_ASSIGN_OR_RETURN(Description d, ReadDescriptionFile(entry.description_file));
-      if (d.name != entry.name) {
-        return InvalidArgumentError(fmt::format("{} describes cluster '{}', not '{}'",
-                                                entry.description_file, d.name, entry.name));
-      }
-      return d;
-    }
-    case ClusterEntry::Access::kLocal:
-      return Describe({entry.name, &runner, entry.CommandEnv(), timeout});
-    case ClusterEntry::Access::kSsh:
-      break;
-    case ClusterEntry::Access::kKubernetes:
-      return FailedPreconditionError(fmt::format(
-          "{} is a Kubernetes cluster; describe it through its backend", entry.name));
-  }
-  return FailedPreconditionError(
-      fmt::format("{} is reached over SSH; describe it through the SSH backend", entry.name));
 }
 
 std::map<std::string, int> ClusterRegistry::JobIdIndices(const config::Settings& settings) const {

@@ -1,8 +1,8 @@
 // The clusters a user can send jobs to, and how each is reached: the home
 // cluster's controller directly (its SLURM_CONF), a peer over SSH (its
 // ~/.slurm/config entry), a peer's controller directly (`slurm_conf` in the
-// settings), a Kubernetes cluster's API server (`kind: kubernetes`), or only
-// a description file (offline, for tests and admins).
+// settings), the API of its kind (a Kubernetes cluster's API server: `kind:
+// kubernetes`), or only a description file (offline, for tests and admins).
 #pragma once
 
 #include <map>
@@ -16,10 +16,12 @@
 namespace skyslurm::cluster {
 
 struct ClusterEntry {
-  // kKubernetes: its API server, with the user's kubeconfig (the settings'
-  // kind, context, kubeconfig and namespace).
-  enum class Access { kLocal, kSsh, kDescriptionFile, kKubernetes };
+  // kApi: a client of its kind's own API, made by that kind's backend from
+  // the settings (a Kubernetes cluster's API server, with the user's
+  // kubeconfig context and namespace).
+  enum class Access { kLocal, kSsh, kDescriptionFile, kApi };
   std::string name;
+  std::string kind = "slurm";  // the settings' `kind`: which backend reaches it
   Access access = Access::kLocal;
   bool home = false;
   std::string slurm_conf;        // kLocal ("" = the environment's own)
@@ -30,7 +32,9 @@ struct ClusterEntry {
   std::vector<std::pair<std::string, std::string>> CommandEnv() const;
 };
 
-std::string_view AccessName(ClusterEntry::Access access);
+// How it is reached, for people: "local", "ssh", "description file", or its
+// kind's name for its own API ("kubernetes").
+std::string AccessName(const ClusterEntry& entry);
 
 class ClusterRegistry {
  public:
@@ -54,10 +58,5 @@ class ClusterRegistry {
 
 // ClusterName= from a slurm.conf, if it has one.
 std::optional<std::string> ReadClusterName(const std::string& slurm_conf_path);
-
-// Describes a cluster reached locally (kLocal, with `runner`) or from its
-// file (kDescriptionFile). SSH clusters are described by the SSH backend.
-Result<Description> DescribeLocal(const ClusterEntry& entry, CommandRunner& runner,
-                                  std::chrono::milliseconds timeout = std::chrono::seconds(15));
 
 }  // namespace skyslurm::cluster

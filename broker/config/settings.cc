@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,33 @@
 
 namespace skyslurm::config {
 namespace {
+
+// The kinds of cluster the configuration accepts: the factory table's
+// built-in backends, then any added (AddClusterKind).
+struct Kinds {
+  std::mutex mu;
+  std::vector<std::string> names = {"slurm", "kubernetes"};
+};
+
+Kinds& KindTable() {
+  static Kinds* kinds = new Kinds;
+  return *kinds;
+}
+
+bool KnownKind(const std::string& kind) {
+  const std::vector<std::string> kinds = ClusterKinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+// "slurm or kubernetes", "slurm, kubernetes or lsf".
+std::string KindList() {
+  const std::vector<std::string> kinds = ClusterKinds();
+  std::string out;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
+  }
+  return out;
+}
 
 int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
 
@@ -319,8 +347,8 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       SKY_ASSIGN_OR_RETURN(c->description, Scalar(file, v, key));
     } else if (key == "kind") {
       SKY_ASSIGN_OR_RETURN(c->kind, Scalar(file, v, key));
-      if (c->kind != "slurm" && c->kind != "kubernetes") {
-        return Bad(file, v, fmt::format("kind must be slurm or kubernetes, not '{}'", c->kind));
+      if (!KnownKind(c->kind)) {
+        return Bad(file, v, fmt::format("kind must be {}, not '{}'", KindList(), c->kind));
       }
     } else if (key == "context") {
       SKY_ASSIGN_OR_RETURN(c->context, Scalar(file, v, key));
@@ -871,6 +899,18 @@ Result<LoadedConfig> LoadConfig(const Environment& env,
   SKY_ASSIGN_OR_RETURN(loaded.ssh_hosts, ReadSshConfig(loaded.paths.clusters_file,
                                                        {loaded.paths.home, loaded.paths.user}));
   return loaded;
+}
+
+std::vector<std::string> ClusterKinds() {
+  Kinds& k = KindTable();
+  std::lock_guard lock(k.mu);
+  return k.names;
+}
+
+void AddClusterKind(const std::string& kind) {
+  Kinds& k = KindTable();
+  std::lock_guard lock(k.mu);
+  if (std::find(k.names.begin(), k.names.end(), kind) == k.names.end()) k.names.push_back(kind);
 }
 
 }  // namespace skyslurm::config

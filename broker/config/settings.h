@@ -27,6 +27,14 @@ struct ModuleMap {
   std::map<std::string, std::string> versions;  // name/version -> name/version
 };
 
+// The kind a cluster is unless its settings say otherwise.
+inline constexpr std::string_view kDefaultKind = "slurm";
+// The kinds a cluster's `kind` may name: the backends the factory table
+// builds (backend/factory/factory.h): "slurm", "kubernetes", and any added.
+std::vector<std::string> ClusterKinds();
+// Accepts one more kind (a backend registered beyond the built-in ones).
+void AddClusterKind(const std::string& kind);
+
 struct ClusterSettings {
   std::string name;
   std::map<std::string, std::string> gpu_aliases;  // canonical -> this cluster's GRES type
@@ -50,8 +58,13 @@ struct ClusterSettings {
   // "rest": submissions and cancels through slurmrestd, started as the user
   // over the cluster's SSH connection; "" or "ssh": its commands only.
   std::string access;
-  // The kind of cluster: "slurm" (default) or "kubernetes".
+  // The kind of cluster, one of ClusterKinds(): "slurm" (default) or
+  // "kubernetes"; its backend comes from the factory table
+  // (backend/factory/factory.h).
   std::string kind = "slurm";
+  // Whether it is reached as Slurm clusters are (its controller, a login
+  // node, Slurm's commands), not by a client of its kind's own API.
+  bool reached_as_slurm() const { return kind == "slurm"; }
   // Kubernetes: the kubeconfig context ("" = the cluster's name), the
   // kubeconfig file(s) ("" = $KUBECONFIG or ~/.kube/config), the namespace
   // ("" = the context's), the image a job runs in when it names none

@@ -17,7 +17,7 @@
 #include <set>
 
 #include "broker/backend/array_tasks.h"
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"
 #include "broker/place/array_split.h"

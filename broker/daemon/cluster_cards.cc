@@ -28,7 +28,7 @@ ClusterCard MakeClusterCard(const place::ClusterHandle& handle, const cluster::I
   ClusterCard card;
   card.name = handle.name;
   card.home = handle.home;
-  card.kind = handle.kind == "kubernetes" ? "kubernetes" : "slurm";
+  card.kind = handle.caps.kind;
   if (inventory == nullptr) return card;
   card.probed = true;
   const cluster::Description& d = inventory->description;
@@ -56,7 +56,10 @@ ClusterCard MakeClusterCard(const place::ClusterHandle& handle, const cluster::I
       card.price_per_gpu_hour = facts.price;  // the cheapest (a spot partition's)
     }
   }
-  if (elastic && card.kind == "slurm") card.kind = "elastic";
+  if (elastic && handle.caps.billing) {
+    card.elastic = true;
+    card.kind = "elastic";
+  }
   // By node, not by partition row: a node in two partitions counts once.
   auto type_name = [&](const std::string& type) {
     return type.empty() ? std::string("GPU") : catalog.Canonical(type).value_or(type);
@@ -75,7 +78,7 @@ ClusterCard MakeClusterCard(const place::ClusterHandle& handle, const cluster::I
     }
   }
   for (const cluster::QueuedJob& j : inventory->jobs) {
-    if (j.state != "PENDING") continue;
+    if (j.phase != cluster::JobPhase::kPending) continue;
     const std::int64_t asked = j.TotalGpus() * j.tasks;
     card.pending_gpus += asked;
     // A job that names no type waits for whichever: counted in the
@@ -146,7 +149,7 @@ Json::Value ClusterCardJson(const ClusterCard& card, const std::string& currency
     pv["state"] = p.state;
     v["partitions"].append(pv);
   }
-  if (card.kind == "elastic") {
+  if (card.elastic) {
     Json::Value e(Json::objectValue);
     e["boot_seconds"] = card.boot_seconds;
     e["boot_basis"] = card.boot_basis;

@@ -32,7 +32,10 @@ struct PartitionSummary {
 
 struct ClusterCard {
   std::string name;
-  std::string kind;  // "slurm", "kubernetes" or "elastic"
+  // Its kind's name ("slurm", "kubernetes"), or "elastic" for a cluster of
+  // billed nodes that boot on demand (then `elastic` holds).
+  std::string kind;
+  bool elastic = false;
   bool home = false;
   bool reachable = false;
   std::time_t since = 0;     // reachable (or not) since then; 0: not known

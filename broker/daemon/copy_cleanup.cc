@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/daemon/job_manager.h"
 
 namespace skyslurm::daemon {

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 
 namespace skyslurm::daemon {
 

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/daemon/job_manager.h"
 
 namespace skyslurm::daemon {

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "broker/backend/array_tasks.h"
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/job/global_id.h"

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "broker/backend/job_phase.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/daemon/failover_policy.h"
 #include "broker/daemon/fault_points.h"
 #include "broker/daemon/job_manager.h"

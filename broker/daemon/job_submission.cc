@@ -265,7 +265,7 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
     spec.folder_archive = std::move(*packed);
     copied = config::DescribeBytes(spec.folder_archive.size()) + " packed";
   }
-  if (target->kind != "slurm") {
+  if (!target->caps.own_job_ids) {
     // A cluster without job ids of its own (Kubernetes): the backend takes
     // its jobs' numbers from the cluster's shared counter, at least this one,
     // so that kappa:7 always means one job in this store even when the
@@ -362,9 +362,7 @@ Status JobManager::PlaceAndSubmitRead(store::SkyJob& job, const JobInput& input,
     if (kind == EventKind::kMoved || kind == EventKind::kReplaced)
       moves_into_[key->cluster].push_back(Now());
   }
-  last_answer_workdir_ = spec.workdir.empty() && target->kind == "kubernetes"
-                             ? "its image's working directory"
-                             : spec.workdir;
+  last_answer_workdir_ = spec.workdir.empty() ? target->caps.default_workdir : spec.workdir;
   last_answer_home_ = target->home;
   last_answer_folder_ = folder.reason.empty() || copied.empty()
                             ? folder.reason

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <set>
 
-#include "broker/backend/slurm_state.h"
 #include "broker/place/start_estimate.h"
 #include "broker/util/strings.h"
 
@@ -84,7 +83,7 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
   // Nothing pending where these nodes are (a pending job may be ahead).
   const std::set<std::string> overlapping = OverlappingPartitions(d, partition);
   for (const auto& j : inventory.jobs) {
-    if (!backend::IsWaiting(backend::SlurmPhaseOf(j.state))) continue;
+    if (!cluster::IsWaiting(j.phase)) continue;
     if (j.reason.starts_with("JobHeld") || j.reason == "Dependency" || j.reason == "BeginTime" ||
         j.reason == "JobArrayTaskLimit") {
       continue;  // cannot start now either way: not ahead

@@ -163,7 +163,7 @@ std::vector<std::time_t> NodesKeptUpUntil(const std::vector<cluster::QueuedJob>&
   std::vector<std::time_t> until(names->size(), 0);
   for (const cluster::QueuedJob& j : jobs) {
     // A completing job lets its node go; a pending one holds none yet.
-    if ((j.state != "RUNNING" && j.state != "CONFIGURING") || j.nodelist.empty()) continue;
+    if (j.phase != cluster::JobPhase::kRunning || j.nodelist.empty()) continue;
     auto held = cluster::ExpandHostlist(j.nodelist);
     if (!held.ok()) continue;
     for (std::size_t i = 0; i < names->size(); ++i) {

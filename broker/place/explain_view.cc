@@ -7,7 +7,7 @@
 
 #include "broker/place/audit.h"
 #include "broker/place/job_folder.h"
-#include "broker/translate/translator.h"
+#include "broker/translate/translation.h"
 #include "broker/util/line_diff.h"
 
 namespace skyslurm::place {

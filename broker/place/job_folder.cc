@@ -31,14 +31,15 @@ sync::WorkdirPlan PlanJobFolder(const Workspace& ws, const ClusterHandle& target
   in.disabled = request.sky.workdir && *request.sky.workdir == "none";
   in.target = target.name;
   in.target_is_home = target.home;
-  in.target_kind = target.kind;
+  in.packed_in_job = target.caps.folders == backend::Capabilities::Folders::kPacked;
+  in.default_workdir = target.caps.default_workdir;
   in.shared_fs = ws.config.settings.ShareFilesystem(ws.home(), target.name);
   for (const auto& h : ws.handles) {
     if (h.home) in.home_roots = h.roots;
   }
   in.target_roots = target.roots;
   in.target_workdir = target.settings.workdir;
-  if (target.kind == "slurm") {
+  if (target.caps.folders == backend::Capabilities::Folders::kCopied) {
     const cluster::ClusterEntry* entry = ws.registry.Find(target.name);
     if (entry == nullptr || !entry->ssh) {
       in.no_copy_route =

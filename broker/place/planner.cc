@@ -514,7 +514,7 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     Candidate base;
     base.cluster = c.name;
     base.home = c.home;
-    base.overflow = c.kind != "slurm";
+    base.overflow = c.caps.overflow;
     base.preference = c.settings.preference;
     if (!c.excluded.empty()) {
       base.excluded = c.excluded;
@@ -607,8 +607,11 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
   for (const auto& t : tasks) {
     const Candidate& cand = plan.candidates[t.candidate];
     if (!request.partitions.empty()) continue;  // the user's list: Slurm picks among them
-    // The model of Slurm's scheduler; other kinds estimate from their view.
-    if (clusters[t.cluster].kind != "slurm") continue;
+    // The model of a scheduler that is asked; other kinds estimate from
+    // their own view.
+    if (clusters[t.cluster].caps.estimates != backend::Capabilities::Estimates::kScheduler) {
+      continue;
+    }
     if (auto why = StartsNowForCertain(request, *plan.clusters[t.cluster].inventory, cand.partition,
                                        catalog, plan.now)) {
       certain[t.candidate] = backend::StartEstimate{plan.now, cand.partition, "", *why};

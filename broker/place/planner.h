@@ -22,14 +22,16 @@
 #include "broker/job/request.h"
 #include "broker/place/elastic.h"
 #include "broker/place/placement.h"
-#include "broker/translate/translator.h"
+#include "broker/translate/translation.h"
 
 namespace skyslurm::place {
 
 struct ClusterHandle {
   std::string name;
   bool home = false;
-  std::string kind = "slurm";  // the backend's kind (config `kind`)
+  // What its kind of backend offers (Slurm's by default): what every
+  // decision about the cluster reads, never its kind's name.
+  backend::Capabilities caps;
   config::ClusterSettings settings;
   backend::Backend* backend = nullptr;  // a live cluster
   // How a job is made fit for this cluster, or refused with reasons: its

@@ -108,7 +108,7 @@ Spending SpendingOf(const std::vector<BillFacts>& facts, std::time_t since, std:
 
 bool IsBilled(const ClusterHandle& h) {
   const config::ClusterSettings& s = h.settings;
-  return h.kind == "slurm" && s.SaysElastic() && (s.cost_default || !s.cost.empty());
+  return h.caps.billing && s.SaysElastic() && (s.cost_default || !s.cost.empty());
 }
 
 double ClusterBill::mine() const {

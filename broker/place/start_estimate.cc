@@ -7,7 +7,6 @@
 #include <optional>
 #include <tuple>
 
-#include "broker/backend/slurm_state.h"
 #include "broker/cluster/hostlist.h"
 
 namespace skyslurm::place {
@@ -220,7 +219,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   };
   for (const auto& j : queue) {
     // Holding GPUs (the probe's squeue lists pending and running jobs only).
-    if (!relevant(j) || !backend::HasNodes(backend::SlurmPhaseOf(j.state))) continue;
+    if (!relevant(j) || !cluster::HasNodes(j.phase)) continue;
     std::time_t end = j.end_time > 0 ? j.end_time : j.start_time + j.time_limit_minutes * 60;
     if (end <= in.now) continue;
     if (in.limit_use != nullptr && j.start_time > 0 && end > j.start_time) {
@@ -254,7 +253,7 @@ AdjustedEstimate AccountForPendingWork(const EstimateInput& in,
   std::vector<const cluster::QueuedJob*> pending;
   bool task_limited = false;  // an array's tasks wait for its own "%N" here
   for (const auto& j : queue) {
-    if (!relevant(j) || backend::SlurmPhaseOf(j.state) != backend::JobPhase::kPending) continue;
+    if (!relevant(j) || j.phase != cluster::JobPhase::kPending) continue;
     // Held by its user or an admin (priority 0): it starts when released,
     // never ahead of a job that can start. Tasks held back by their own
     // array's "%N" (JobArrayTaskLimit: as many of its tasks run as it

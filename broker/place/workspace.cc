@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "broker/backend/caching_backend.h"
-#include "broker/backend/factory.h"
+#include "broker/backend/factory/factory.h"
 
 namespace skyslurm::place {
 
@@ -70,7 +70,6 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     h.name = entry.name;
     h.home = entry.home;
     h.settings = ws.config.settings.For(entry.name);
-    h.kind = h.settings.kind;
     // %u: the user's login name there (~/.slurm/config's User), else here.
     const std::string login =
         entry.ssh && !entry.ssh->user.empty() ? entry.ssh->user : ws.config.paths.user;
@@ -82,6 +81,7 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     }
     backend::MadeCluster made = backend::MakeCluster(entry, h.settings, factory);
     h.translator = made.translator;
+    h.caps = made.capabilities;
     h.offline = std::move(made.offline);
     h.unavailable = made.unavailable;
     if (made.backend != nullptr) {

@@ -17,6 +17,11 @@ bool Covers(const std::string& outer, const std::string& inner) {
 
 std::string There(const std::string& dest) { return dest.empty() ? "your home directory" : dest; }
 
+// Where a job runs there when nothing is copied.
+std::string DefaultWorkdir(const WorkdirInput& in) {
+  return !in.default_workdir.empty() ? in.default_workdir : There(in.target_workdir);
+}
+
 }  // namespace
 
 std::string Tilde(const std::string& path, const std::string& home) {
@@ -45,11 +50,9 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
     p.mode = WorkdirMode::kHome;
     return p;
   }
-  const bool kubernetes = in.target_kind == "kubernetes";
-  if (kubernetes && (in.disabled || in.source.empty())) {
+  if (in.packed_in_job && (in.disabled || in.source.empty())) {
     p.mode = WorkdirMode::kOff;
-    p.reason = fmt::format("it runs in its image's working directory there, and nothing is "
-                           "copied ({})",
+    p.reason = fmt::format("it runs in {} there, and nothing is copied ({})", DefaultWorkdir(in),
                            in.disabled ? "--sky-workdir=none" : "no folder to copy");
     return p;
   }
@@ -76,15 +79,15 @@ WorkdirPlan PlanWorkdir(const WorkdirInput& in) {
         shown, in.target);
     return p;
   }
-  if (kubernetes) {
+  if (in.packed_in_job) {
     bool whole = Covers(in.source, in.local_home);
     for (const auto& r : in.home_roots.roots) whole = whole || Covers(in.source, r.path);
     if (whole) {
       p.mode = WorkdirMode::kWhole;
       p.reason = fmt::format(
-          "it runs in its image's working directory there; {} holds your home or a whole root, "
-          "so nothing is copied (name the job's folder with --sky-workdir=DIR, or submit from it)",
-          shown);
+          "it runs in {} there; {} holds your home or a whole root, so nothing is copied (name "
+          "the job's folder with --sky-workdir=DIR, or submit from it)",
+          DefaultWorkdir(in), shown);
       return p;
     }
     p.mode = WorkdirMode::kPacked;

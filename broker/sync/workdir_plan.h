@@ -16,7 +16,12 @@ struct WorkdirInput {
   bool disabled = false;  // --sky-workdir=none
   std::string target;     // the cluster's name
   bool target_is_home = false;
-  std::string target_kind = "slurm";
+  // The folder travels in the job's own objects (a Kubernetes job's
+  // ConfigMap, unpacked into kPodFolder in each pod), not by rsync.
+  bool packed_in_job = false;
+  // Where a job there runs when nothing is copied, in words ("its image's
+  // working directory"); "" = target_workdir, else the home there.
+  std::string default_workdir;
   bool shared_fs = false;  // home and target mount one filesystem (shared_fs)
   translate::PathRoots home_roots;
   translate::PathRoots target_roots;

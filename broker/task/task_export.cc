@@ -111,7 +111,7 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
   // Where: a cluster (and partition) the script pins.
   auto infra_of = [&](const std::string& cluster) {
     const auto it = std::ranges::find_if(site, [&](const SiteCluster& c) { return c.name == cluster; });
-    if (it != site.end() && it->kind == SiteCluster::Kind::kKubernetes) {
+    if (it != site.end() && it->cloud == "k8s") {
       return "k8s/" + (it->context.empty() ? it->name : it->context);
     }
     return "slurm/" + cluster;

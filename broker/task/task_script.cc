@@ -45,11 +45,12 @@ Result<Placement> ResolveInfra(const std::string& infra, const std::vector<SiteC
   Placement p;
   const std::vector<std::string> parts = SplitList(infra, '/');
   if (parts.empty()) return p;
-  const std::string kind = Lower(parts[0]);
-  auto of_kind = [&](SiteCluster::Kind k) {
+  // SkyPilot's cloud: "slurm", "k8s" (or "kubernetes"), a cloud's name.
+  const std::string cloud = Lower(parts[0]);
+  auto on_cloud = [&](std::string_view name) {
     std::vector<std::string> names;
     for (const auto& c : site) {
-      if (c.kind == k) names.push_back(c.name);
+      if (c.cloud == name) names.push_back(c.name);
     }
     return names;
   };
@@ -61,14 +62,14 @@ Result<Placement> ResolveInfra(const std::string& infra, const std::vector<SiteC
     }
     return InvalidArgumentError(message);
   };
-  if (kind == "slurm") {
+  if (cloud == "slurm") {
     if (parts.size() == 1) {
-      p.clusters = of_kind(SiteCluster::Kind::kSlurm);
+      p.clusters = on_cloud("slurm");
       return p;
     }
     const auto it =
         std::ranges::find_if(site, [&](const SiteCluster& c) { return c.name == parts[1]; });
-    if (it == site.end() || it->kind != SiteCluster::Kind::kSlurm) {
+    if (it == site.end() || it->cloud != "slurm") {
       return no_such(parts[1], "Slurm cluster");
     }
     p.clusters = {it->name};
@@ -80,9 +81,9 @@ Result<Placement> ResolveInfra(const std::string& infra, const std::vector<SiteC
     }
     return p;
   }
-  if (kind == "k8s" || kind == "kubernetes") {
+  if (cloud == "k8s" || cloud == "kubernetes") {
     if (parts.size() == 1) {
-      p.clusters = of_kind(SiteCluster::Kind::kKubernetes);
+      p.clusters = on_cloud("k8s");
       if (p.clusters.empty()) {
         return InvalidArgumentError(fmt::format(
             "{}resources.infra: {}: no Kubernetes cluster is configured here", where, infra));
@@ -91,7 +92,7 @@ Result<Placement> ResolveInfra(const std::string& infra, const std::vector<SiteC
     }
     const std::string context = infra.substr(infra.find('/') + 1);
     for (const auto& c : site) {
-      if (c.kind == SiteCluster::Kind::kKubernetes &&
+      if (c.cloud == "k8s" &&
           (c.context == context || (c.context.empty() && c.name == context) || c.name == context)) {
         p.clusters = {c.name};
         return p;
@@ -99,20 +100,20 @@ Result<Placement> ResolveInfra(const std::string& infra, const std::vector<SiteC
     }
     return no_such(context, "Kubernetes context");
   }
-  if (CloudName(kind)) {
+  if (CloudName(cloud)) {
     for (const auto& c : site) {
       if (c.elastic) p.clusters.push_back(c.name);
     }
     if (p.clusters.empty()) {
       return InvalidArgumentError(fmt::format(
           "{}resources.infra: {}: no elastic (cloud) cluster is configured here to stand for {}",
-          where, infra, kind));
+          where, infra, cloud));
     }
     if (parts.size() > 1) {
       p.notes.push_back(
           fmt::format("{}resources.infra: {}: the region is the site's to choose; "
                       "{} stands for the elastic clusters {}",
-                      where, infra, kind, fmt::join(p.clusters, ", ")));
+                      where, infra, cloud, fmt::join(p.clusters, ", ")));
     }
     return p;
   }

@@ -23,9 +23,10 @@ namespace skyslurm::task {
 
 // A cluster as a task's `infra` may name it.
 struct SiteCluster {
-  enum class Kind { kSlurm, kKubernetes };
   std::string name;
-  Kind kind = Kind::kSlurm;
+  // SkyPilot's name for its kind in a task's infra: "slurm" or "k8s" ("" =
+  // none: only its own name reaches it).
+  std::string cloud = "slurm";
   std::string context;   // Kubernetes: its kubeconfig context ("" = its name)
   bool elastic = false;  // a cloud's nodes (docs/cloud.md): what a cloud's name means here
   std::vector<std::string> spot_partitions;

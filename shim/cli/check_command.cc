@@ -28,7 +28,7 @@ int RunCheck() {
     checks.push_back(std::async(std::launch::async, [&h, &entry]() {
       Row row;
       row.name = h.name;
-      row.access = std::string(cluster::AccessName(entry.access));
+      row.access = cluster::AccessName(entry);
       if (entry.access == cluster::ClusterEntry::Access::kSsh && entry.ssh) {
         row.access =
             fmt::format("ssh {}@{}:{}", entry.ssh->user, entry.ssh->hostname, entry.ssh->port);

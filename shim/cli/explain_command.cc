@@ -14,7 +14,7 @@
 #include "broker/place/explain_view.h"
 #include "broker/place/planner.h"
 #include "broker/place/spending.h"
-#include "broker/translate/translator.h"
+#include "broker/translate/translation.h"
 #include "broker/util/line_diff.h"
 #include "shim/cli/cluster_views.h"
 

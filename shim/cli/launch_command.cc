@@ -40,8 +40,7 @@ std::vector<task::SiteCluster> SiteOf(const Workspace& ws) {
   for (const auto& h : ws.handles) {
     task::SiteCluster c;
     c.name = h.name;
-    c.kind = h.kind == "kubernetes" ? task::SiteCluster::Kind::kKubernetes
-                                    : task::SiteCluster::Kind::kSlurm;
+    c.cloud = h.caps.skypilot_cloud;
     c.context = h.settings.context;
     c.elastic = h.settings.SaysElastic();
     c.spot_partitions = h.settings.spot;

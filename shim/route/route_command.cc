@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "broker/backend/backend.h"
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/slurm/slurm_state.h"
 #include "broker/cluster/registry.h"
 #include "broker/daemon/job_input.h"
 #include "broker/job/request.h"

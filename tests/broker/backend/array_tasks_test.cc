@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/slurm/slurm_state.h"
 
 namespace skyslurm::backend {
 namespace {

@@ -1,3 +1,4 @@
+#include "broker/backend/slurm/slurm_translator.h"
 #include "broker/backend/caching_backend.h"
 
 #include <gmock/gmock.h>
@@ -16,10 +17,9 @@ class CountingBackend final : public Backend {
  public:
   const std::string& name() const override { return name_; }
   Capabilities capabilities() const override { return {"slurm", {}}; }
-  std::string_view kind() const override { return "slurm"; }
   translate::Translation Translate(const job::Request& request, const cluster::Description& target,
                                    const translate::TranslateContext& context) const override {
-    return translate::Translate(request, target, context);
+    return translate::TranslateForSlurm(request, target, context);
   }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     ++probes;
@@ -40,6 +40,7 @@ class CountingBackend final : public Backend {
     if (!queued_view) return std::nullopt;
     cluster::QueuedJob q;
     q.job_id = key.job_id;
+    q.phase = cluster::JobPhase::kPending;
     q.state = "PENDING";
     return q;
   }
@@ -146,8 +147,10 @@ TEST(CachingBackendTest, AJustSubmittedArrayListedByItsTasksIsNotAddedAgain) {
   cluster::QueuedJob running, pending;
   running.job_id = "7_3";
   running.state = "RUNNING";
+  running.phase = cluster::JobPhase::kRunning;
   pending.job_id = "7_[4-9%2]";
   pending.state = "PENDING";
+  pending.phase = cluster::JobPhase::kPending;
   inner.listed = {running, pending};
   auto view = cached.Probe(std::chrono::seconds(1));
   ASSERT_TRUE(view.ok());

@@ -1,4 +1,5 @@
 #include "broker/cluster/limit_use.h"
+#include "broker/backend/slurm/slurm_state.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@ QueuedJob Ended(std::string user, std::int64_t run_s, std::int64_t limit_min,
   QueuedJob j;
   j.user = std::move(user);
   j.state = std::move(state);
+  j.phase = backend::SlurmPhaseOf(j.state);
   j.start_time = kT;
   j.end_time = kT + run_s;
   j.time_limit_minutes = limit_min;

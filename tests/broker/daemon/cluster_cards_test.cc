@@ -38,6 +38,7 @@ TEST(ClusterCardsTest, AGpuInTwoPartitionsCountsOnceInTheTotals) {
                                 {.name = "debug", .nodes = {"b1", "b2"}}};
   cluster::QueuedJob pending;
   pending.state = "PENDING";
+  pending.phase = cluster::JobPhase::kPending;
   pending.partition = "main";
   pending.gpus_per_node = 4;
   inv.jobs = {pending};
@@ -67,7 +68,7 @@ TEST(ClusterCardsTest, AGpuInTwoPartitionsCountsOnceInTheTotals) {
 TEST(ClusterCardsTest, WithoutAProbeTheCardSaysSo) {
   place::ClusterHandle h;
   h.name = "kappa";
-  h.kind = "kubernetes";
+  h.caps.kind = "kubernetes";
   catalog::AcceleratorCatalog catalog;
   const ClusterCard card = MakeClusterCard(h, nullptr, catalog, nullptr);
   EXPECT_FALSE(card.probed);

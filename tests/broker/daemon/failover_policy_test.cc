@@ -1,6 +1,6 @@
 #include "broker/daemon/failover_policy.h"
 
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/slurm/slurm_state.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

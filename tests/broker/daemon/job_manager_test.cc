@@ -3,6 +3,7 @@
 // nothing) and a real SQLite store, with its own clock: the cases the real
 // testbed cannot stage on demand. Each is a regression test of a review
 // finding (see docs/failover.md).
+#include "broker/backend/slurm/slurm_translator.h"
 #include "broker/daemon/job_manager.h"
 
 #include <fcntl.h>
@@ -16,7 +17,7 @@
 #include <mutex>
 
 #include "broker/backend/backend.h"
-#include "broker/backend/slurm_state.h"
+#include "broker/backend/slurm/slurm_state.h"
 #include "broker/cluster/description.h"
 #include "broker/daemon/api_server.h"
 
@@ -34,10 +35,9 @@ class FakeCluster final : public backend::Backend {
       : name_(std::move(name)), d_(std::move(d)) {}
   const std::string& name() const override { return name_; }
   backend::Capabilities capabilities() const override { return {"slurm", {}}; }
-  std::string_view kind() const override { return "slurm"; }
   translate::Translation Translate(const job::Request& request, const cluster::Description& target,
                                    const translate::TranslateContext& context) const override {
-    return translate::Translate(request, target, context);
+    return translate::TranslateForSlurm(request, target, context);
   }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
@@ -410,6 +410,7 @@ TEST_F(JobManagerTest, AMoveWeighsTheJobsOwnPlaceInItsClustersQueue) {
     cluster::QueuedJob j;
     j.job_id = std::move(job_id);
     j.state = std::move(state);
+    j.phase = backend::SlurmPhaseOf(j.state);
     j.partition = "gpu";
     j.gpu_type = "h100";
     j.gpus_per_node = gpus;
@@ -471,6 +472,7 @@ TEST_F(JobManagerTest, AJobPendingOnAnElasticClusterIsNotMovedByTheOverflowPolic
   cluster::QueuedJob pending;
   pending.job_id = placed->job.native_id;
   pending.state = "PENDING";
+  pending.phase = cluster::JobPhase::kPending;
   pending.partition = "h100-cluster";
   pending.gpu_type = "nvidia_h100_80gb_hbm3";
   pending.gpus_per_node = 1;

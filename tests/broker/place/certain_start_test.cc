@@ -100,6 +100,7 @@ TEST(CertainStartTest, EveryDoubtIsLeftToTheScheduler) {
     cluster::Inventory busy = Gamma(3);
     cluster::QueuedJob pending;
     pending.state = "PENDING";
+    pending.phase = cluster::JobPhase::kPending;
     pending.reason = "Priority";
     pending.partition = "other,batch";
     busy.jobs.push_back(pending);
@@ -122,12 +123,14 @@ TEST(CertainStartTest, AHeldOrWaitingJobIsNotAhead) {
        {"JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime", "JobArrayTaskLimit"}) {
     cluster::QueuedJob j;
     j.state = "PENDING";
+    j.phase = cluster::JobPhase::kPending;
     j.reason = reason;
     j.partition = "batch";
     inv.jobs.push_back(j);
   }
   cluster::QueuedJob running;
   running.state = "RUNNING";
+  running.phase = cluster::JobPhase::kRunning;
   running.partition = "batch";
   inv.jobs.push_back(running);
   auto why = StartsNowForCertain(Parse("#!/bin/bash\n#SBATCH --gres=gpu:A100:4\ntrue\n"), inv,

@@ -2,6 +2,7 @@
 // it is one, its boot and how that is known, spot, price, and a job's
 // expected cost there.
 #include "broker/place/elastic.h"
+#include "broker/backend/slurm/slurm_state.h"
 
 #include <gtest/gtest.h>
 
@@ -213,6 +214,7 @@ TEST(ElasticTest, BesideJobsANodeIsKeptUpUntilTheirEndAndTheJobAddsOnlyThePast) 
   auto job = [](std::string state, std::string nodes, std::time_t end) {
     cluster::QueuedJob j;
     j.state = std::move(state);
+    j.phase = backend::SlurmPhaseOf(j.state);
     j.nodelist = std::move(nodes);
     j.end_time = end;
     return j;

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <thread>
 
-#include "broker/backend/slurm_local.h"
-#include "broker/backend/slurm_ssh.h"
+#include "broker/backend/slurm/slurm_local.h"
+#include "broker/backend/slurm/slurm_ssh.h"
 #include "broker/config/ssh_config.h"
 #include "broker/job/request.h"
 #include "broker/place/planner.h"

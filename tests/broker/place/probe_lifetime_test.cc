@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "broker/backend/slurm/slurm_translator.h"
 #include "broker/backend/backend.h"
 #include "broker/place/planner.h"
 
@@ -28,10 +29,9 @@ class SlowBackend final : public backend::Backend {
   ~SlowBackend() override { --g_alive; }
   const std::string& name() const override { return name_; }
   backend::Capabilities capabilities() const override { return {"slurm", {}}; }
-  std::string_view kind() const override { return "slurm"; }
   translate::Translation Translate(const job::Request& request, const cluster::Description& target,
                                    const translate::TranslateContext& context) const override {
-    return translate::Translate(request, target, context);
+    return translate::TranslateForSlurm(request, target, context);
   }
   Result<cluster::Inventory> Probe(std::chrono::milliseconds) override {
     std::this_thread::sleep_for(delay_);  // by default past ProbeAll's grace of 500 ms

@@ -1,4 +1,5 @@
 #include "broker/place/start_estimate.h"
+#include "broker/backend/slurm/slurm_state.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@ cluster::QueuedJob Job(std::string state, std::int64_t gpus, std::time_t start, 
                        std::string type = "A100") {
   cluster::QueuedJob j;
   j.state = std::move(state);
+  j.phase = backend::SlurmPhaseOf(j.state);
   j.gpus_per_node = gpus;
   j.nodes = 1;
   j.start_time = start;
@@ -86,6 +88,7 @@ TEST(StartEstimateTest, APendingJobsOwnPlaceInTheQueueAndTheJobsBehindIt) {
   // Its GPUs free by the layout, yet pending: something else holds it, and
   // Slurm's word stands: its plan for the job, else its answer for a new one.
   q[0].state = "COMPLETED";
+  q[0].phase = cluster::JobPhase::kCompleted;
   in.own_job_id = "11";
   const auto first = AccountForPendingWork(in, q, kCatalog);
   EXPECT_EQ(first.start, kNow + 300);

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "broker/backend/slurm_backend.h"
+#include "broker/backend/slurm/slurm_backend.h"
 
 namespace skyslurm::place {
 namespace {

@@ -92,7 +92,8 @@ TEST(WorkdirPlanTest, HomeSharedOffKubernetesAndUnreachableCopyNothing) {
 TEST(WorkdirPlanTest, OnKubernetesTheFolderIsPackedIntoTheJobAndUnpackedInEachPod) {
   WorkdirInput in = ToBeta("/home/ana/proj");
   in.target = "kappa";
-  in.target_kind = "kubernetes";
+  in.packed_in_job = true;  // Kubernetes' way
+  in.default_workdir = "its image's working directory";
   in.target_roots = {};
   WorkdirPlan p = PlanWorkdir(in);
   EXPECT_EQ(p.mode, WorkdirMode::kPacked);

@@ -20,7 +20,7 @@ const std::vector<SiteCluster> kSite = {
     {.name = "alpha"},
     {.name = "beta"},
     {.name = "gamma"},
-    {.name = "kappa", .kind = SiteCluster::Kind::kKubernetes},
+    {.name = "kappa", .cloud = "k8s"},
 };
 
 job::Request Parse(job::RequestInput in) {

@@ -18,7 +18,7 @@ const std::vector<SiteCluster> kSite = {
     {.name = "beta"},
     {.name = "gamma"},
     {.name = "delta", .elastic = true, .spot_partitions = {"spot"}},
-    {.name = "kappa", .kind = SiteCluster::Kind::kKubernetes, .context = "kappa-ctx"},
+    {.name = "kappa", .cloud = "k8s", .context = "kappa-ctx"},
 };
 
 const std::string kDataDir = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/tasks";

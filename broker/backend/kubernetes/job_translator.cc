@@ -1,0 +1,313 @@
+#include "broker/backend/kubernetes/job_translator.h"
+
+#include <fmt/format.h>
+#include <json/json.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "broker/backend/kubernetes/inventory.h"
+#include "broker/translate/gpus.h"
+
+namespace skyslurm::kube {
+namespace {
+
+using job::GpuAsk;
+using job::Request;
+
+// srun lines whose options reach beyond the pod they run in.
+std::vector<std::string> SpanningSteps(const Request& r) {
+  std::vector<std::string> found;
+  std::istringstream in(r.script);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string word; words >> word;) w.push_back(word);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (w[i] != "srun" && !w[i].ends_with("/srun")) continue;
+      for (std::size_t j = i + 1; j < w.size() && w[j].starts_with("-"); ++j) {
+        const std::string& o = w[j];
+        std::string nodes;
+        if (o == "-N" || o == "--nodes") {
+          nodes = j + 1 < w.size() ? w[j + 1] : "";
+        } else if (o.starts_with("--nodes=")) {
+          nodes = o.substr(8);
+        } else if (o.starts_with("-N")) {
+          nodes = o.substr(2);
+        }
+        const bool spans = (!nodes.empty() && nodes != "1" && nodes != "1-1") || o == "-w" ||
+                           o.starts_with("--nodelist") || o.starts_with("-w") ||
+                           o.starts_with("--het-group") || o == "-r" || o.starts_with("--relative");
+        if (spans) {
+          found.push_back(
+              fmt::format("{}:{}: srun {} needs other nodes' slots; on Kubernetes each "
+                          "pod runs its own srun",
+                          r.script_name, number, o));
+        }
+      }
+    }
+  }
+  return found;
+}
+
+bool UsesSrun(const Request& r) {
+  std::istringstream in(r.script);
+  for (std::string word; in >> word;) {
+    if (word == "srun" || word.ends_with("/srun")) return true;
+  }
+  return false;
+}
+
+std::string Describe(const job::Origin& o, const Request& r) { return o.Describe(r.script_name); }
+
+}  // namespace
+
+std::string JobShape::ToJson() const {
+  Json::Value v(Json::objectValue);
+  v["image"] = image;
+  v["pods"] = Json::Int64(pods);
+  v["gpus_per_pod"] = Json::Int64(gpus_per_pod);
+  v["gpu_label"] = gpu_label;
+  v["gpu_type"] = gpu_type;
+  v["millicores"] = Json::Int64(millicores);
+  v["memory_mb"] = Json::Int64(memory_mb);
+  v["deadline_seconds"] = Json::Int64(deadline_seconds);
+  v["job_name"] = job_name;
+  Json::StreamWriterBuilder w;
+  w["indentation"] = "";
+  return Json::writeString(w, v);
+}
+
+Result<JobShape> JobShape::FromJson(std::string_view json) {
+  Json::Value v;
+  Json::CharReaderBuilder b;
+  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
+  std::string errors;
+  if (!reader->parse(json.data(), json.data() + json.size(), &v, &errors) || !v.isObject()) {
+    return InvalidArgumentError("not a Kubernetes job shape: " + errors);
+  }
+  JobShape s;
+  s.image = v["image"].asString();
+  s.pods = v["pods"].asInt64();
+  s.gpus_per_pod = v["gpus_per_pod"].asInt64();
+  s.gpu_label = v["gpu_label"].asString();
+  s.gpu_type = v["gpu_type"].asString();
+  s.millicores = v["millicores"].asInt64();
+  s.memory_mb = v["memory_mb"].asInt64();
+  s.deadline_seconds = v["deadline_seconds"].asInt64();
+  s.job_name = v["job_name"].asString();
+  if (s.image.empty() || s.pods < 1)
+    return InvalidArgumentError("a Kubernetes job shape without image or pods");
+  return s;
+}
+
+translate::Translation TranslateForKubernetes(const Request& r, const cluster::Description& target,
+                                              const translate::TranslateContext& ctx) {
+  translate::Translation out;
+  out.cluster = target.name;
+  std::vector<std::string>& no = out.reasons;
+  translate::TranslatedJob job;
+  job.cluster = target.name;
+  job.tool = r.tool;
+
+  if (r.tool != job::Tool::kSbatch) {
+    no.push_back(
+        "an interactive allocation (salloc, srun) cannot run on Kubernetes: submit a batch "
+        "script");
+  }
+  if (r.hetjob) no.push_back("a heterogeneous job cannot run on Kubernetes");
+  if (r.dependency) {
+    no.push_back(fmt::format("--dependency={} names Slurm job ids, which Kubernetes does not know",
+                             *r.dependency));
+  }
+  if (r.array) no.push_back("job arrays run on Slurm clusters only (for now)");
+  if (r.nodelist) no.push_back(fmt::format("--nodelist={} names Slurm nodes", *r.nodelist));
+  if (r.exclude) no.push_back(fmt::format("--exclude={} names Slurm nodes", *r.exclude));
+  if (r.reservation)
+    no.push_back(fmt::format("--reservation={} is a Slurm reservation", *r.reservation));
+  if (r.licenses) no.push_back(fmt::format("--licenses={} are Slurm licenses", *r.licenses));
+  if (r.constraint)
+    no.push_back(fmt::format("--constraint={} names Slurm node features", *r.constraint));
+  for (const auto& g : r.other_gres) {
+    no.push_back(fmt::format("--gres={} is not a GPU: Kubernetes has no such resource", g.name));
+  }
+  for (auto& s : SpanningSteps(r)) no.push_back(std::move(s));
+
+  JobShape shape;
+  shape.pods = r.nodes ? r.nodes->min : 1;
+  const std::int64_t tasks_per_pod =
+      r.ntasks_per_node ? *r.ntasks_per_node
+                        : (r.ntasks ? (*r.ntasks + shape.pods - 1) / shape.pods : 1);
+  shape.millicores = r.cpus_per_task.value_or(1) * tasks_per_pod * 1000;
+  std::string gpu_type;  // as asked
+  for (const GpuAsk& g : r.gpus) {
+    gpu_type = g.type;
+    switch (g.scope) {
+      case GpuAsk::Scope::kPerNode:
+        shape.gpus_per_pod = g.count;
+        break;
+      case GpuAsk::Scope::kPerTask:
+        shape.gpus_per_pod = g.count * tasks_per_pod;
+        break;
+      case GpuAsk::Scope::kPerJob:
+        if (g.count % shape.pods != 0) {
+          no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods",
+                                   Describe(g.origin, r), g.count, shape.pods));
+        }
+        shape.gpus_per_pod = (g.count + shape.pods - 1) / shape.pods;
+        break;
+      case GpuAsk::Scope::kPerSocket:
+        no.push_back(
+            fmt::format("{}: GPUs per socket have no meaning in a pod", Describe(g.origin, r)));
+        break;
+    }
+  }
+  if (r.mem_mb) {
+    shape.memory_mb = *r.mem_mb;
+  } else if (r.mem_per_cpu_mb) {
+    shape.memory_mb = *r.mem_per_cpu_mb * ((shape.millicores + 999) / 1000);
+  } else if (r.mem_per_gpu_mb) {
+    shape.memory_mb = *r.mem_per_gpu_mb * std::max<std::int64_t>(1, shape.gpus_per_pod);
+  }
+  if (r.time_limit && r.time_limit->minutes) shape.deadline_seconds = *r.time_limit->minutes * 60;
+  shape.job_name = r.job_name.value_or(r.script_name);
+
+  // The GPU type, as this cluster's nodes are labelled.
+  if (shape.gpus_per_pod > 0 && !gpu_type.empty()) {
+    for (const auto& [type, count] : translate::GpuTypesOf(target)) {
+      const bool same =
+          type == gpu_type || (ctx.catalog != nullptr && ctx.catalog->Same(type, gpu_type));
+      if (!same) continue;
+      shape.gpu_type = type;
+      for (const auto& n : target.nodes) {
+        for (const auto& f : n.features) {
+          if (f.ends_with("=" + type)) shape.gpu_label = f.substr(0, f.size() - type.size() - 1);
+        }
+      }
+    }
+    if (shape.gpu_type.empty()) {
+      std::string have;
+      for (const auto& [type, count] : translate::GpuTypesOf(target)) {
+        have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", type.empty() ? "untyped" : type,
+                            count);
+      }
+      no.push_back(fmt::format("no node has GPU type {} ({})", gpu_type,
+                               have.empty() ? "it has no GPUs" : "it has " + have));
+    } else if (shape.gpu_label.empty()) {
+      no.push_back(
+          fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
+    }
+  }
+
+  // Could the pods ever all run at once?
+  std::int64_t slots = 0, fitting_nodes = 0, gpu_only = 0;
+  for (const auto& n : target.nodes) {
+    if (n.usable() && !TakesPod(n, shape.gpus_per_pod > 0)) ++gpu_only;
+    if (!TakesPod(n, shape.gpus_per_pod > 0)) continue;
+    std::int64_t gpus = 0;
+    for (const auto& g : n.gres) {
+      if (g.name == "gpu" && (shape.gpu_type.empty() || g.type == shape.gpu_type)) gpus += g.count;
+    }
+    std::int64_t fit = shape.millicores > 0 ? n.cpus * 1000 / shape.millicores : 1;
+    if (shape.gpus_per_pod > 0) fit = std::min(fit, gpus / shape.gpus_per_pod);
+    if (shape.memory_mb > 0) fit = std::min(fit, n.memory_mb / shape.memory_mb);
+    if (fit > 0) ++fitting_nodes;
+    slots += std::max<std::int64_t>(0, fit);
+  }
+  if (slots < shape.pods && no.empty() && gpu_only > 0 && fitting_nodes == 0) {
+    no.push_back(
+        fmt::format("its {} usable node(s) are kept for GPU work (a GPU taint that only "
+                    "pods asking for GPUs tolerate): a job without GPUs does not go there",
+                    gpu_only));
+  } else if (slots < shape.pods && no.empty()) {
+    no.push_back(fmt::format(
+        "no room for {} pod(s) of {}{} CPU(s){}: {} node(s) can take one", shape.pods,
+        shape.gpus_per_pod > 0
+            ? fmt::format("{} GPU(s){}, ", shape.gpus_per_pod,
+                          shape.gpu_type.empty() ? "" : " of type " + shape.gpu_type)
+            : "",
+        static_cast<double>(shape.millicores) / 1000.0,
+        shape.memory_mb > 0 ? fmt::format(", {} MB", shape.memory_mb) : "", fitting_nodes));
+  }
+
+  // The image.
+  const config::ClusterSettings* settings = ctx.settings;
+  if (r.sky.image) {
+    shape.image = *r.sky.image;
+    job.changes.push_back({"--sky-image", "image " + shape.image, "asked for"});
+  } else if (const job::Setting* s = r.EffectiveByName("container-image");
+             s != nullptr && s->occurrence.value) {
+    shape.image = *s->occurrence.value;
+    job.changes.push_back(
+        {Describe(s->origin, r), "image " + shape.image, "pyxis' --container-image"});
+  } else {
+    for (const auto& m : r.modules) {
+      if (settings == nullptr || m.dynamic) continue;
+      auto exact = settings->images.find(m.word);
+      auto by_name = settings->images.find(m.name);
+      const auto hit = exact != settings->images.end() ? exact : by_name;
+      if (hit == settings->images.end()) continue;
+      shape.image = hit->second;
+      job.changes.push_back(
+          {fmt::format("{}:{}", r.script_name, m.line), "image " + shape.image,
+           fmt::format("module {} is that image on {} (images)", m.word, target.name)});
+      break;
+    }
+    if (shape.image.empty() && settings != nullptr && !settings->default_image.empty()) {
+      shape.image = settings->default_image;
+      job.changes.push_back(
+          {"(none)", "image " + shape.image, "the default_image of " + target.name});
+    }
+  }
+  if (shape.image.empty()) {
+    no.push_back(
+        fmt::format("no container image: give --sky-image (or --container-image), or ask "
+                    "for an images map or default_image for {}",
+                    target.name));
+  }
+  if (!no.empty()) return out;
+
+  if (!r.partitions.empty()) {
+    job.caveats.push_back(
+        fmt::format("partition {} is Slurm's: not used on Kubernetes", r.partitions.front()));
+  }
+  if (r.account) job.caveats.push_back("--account is Slurm's: not used on Kubernetes");
+  if (r.qos) job.caveats.push_back("--qos is Slurm's: not used on Kubernetes");
+  if (r.output || r.error) {
+    job.caveats.push_back("--output/--error: the job's output is its pods' logs (skyslurm logs)");
+  }
+  if (UsesSrun(r)) {
+    job.caveats.push_back(
+        "each pod is one node: srun in the script runs its command once, in its own pod");
+  }
+  if (shape.deadline_seconds == 0) job.caveats.push_back("no --time: no deadline on Kubernetes");
+
+  const std::string ns = target.partitions.empty() ? "default" : target.partitions.front().name;
+  job.fitting_partitions = {ns};
+  job.partition_note = "the namespace of " + target.name;
+  job.script = r.wrap ? "#!/bin/sh\n" + *r.wrap + "\n" : r.script;
+  job.script_args = r.script_args;
+  job.native_spec = shape.ToJson();
+  job.native_summary = fmt::format(
+      "an Indexed Job of {} pod(s), each {}{} CPU(s){}{}; image {}", shape.pods,
+      shape.gpus_per_pod > 0
+          ? fmt::format("{} nvidia.com/gpu{}, ", shape.gpus_per_pod,
+                        shape.gpu_label.empty()
+                            ? ""
+                            : fmt::format(" ({}={})", shape.gpu_label, shape.gpu_type))
+          : "",
+      static_cast<double>(shape.millicores) / 1000.0,
+      shape.memory_mb > 0 ? fmt::format(", {} MiB", shape.memory_mb) : "",
+      shape.deadline_seconds > 0 ? fmt::format(", deadline {} s", shape.deadline_seconds) : "",
+      shape.image);
+  out.job = std::move(job);
+  return out;
+}
+
+}  // namespace skyslurm::kube

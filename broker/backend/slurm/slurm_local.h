@@ -1,0 +1,46 @@
+// A Slurm cluster whose controller is reached from this machine: the home
+// cluster (its SLURM_CONF), or a peer named with `slurm_conf` in the settings.
+// With `access: rest` submissions and cancels go to slurmrestd processes this
+// one starts as the user (local_rest.h): an HTTP request each, no sbatch
+// started; a job slurmrestd cannot take as data, or a slurmrestd that cannot
+// run here (as root it refuses), goes through sbatch, as without it.
+#pragma once
+
+#include <memory>
+
+#include "broker/backend/slurm/local_rest.h"
+#include "broker/backend/slurm/slurm_backend.h"
+
+namespace skyslurm::backend {
+
+class SlurmLocalBackend final : public SlurmBackend {
+ public:
+  // `slurm_conf` empty: the environment's own; `slurm_bin_dir` empty: PATH.
+  SlurmLocalBackend(std::string name, std::string slurm_conf, std::string modulepath,
+                    std::string slurm_bin_dir = "");
+
+  // Submissions and cancels through slurmrestd (access: rest); `program`
+  // empty: the one found beside Slurm's commands (LocalRest::FindProgram).
+  void UseRest(bool on, std::string program = "");
+  bool uses_rest() const { return rest_ != nullptr; }
+  Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
+  Status Cancel(const std::string& job_id, bool only_if_pending,
+                std::chrono::milliseconds timeout) override;
+  // The controller, then slurmrestd when it is used.
+  CheckAnswer Check(std::chrono::milliseconds timeout) override;
+
+  // What sbatch started here for `spec` would run with: the environment,
+  // folder, host and umask (slurm_rest.h), for slurmrestd's request body.
+  Result<LoginFacts> Facts(const SubmitSpec& spec) const;
+
+ private:
+  static std::vector<std::pair<std::string, std::string>> Env(const std::string& slurm_conf);
+  RestAccess Rest();
+
+  LocalCommandRunner runner_;
+  std::string slurm_conf_;
+  std::string slurm_bin_dir_;
+  std::unique_ptr<LocalRest> rest_;
+};
+
+}  // namespace skyslurm::backend

@@ -1,0 +1,119 @@
+#include "broker/backend/kubernetes/job_translator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "broker/backend/kubernetes/inventory.h"
+#include "tests/broker/kube/kube_fixtures.h"
+
+namespace skyslurm::kube {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+class KubeTranslatorTest : public ::testing::Test {
+ protected:
+  KubeTranslatorTest() {
+    kappa_ = InventoryFromObjects({testing::Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"),
+                                   testing::Node("kappa-n2", 8, "NVIDIA-H100-80GB-HBM3"),
+                                   testing::Node("kappa-n3", 4, "NVIDIA-L4")},
+                                  {}, {"kappa", "default", {}, 0})
+                 .description;
+    settings_.name = "kappa";
+    settings_.kind = "kubernetes";
+    settings_.images = {{"cuda/12.4", "nvcr.io/nvidia/pytorch:24.01-py3"},
+                        {"cuda", "ubuntu:22.04"}};
+  }
+  translate::Translation Translate(std::vector<std::string> args, std::string script) {
+    job::RequestInput in;
+    in.args = std::move(args);
+    in.args.push_back("train.sh");
+    in.script_text = std::move(script);
+    auto r = job::ParseRequest(in);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return TranslateForKubernetes(*r, kappa_, {"alpha", &catalog_, &settings_, "", nullptr});
+  }
+  cluster::Description kappa_;
+  catalog::AcceleratorCatalog catalog_;
+  config::ClusterSettings settings_;
+};
+
+TEST_F(KubeTranslatorTest, TheMainH100JobBecomesTwoPodsWithTheirShape) {
+  auto t = Translate({"--nodes=2", "--gres=gpu:h100:8", "--cpus-per-task=16", "--mem=64G",
+                      "--time=01:00:00", "--job-name=train"},
+                     "#!/bin/bash\nmodule load cuda/12.4\nsrun python train.py\n");
+  ASSERT_TRUE(t.ok()) << (t.reasons.empty() ? "" : t.reasons.front());
+  auto shape = JobShape::FromJson(t.job->native_spec);
+  ASSERT_TRUE(shape.ok());
+  EXPECT_EQ(shape->pods, 2);
+  EXPECT_EQ(shape->gpus_per_pod, 8);
+  EXPECT_EQ(shape->gpu_label, "nvidia.com/gpu.product");
+  EXPECT_EQ(shape->gpu_type, "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(shape->millicores, 16000);
+  EXPECT_EQ(shape->memory_mb, 65536);
+  EXPECT_EQ(shape->deadline_seconds, 3600);
+  EXPECT_EQ(shape->image, "nvcr.io/nvidia/pytorch:24.01-py3");  // module cuda/12.4
+  EXPECT_EQ(shape->job_name, "train");
+  EXPECT_TRUE(t.job->args.empty());  // no sbatch options on Kubernetes
+  EXPECT_THAT(t.job->fitting_partitions, ::testing::ElementsAre("default"));
+  EXPECT_THAT(t.job->caveats, Contains(HasSubstr("srun in the script runs its command once")));
+  EXPECT_THAT(t.job->changes.front().where, "train.sh:2");
+}
+
+TEST_F(KubeTranslatorTest, TheImageComesFromTheUserFirstThenTheSite) {
+  auto sky = Translate({"--sky-image=ubuntu:22.04", "--gres=gpu:l4:1"},
+                       "#!/bin/sh\nmodule load cuda/12.4\n");
+  ASSERT_TRUE(sky.ok());
+  EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->image, "ubuntu:22.04");
+  EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->gpu_type, "NVIDIA-L4");
+  auto by_name = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nmodule load cuda/11.8\nhostname\n");
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(JobShape::FromJson(by_name.job->native_spec)->image, "ubuntu:22.04");
+  auto none = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nhostname\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.reasons.front(), HasSubstr("no container image: give --sky-image"));
+  settings_.default_image = "ubuntu:22.04";
+  EXPECT_TRUE(Translate({"--gpus-per-node=1"}, "#!/bin/sh\nhostname\n").ok());
+}
+
+// Every kappa node carries the GPU operators' taint: a job without GPUs is
+// not sent where only GPU pods are welcome; an untainted node takes it.
+TEST_F(KubeTranslatorTest, AJobWithoutGpusKeepsOffNodesKeptForGpuWork) {
+  settings_.default_image = "ubuntu:22.04";
+  auto cpu = Translate({"-c", "4"}, "#!/bin/sh\nhostname\n");
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_THAT(cpu.reasons.front(), HasSubstr("its 3 usable node(s) are kept for GPU work"));
+  Json::Value plain = testing::Node("kappa-c1", 0, "", true, "none");
+  plain["spec"].removeMember("taints");
+  kappa_ = InventoryFromObjects({testing::Node("kappa-n1", 8, "NVIDIA-H100-80GB-HBM3"), plain}, {},
+                                {"kappa", "default", {}, 0})
+               .description;
+  EXPECT_TRUE(Translate({"-c", "4"}, "#!/bin/sh\nhostname\n").ok());
+}
+
+TEST_F(KubeTranslatorTest, WhatCannotMeanTheSameThereIsRefusedSayingWhy) {
+  settings_.default_image = "ubuntu:22.04";
+  auto check = [&](std::vector<std::string> args, std::string script, const std::string& why) {
+    auto t = Translate(std::move(args), std::move(script));
+    ASSERT_FALSE(t.ok()) << why;
+    std::string all;
+    for (const auto& r : t.reasons) all += r + "\n";
+    EXPECT_THAT(all, HasSubstr(why));
+  };
+  check({"--dependency=afterok:42"}, "#!/bin/sh\ntrue\n", "names Slurm job ids");
+  check({"--array=1-4"}, "#!/bin/sh\ntrue\n", "job arrays run on Slurm clusters only");
+  check({"--nodelist=alpha-n1"}, "#!/bin/sh\ntrue\n", "names Slurm nodes");
+  check({"--constraint=ib"}, "#!/bin/sh\ntrue\n", "names Slurm node features");
+  check({"--gres=gpu:a100:1"}, "#!/bin/sh\ntrue\n", "no node has GPU type a100");
+  check({"--nodes=3", "--gres=gpu:h100:8"}, "#!/bin/sh\ntrue\n", "no room for 3 pod(s)");
+  check({"--gres=gpu:l4:8"}, "#!/bin/sh\ntrue\n",
+        "no room for 1 pod(s) of 8 GPU(s) of type NVIDIA-L4");
+  check({"--nodes=2"}, "#!/bin/sh\nsrun -N2 hostname\n",
+        "train.sh:2: srun -N2 needs other nodes' slots");
+  check({"--nodes=2"}, "#!/bin/sh\nsrun --nodelist=x hostname\n", "needs other nodes' slots");
+  check({"--gpus=3", "--nodes=2"}, "#!/bin/sh\ntrue\n", "3 GPUs do not divide evenly over 2 pods");
+}
+
+}  // namespace
+}  // namespace skyslurm::kube

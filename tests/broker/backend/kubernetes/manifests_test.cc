@@ -1,0 +1,107 @@
+#include "broker/backend/kubernetes/manifests.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "broker/util/command.h"
+
+namespace skyslurm::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+ManifestInput Input() {
+  ManifestInput in;
+  in.shape.image = "ubuntu:22.04";
+  in.shape.pods = 2;
+  in.shape.gpus_per_pod = 8;
+  in.shape.gpu_label = "nvidia.com/gpu.product";
+  in.shape.gpu_type = "NVIDIA-H100-80GB-HBM3";
+  in.shape.millicores = 16000;
+  in.shape.memory_mb = 65536;
+  in.shape.deadline_seconds = 3600;
+  in.shape.job_name = "train";
+  in.script = "#!/bin/bash\necho hi\n";
+  in.script_args = {"--epochs", "3"};
+  in.sky_id = "sky-20261202-010000-abcdef";
+  in.native_id = "7";
+  in.cluster = "kappa";
+  in.namespace_name = "default";
+  in.env = {{"SKYPILOT_TASK_ID", in.sky_id}};
+  return in;
+}
+
+TEST(ManifestsTest, AnIndexedJobWithItsServiceAndScript) {
+  ManifestInput in = Input();
+  in.restartable = false;
+  const Manifests m = BuildManifests(in);
+  EXPECT_EQ(m.job["metadata"]["name"].asString(), "skyslurm-7");
+  EXPECT_EQ(m.job["metadata"]["labels"][kSkyIdLabel].asString(), in.sky_id);
+  const Json::Value& spec = m.job["spec"];
+  EXPECT_EQ(spec["completionMode"].asString(), "Indexed");
+  EXPECT_EQ(spec["completions"].asInt(), 2);
+  EXPECT_EQ(spec["parallelism"].asInt(), 2);
+  EXPECT_EQ(spec["backoffLimit"].asInt(), 0);
+  EXPECT_FALSE(spec.isMember("podFailurePolicy"));  // not restartable
+  EXPECT_EQ(spec["activeDeadlineSeconds"].asInt(), 3600);
+  const Json::Value& pod = spec["template"]["spec"];
+  EXPECT_EQ(pod["restartPolicy"].asString(), "Never");
+  EXPECT_EQ(pod["subdomain"].asString(), "skyslurm-7");
+  EXPECT_EQ(pod["nodeSelector"]["nvidia.com/gpu.product"].asString(), "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(pod["tolerations"][0]["key"].asString(), "nvidia.com/gpu");
+  const Json::Value& c = pod["containers"][0];
+  EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"].asString(), "8");
+  EXPECT_EQ(c["resources"]["requests"]["cpu"].asString(), "16000m");
+  EXPECT_EQ(c["resources"]["requests"]["memory"].asString(), "65536Mi");
+  EXPECT_EQ(c["args"][1].asString(), "3");
+  EXPECT_EQ(m.service["spec"]["clusterIP"].asString(), "None");
+  EXPECT_EQ(m.service["spec"]["selector"][kJobIdLabel].asString(), "7");
+  EXPECT_EQ(m.config_map["data"]["script"].asString(), in.script);
+  EXPECT_EQ(spec["template"]["metadata"]["labels"][kJobIdLabel].asString(), "7");
+  // Restartable: a disruption does not count against the job.
+  const Manifests r = BuildManifests(Input());
+  EXPECT_EQ(r.job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["type"].asString(),
+            "DisruptionTarget");
+}
+
+// Issue 14: the job's folder travels in the ConfigMap (binaryData, base64)
+// and is unpacked into an emptyDir the container runs in.
+TEST(ManifestsTest, TheJobsFolderTravelsInItsConfigMapAndIsUnpackedInAnEmptyDir) {
+  EXPECT_FALSE(BuildManifests(Input()).config_map.isMember("binaryData"));
+  ManifestInput in = Input();
+  in.folder_archive = std::string("\x1f\x8b\x08\x00", 4);
+  in.workdir = kFolderPath;
+  const Manifests m = BuildManifests(in);
+  EXPECT_EQ(m.config_map["binaryData"]["folder.tar.gz"].asString(), "H4sIAA==");
+  const Json::Value& pod = m.job["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["volumes"][1]["name"].asString(), "skyslurm-work");
+  EXPECT_TRUE(pod["volumes"][1]["emptyDir"].isObject());
+  const Json::Value& c = pod["containers"][0];
+  EXPECT_EQ(c["workingDir"].asString(), "/skyslurm/work");
+  EXPECT_EQ(c["volumeMounts"][1]["mountPath"].asString(), "/skyslurm/work");
+  EXPECT_NE(EntryPointScript().find("tar -xzf \"$dir/folder.tar.gz\" -C /skyslurm/work"),
+            std::string::npos);
+}
+
+// The pod's srun runs its command here, once, whatever sizing options come
+// first (the entry point runs in the fake kubelet's pods: integration tests).
+TEST(ManifestsTest, ThePodsSrunRunsTheCommandOnce) {
+  LocalCommandRunner runner;
+  auto run = [&](std::vector<std::string> args) {
+    Command c{.argv = {"sh", "-c", PodSrunScript(), "srun"}};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    auto out = runner.Run(c);
+    EXPECT_TRUE(out.ok());
+    return *out;
+  };
+  EXPECT_EQ(run({"-N1", "--ntasks", "1", "-l", "--gpus=8", "echo", "stepped", "-n"}).out,
+            "stepped -n\n");
+  EXPECT_EQ(run({"-n", "4", "--", "echo", "-N"}).out, "-N\n");
+  auto none = run({"--ntasks=2"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("No command given"));
+  EXPECT_THAT(EntryPointScript(), HasSubstr("exec \"$dir/script\" \"$@\""));
+}
+
+}  // namespace
+}  // namespace skyslurm::kube
