@@ -24,7 +24,7 @@
 #include <thread>
 
 #include "bench/bench_support.h"
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/store/job_store.h"
 #include "broker/util/command.h"
 #include "broker/util/strings.h"

@@ -50,8 +50,8 @@
 
 #include "bench/bench_support.h"
 #include "broker/backend/backend.h"
-#include "broker/daemon/failover_policy.h"
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/failover_policy.h"
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/job/request.h"
 #include "broker/place/submission.h"
 #include "broker/place/workspace.h"

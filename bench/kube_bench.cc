@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
 
     // The same Job for kubectl, under a name of its own.
     kube::ManifestInput m;
-    m.shape = *kube::JobShape::FromJson(t.job->native_spec);
+    m.shape = *kube::ShapeOf(*t.job);
     m.script = t.job->script;
     m.sky_id = spec.sky_id;
     m.native_id = fmt::format("kc{}-{}", ::getpid(), i);

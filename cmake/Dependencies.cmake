@@ -16,7 +16,7 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConf
 # poll(), not select(), which fails on a descriptor numbered past 1024, for
 # what of httplib is compiled from its header. Debian's libcpp-httplib is a
 # compiled library, so a macro cannot change its listen backlog (5): the
-# daemon raises it on its socket itself (broker/daemon/api_server.cc).
+# daemon raises it on its socket itself (broker/daemon/api/api_server.cc).
 set_property(TARGET PkgConfig::HTTPLIB APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
              CPPHTTPLIB_USE_POLL)
 

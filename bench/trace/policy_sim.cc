@@ -7,7 +7,7 @@
 #include <cmath>
 #include <functional>
 
-#include "broker/daemon/failover_policy.h"
+#include "broker/daemon/jobs/failover_policy.h"
 #include "broker/place/placement.h"
 
 namespace skyslurm::trace {

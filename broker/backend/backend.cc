@@ -45,6 +45,14 @@ CheckAnswer Backend::Check(std::chrono::milliseconds timeout) {
   return answer;
 }
 
+cluster::QueuedJob QueuedAsSubmitted(const SubmitSpec& spec, const JobKey& key) {
+  cluster::QueuedJob q = spec.job.queued;
+  q.job_id = key.job_id;
+  q.comment = SkyTag(spec.sky_id);
+  q.submit_time = std::time(nullptr);
+  return q;
+}
+
 std::string SkyTag(const std::string& sky_id) { return "skyslurm:" + sky_id; }
 
 std::optional<std::string> SkyIdInComment(std::string_view comment) {

@@ -291,6 +291,11 @@ class Backend : public JobTranslator {
                                                        std::chrono::milliseconds timeout);
 };
 
+// The job just submitted as its translation said its queue lists it
+// (TranslatedJob::queued), under its id and tag, submitted now: what
+// AsQueued answers for a backend that knows.
+cluster::QueuedJob QueuedAsSubmitted(const SubmitSpec& spec, const JobKey& key);
+
 // The tag a routed job carries in its comment.
 std::string SkyTag(const std::string& sky_id);
 // The sky id in a comment, if any.

@@ -188,7 +188,7 @@ Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milli
 }
 
 std::size_t CachingBackend::EstimateKey(const translate::TranslatedJob& job) {
-  std::string key_text = job.script + '\x1e' + job.native_spec;
+  std::string key_text = job.script + '\x1e' + (job.native ? job.native->Key() : std::string());
   for (const auto& a : job.args) key_text += '\x1f' + a;
   return std::hash<std::string>{}(key_text);
 }

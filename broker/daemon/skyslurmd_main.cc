@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "broker/config/settings.h"
-#include "broker/daemon/api_server.h"
+#include "broker/daemon/api/api_server.h"
 #include "broker/daemon/daemon_log.h"
 #include "broker/daemon/daemon_paths.h"
-#include "broker/daemon/job_manager.h"
+#include "broker/daemon/jobs/job_manager.h"
 #include "broker/place/planner.h"
 #include "broker/place/spending.h"
 #include "broker/place/workspace.h"
@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
     if (g_stop) break;
     try {
       manager.Tick();
+      server.dashboard_data().SampleGpus();
     } catch (const std::exception& e) {
       // A bug in one look at the queues must not take the daemon down: the
       // state is on disk and the next look starts afresh.

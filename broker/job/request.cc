@@ -304,6 +304,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
 
   Interpreter interpreter(r);
   for (const Setting& s : r.settings) SKY_RETURN_IF_ERROR(interpreter.Apply(s));
+  r.gpu_demand = DemandOf(r);
   return r;
 }
 

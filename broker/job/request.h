@@ -13,6 +13,7 @@
 #include "broker/job/argv_parser.h"
 #include "broker/job/array_indices.h"
 #include "broker/job/directives.h"
+#include "broker/job/gpu_demand.h"
 #include "broker/job/option_table.h"
 #include "broker/job/script.h"
 #include "broker/job/values.h"
@@ -86,6 +87,8 @@ struct Request {
   std::optional<std::int64_t> mem_mb, mem_per_cpu_mb, mem_per_gpu_mb;
   std::optional<TimeLimit> time_limit, time_min;
   std::vector<GpuAsk> gpus;
+  // What `gpus` add up to (gpu_demand.h): read once, by ParseRequest.
+  GpuDemand gpu_demand;
   std::vector<GresItem> other_gres;
   std::optional<std::string> constraint;
   std::vector<std::string> features;  // plain names in --constraint

@@ -49,18 +49,11 @@ std::optional<std::string> StartsNowForCertain(const job::Request& request,
   const std::int64_t nodes = request.nodes ? request.nodes->min : 1;
   if (request.nodes && request.nodes->max != nodes) return std::nullopt;
   if (p->max_nodes && nodes > *p->max_nodes) return std::nullopt;
-  std::int64_t gpus = 0;
-  std::string type;
-  for (const auto& g : request.gpus) {
-    if (g.scope == job::GpuAsk::Scope::kPerNode) {
-      gpus = g.count;
-    } else if (g.scope == job::GpuAsk::Scope::kPerJob && nodes == 1) {
-      gpus = g.count;
-    } else {
-      return std::nullopt;
-    }
-    type = g.type;
-  }
+  // Each node's GPUs exactly: asked per node, or in all on one node.
+  const job::GpuDemand& demand = request.gpu_demand;
+  if (!demand.exact_per_node() || (demand.per_job && nodes != 1)) return std::nullopt;
+  const std::int64_t gpus = demand.per_job ? demand.asked_in_all : demand.per_node;
+  const std::string& type = demand.type;
   std::int64_t tasks_per_node = 1;
   if (request.ntasks_per_node) {
     tasks_per_node = *request.ntasks_per_node;

@@ -197,8 +197,8 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
       out += fmt::format("  script ({} as written -> for {}):\n", request.script_name, h.name);
       out += FormatDiff(DiffLines(request.script, job.script), "    ");
     }
-    if (!job.native_summary.empty()) {
-      out += fmt::format("  runs as: {}\n", job.native_summary);
+    if (job.native != nullptr) {
+      out += fmt::format("  runs as: {}\n", job.native->Summary());
     } else if (changed_args) {
       out += fmt::format("  sbatch options: {}\n", ArgsLine(job.args));
     }

@@ -88,29 +88,6 @@ std::int64_t JobMinutes(const job::Request& r, const cluster::Description& d,
   return 60;
 }
 
-namespace {
-
-std::int64_t JobGpus(const job::Request& r) {
-  const std::int64_t nodes = r.nodes ? r.nodes->min : 1;
-  std::int64_t total = 0;
-  for (const auto& g : r.gpus) {
-    switch (g.scope) {
-      case job::GpuAsk::Scope::kPerJob:
-        total = std::max(total, g.count);
-        break;
-      case job::GpuAsk::Scope::kPerTask:
-        total = std::max(total, g.count * (r.ntasks ? *r.ntasks : nodes));
-        break;
-      default:
-        total = std::max(total, g.count * nodes);
-        break;
-    }
-  }
-  return total;
-}
-
-}  // namespace
-
 std::size_t TasksStillRunning() { return g_tasks_running.load(); }
 
 std::vector<ClusterResult> ProbeAll(const std::vector<ClusterHandle>& clusters,
@@ -211,12 +188,10 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   in.test_only_start = answer.start;
   in.partitions = OverlappingPartitions(inv.description, partition);
   // The GPU type as this cluster spells it.
-  in.gpus = JobGpus(request);
-  for (const auto& g : request.gpus) {
-    if (!g.type.empty()) {
-      for (const auto& [type, count] : translate::GpuTypesOf(inv.description)) {
-        if (type == g.type || catalog.Same(type, g.type)) in.gpu_type = type;
-      }
+  in.gpus = request.gpu_demand.total;
+  if (const std::string& asked = request.gpu_demand.type; !asked.empty()) {
+    for (const auto& [type, count] : translate::GpuTypesOf(inv.description)) {
+      if (type == asked || catalog.Same(type, asked)) in.gpu_type = type;
     }
   }
   in.minutes = JobMinutes(request, inv.description, partition);
@@ -332,7 +307,7 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   const cluster::Description& d = plan.clusters[cluster].inventory->description;
   const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
   const NodeStart start = plan.node_start[candidate];
-  cand.gpus = JobGpus(request);
+  cand.gpus = request.gpu_demand.total;
   // The jobs waiting on the cluster that would otherwise run it: when they
   // fill the rest of the nodes it boots, they share the bill (a burst).
   const Candidate* fixed = nullptr;

@@ -1,8 +1,12 @@
 #include "broker/place/submission.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
+#include "broker/place/job_folder.h"
 #include "broker/util/strings.h"
+#include "broker/util/trace.h"
 
 namespace skyslurm::place {
 
@@ -46,6 +50,78 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
     if (context.env != nullptr) spec.environment = *context.env;
   }
   return spec;
+}
+
+std::string Submission::FolderNote() const {
+  if (folder.reason.empty() || copied.empty()) return folder.reason;
+  return fmt::format("{} ({})", folder.reason, copied);
+}
+
+std::string Submission::Workdir(const backend::Capabilities& caps) const {
+  return spec.workdir.empty() ? caps.default_workdir : spec.workdir;
+}
+
+Submission PrepareSubmission(const Workspace& ws, const ClusterHandle& target,
+                             const job::Request& request, const translate::TranslatedJob& job,
+                             const SubmissionContext& context, const std::string& submit_dir) {
+  Submission s;
+  s.spec = SpecFor(request, job, target, context);
+  s.folder = PlanJobFolder(ws, target, request, context.sky_id, submit_dir);
+  ApplyJobFolder(s.folder, request, &s.spec);
+  return s;
+}
+
+namespace {
+
+// Its folder ahead of it: measured, packed into the job, or copied there.
+Status SendFolder(Submission& s, const ClusterHandle& target, SubmissionSteps& steps,
+                  bool send_folder) {
+  s.stage = Submission::Stage::kFolder;
+  if (send_folder && (s.folder.copy || s.folder.pack)) {
+    SKY_RETURN_IF_ERROR(steps.CheckFolder(s.folder, target.name));
+  }
+  if (send_folder && s.folder.pack) {
+    SKY_ASSIGN_OR_RETURN(s.spec.folder_archive, steps.PackFolder(s.folder, target.name));
+    s.copied = config::DescribeBytes(s.spec.folder_archive.size()) + " packed";
+  }
+  s.stage = Submission::Stage::kBeforeSending;
+  SKY_RETURN_IF_ERROR(steps.BeforeSending(s.spec));
+  s.stage = Submission::Stage::kFolder;
+  if (send_folder && s.folder.copy) {
+    // The real clock, as the files' times are: what is newer there once the
+    // job has ended, the job wrote.
+    s.sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    SKY_ASSIGN_OR_RETURN(s.copied, steps.CopyFolder(s.folder, target.name));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Send(Submission& s, ClusterHandle& target, SubmissionSteps& steps,
+            const SendOptions& options) {
+  if (target.backend == nullptr) {
+    return InternalError(fmt::format("cluster {} has no backend", target.name));
+  }
+  SKY_RETURN_IF_ERROR(SendFolder(s, target, steps, options.send_folder));
+  s.stage = Submission::Stage::kSubmit;
+  steps.Submitting(s.spec);
+  {
+    trace::Span span("submit to " + target.name);
+    const EstimateWithSubmission* e = options.estimate ? &*options.estimate : nullptr;
+    if (e != nullptr && e->plan != nullptr && e->plan->deferred) {
+      auto both = target.backend->EstimateThenSubmit(s.spec, options.timeout);
+      CompleteDeferredEstimate(*e->plan, both.estimate, *e->request, *e->catalog, *e->policy);
+      s.key = std::move(both.key);
+    } else {
+      s.key = target.backend->Submit(s.spec, options.timeout);
+    }
+  }
+  if (!s.key.ok()) return s.key.status();
+  s.stage = Submission::Stage::kDone;
+  return OkStatus();
 }
 
 }  // namespace skyslurm::place

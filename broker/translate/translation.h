@@ -7,11 +7,13 @@
 // slurm_translator.h, backend/kubernetes/job_translator.h).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "broker/catalog/accelerators.h"
+#include "broker/cluster/queue.h"
 #include "broker/config/settings.h"
 #include "broker/job/request.h"
 #include "broker/translate/path_roots.h"
@@ -24,6 +26,17 @@ struct Change {
   std::string why;
 };
 
+// A job in a backend's own terms, when they are not sbatch's (Kubernetes:
+// the pods' shape and image). Only the backend of the kind that made it
+// reads it.
+struct NativeJob {
+  virtual ~NativeJob() = default;
+  // What tells two such jobs apart (a cache of start estimates).
+  virtual std::string Key() const = 0;
+  // The job in one line for people (explain).
+  virtual std::string Summary() const = 0;
+};
+
 struct TranslatedJob {
   std::string cluster;
   std::vector<std::string> partitions;  // the partition(s) it goes to ({} = the default)
@@ -33,13 +46,19 @@ struct TranslatedJob {
   std::vector<std::string> fitting_partitions;
   job::Tool tool = job::Tool::kSbatch;  // the command it was given to (salloc's, srun's options)
   std::vector<std::string> args;        // sbatch options for that cluster, before the script
-  // The job in the target backend's own terms when they are not sbatch's
-  // (Kubernetes: the pods' shape and image, as JSON); "" for Slurm.
-  std::string native_spec;
-  // That form in one line for people (explain), when there is one.
-  std::string native_summary;
+  // The job in the target backend's own terms (null: sbatch's, above).
+  std::shared_ptr<const NativeJob> native;
   std::string script;  // the script to submit there
   std::vector<std::string> script_args;
+  // The words of the script's #SBATCH lines as sbatch reads them, in order
+  // (before the command line's): what slurmrestd, which reads no script, is
+  // given as data.
+  std::vector<std::string> script_options;
+  bool heterogeneous = false;  // its options describe several components (hetjob)
+  // The job as its cluster's queue lists it once submitted, pending: its
+  // partition, nodes, GPUs (of the type as the cluster spells it), time
+  // limit and array tasks (Backend::AsQueued).
+  cluster::QueuedJob queued;
   std::vector<Change> changes;
   // The job's --export as the target needs it, when that differs from the
   // request's (paths in its values mapped): what it is submitted with.

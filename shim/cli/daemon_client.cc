@@ -17,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/job_input.h"
 
 namespace skyslurm::cli {
 

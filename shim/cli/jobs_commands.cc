@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/place/placement.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"

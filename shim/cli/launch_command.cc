@@ -13,7 +13,7 @@
 #include <limits>
 
 #include "broker/backend/backend.h"
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/job/request.h"
 #include "broker/place/explain_view.h"
 #include "broker/place/spending.h"

@@ -20,7 +20,7 @@
 #include "broker/backend/backend.h"
 #include "broker/backend/slurm/slurm_state.h"
 #include "broker/cluster/registry.h"
-#include "broker/daemon/job_input.h"
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/job/request.h"
 #include "broker/job/sky_dependency.h"
 #include "broker/place/audit.h"

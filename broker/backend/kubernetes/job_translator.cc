@@ -68,7 +68,7 @@ std::string Describe(const job::Origin& o, const Request& r) { return o.Describe
 
 }  // namespace
 
-std::string JobShape::ToJson() const {
+std::string JobShape::Key() const {
   Json::Value v(Json::objectValue);
   v["image"] = image;
   v["pods"] = Json::Int64(pods);
@@ -84,27 +84,22 @@ std::string JobShape::ToJson() const {
   return Json::writeString(w, v);
 }
 
-Result<JobShape> JobShape::FromJson(std::string_view json) {
-  Json::Value v;
-  Json::CharReaderBuilder b;
-  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
-  std::string errors;
-  if (!reader->parse(json.data(), json.data() + json.size(), &v, &errors) || !v.isObject()) {
-    return InvalidArgumentError("not a Kubernetes job shape: " + errors);
-  }
-  JobShape s;
-  s.image = v["image"].asString();
-  s.pods = v["pods"].asInt64();
-  s.gpus_per_pod = v["gpus_per_pod"].asInt64();
-  s.gpu_label = v["gpu_label"].asString();
-  s.gpu_type = v["gpu_type"].asString();
-  s.millicores = v["millicores"].asInt64();
-  s.memory_mb = v["memory_mb"].asInt64();
-  s.deadline_seconds = v["deadline_seconds"].asInt64();
-  s.job_name = v["job_name"].asString();
-  if (s.image.empty() || s.pods < 1)
-    return InvalidArgumentError("a Kubernetes job shape without image or pods");
-  return s;
+std::string JobShape::Summary() const {
+  return fmt::format(
+      "an Indexed Job of {} pod(s), each {}{} CPU(s){}{}; image {}", pods,
+      gpus_per_pod > 0
+          ? fmt::format("{} nvidia.com/gpu{}, ", gpus_per_pod,
+                        gpu_label.empty() ? "" : fmt::format(" ({}={})", gpu_label, gpu_type))
+          : "",
+      static_cast<double>(millicores) / 1000.0,
+      memory_mb > 0 ? fmt::format(", {} MiB", memory_mb) : "",
+      deadline_seconds > 0 ? fmt::format(", deadline {} s", deadline_seconds) : "", image);
+}
+
+Result<JobShape> ShapeOf(const translate::TranslatedJob& job) {
+  const auto* shape = dynamic_cast<const JobShape*>(job.native.get());
+  if (shape == nullptr) return InvalidArgumentError("not a job made for Kubernetes");
+  return *shape;
 }
 
 translate::Translation TranslateForKubernetes(const Request& r, const cluster::Description& target,
@@ -145,27 +140,19 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
       r.ntasks_per_node ? *r.ntasks_per_node
                         : (r.ntasks ? (*r.ntasks + shape.pods - 1) / shape.pods : 1);
   shape.millicores = r.cpus_per_task.value_or(1) * tasks_per_pod * 1000;
-  std::string gpu_type;  // as asked
+  // Each pod is a node: its GPUs are the job's per node (job/gpu_demand.h),
+  // a per-job count spread evenly.
+  const job::GpuDemand& demand = r.gpu_demand;
+  const std::string& gpu_type = demand.type;  // as asked
+  shape.gpus_per_pod = std::max(demand.per_node, demand.EvenShare());
   for (const GpuAsk& g : r.gpus) {
-    gpu_type = g.type;
-    switch (g.scope) {
-      case GpuAsk::Scope::kPerNode:
-        shape.gpus_per_pod = g.count;
-        break;
-      case GpuAsk::Scope::kPerTask:
-        shape.gpus_per_pod = g.count * tasks_per_pod;
-        break;
-      case GpuAsk::Scope::kPerJob:
-        if (g.count % shape.pods != 0) {
-          no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods",
-                                   Describe(g.origin, r), g.count, shape.pods));
-        }
-        shape.gpus_per_pod = (g.count + shape.pods - 1) / shape.pods;
-        break;
-      case GpuAsk::Scope::kPerSocket:
-        no.push_back(
-            fmt::format("{}: GPUs per socket have no meaning in a pod", Describe(g.origin, r)));
-        break;
+    if (g.scope == GpuAsk::Scope::kPerJob && g.count % shape.pods != 0) {
+      no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods",
+                               Describe(g.origin, r), g.count, shape.pods));
+    }
+    if (g.scope == GpuAsk::Scope::kPerSocket) {
+      no.push_back(
+          fmt::format("{}: GPUs per socket have no meaning in a pod", Describe(g.origin, r)));
     }
   }
   if (r.mem_mb) {
@@ -293,19 +280,17 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   job.partition_note = "the namespace of " + target.name;
   job.script = r.wrap ? "#!/bin/sh\n" + *r.wrap + "\n" : r.script;
   job.script_args = r.script_args;
-  job.native_spec = shape.ToJson();
-  job.native_summary = fmt::format(
-      "an Indexed Job of {} pod(s), each {}{} CPU(s){}{}; image {}", shape.pods,
-      shape.gpus_per_pod > 0
-          ? fmt::format("{} nvidia.com/gpu{}, ", shape.gpus_per_pod,
-                        shape.gpu_label.empty()
-                            ? ""
-                            : fmt::format(" ({}={})", shape.gpu_label, shape.gpu_type))
-          : "",
-      static_cast<double>(shape.millicores) / 1000.0,
-      shape.memory_mb > 0 ? fmt::format(", {} MiB", shape.memory_mb) : "",
-      shape.deadline_seconds > 0 ? fmt::format(", deadline {} s", shape.deadline_seconds) : "",
-      shape.image);
+  // As the namespace's pods list it once submitted (inventory.h).
+  cluster::QueuedJob& q = job.queued;
+  q.phase = cluster::JobPhase::kPending;
+  q.state = "PENDING";
+  q.reason = "Pending";
+  q.partition = ns;
+  q.nodes = shape.pods;
+  q.gpus_per_node = shape.gpus_per_pod;
+  q.gpu_type = shape.gpu_type;
+  q.time_limit_minutes = (shape.deadline_seconds + 59) / 60;
+  job.native = std::make_shared<const JobShape>(std::move(shape));
   out.job = std::move(job);
   return out;
 }

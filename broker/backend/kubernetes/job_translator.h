@@ -20,8 +20,9 @@
 
 namespace skyslurm::kube {
 
-// The pods' shape: TranslatedJob::native_spec, as JSON.
-struct JobShape {
+// The pods' shape: a TranslatedJob's native form (translation.h), which
+// the Kubernetes backend reads (ShapeOf).
+struct JobShape : translate::NativeJob {
   std::string image;
   std::int64_t pods = 1;
   std::int64_t gpus_per_pod = 0;
@@ -31,9 +32,14 @@ struct JobShape {
   std::int64_t memory_mb = 0;         // 0: no request
   std::int64_t deadline_seconds = 0;  // 0: none
   std::string job_name;
-  std::string ToJson() const;
-  static Result<JobShape> FromJson(std::string_view json);
+  // Its fields as JSON.
+  std::string Key() const override;
+  // "an Indexed Job of 2 pod(s), each 4 nvidia.com/gpu (...), 8 CPU(s); image ...".
+  std::string Summary() const override;
 };
+
+// The shape of a job the Kubernetes translation made; an error for any other.
+Result<JobShape> ShapeOf(const translate::TranslatedJob& job);
 
 translate::Translation TranslateForKubernetes(const job::Request& request,
                                               const cluster::Description& target,

@@ -221,7 +221,7 @@ CheckAnswer KubernetesBackend::Check(milliseconds timeout) {
 
 Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::TranslatedJob& job,
                                                        milliseconds timeout) {
-  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::JobShape::FromJson(job.native_spec));
+  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::ShapeOf(job));
   SKY_ASSIGN_OR_RETURN(cluster::Inventory inv, RecentInventory(timeout));
   auto start = kube::ModelStart(shape, inv, std::time(nullptr));
   if (!start) {
@@ -319,7 +319,7 @@ Result<long> KubernetesBackend::ClaimNumber(long floor, milliseconds timeout) {
 
 Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds timeout) {
   const Deadline deadline(timeout);
-  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::JobShape::FromJson(spec.job.native_spec));
+  SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::ShapeOf(spec.job));
   const std::string by_sky_id = std::string(kube::kSkyIdLabel) + "=" + spec.sky_id;
   std::set<std::string> made_jobs;  // the numbers of this sky id's Jobs, on a retry
   if (!spec.first_attempt) {
@@ -428,20 +428,9 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
 
 std::optional<cluster::QueuedJob> KubernetesBackend::AsQueued(const SubmitSpec& spec,
                                                               const JobKey& key) const {
-  auto shape = kube::JobShape::FromJson(spec.job.native_spec);
-  if (!shape.ok()) return std::nullopt;
-  cluster::QueuedJob q;
+  // Listed by its pods' key (inventory.h), not its number.
+  cluster::QueuedJob q = QueuedAsSubmitted(spec, key);
   q.job_id = namespace_ + "/" + kube::ObjectName(key.job_id);
-  q.phase = cluster::JobPhase::kPending;
-  q.state = "PENDING";
-  q.reason = "Pending";
-  q.partition = namespace_;
-  q.comment = SkyTag(spec.sky_id);
-  q.submit_time = std::time(nullptr);
-  q.nodes = shape->pods;
-  q.gpus_per_node = shape->gpus_per_pod;
-  q.gpu_type = shape->gpu_type;
-  q.time_limit_minutes = (shape->deadline_seconds + 59) / 60;
   return q;
 }
 

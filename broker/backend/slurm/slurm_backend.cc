@@ -256,56 +256,9 @@ translate::Translation SlurmBackend::Translate(const job::Request& request,
   return translate::TranslateForSlurm(request, target, context);
 }
 
-// The job as squeue will list it: its partition, nodes, GPUs and time
-// limit, read as sbatch reads them.
 std::optional<cluster::QueuedJob> SlurmBackend::AsQueued(const SubmitSpec& spec,
                                                          const JobKey& key) const {
-  job::RequestInput in;
-  in.tool = job::Tool::kSbatch;
-  in.args = spec.job.args;
-  // The script as an operand, unless the command is --wrap's (sbatch takes
-  // no operand with it): before, every --wrap job was shown as nothing, and
-  // a burst of them was placed on a view without the ones just sent.
-  const bool wrapped = std::any_of(in.args.begin(), in.args.end(), [](const std::string& a) {
-    return a == "--wrap" || a.starts_with("--wrap=");
-  });
-  if (!wrapped) in.args.push_back("job.sh");
-  in.script_text = spec.job.script;
-  auto request = job::ParseRequest(in);
-  if (!request.ok()) return std::nullopt;
-  cluster::QueuedJob q;
-  q.job_id = key.job_id;
-  q.phase = cluster::JobPhase::kPending;
-  q.state = "PENDING";
-  q.reason = request->hold ? "JobHeldUser" : "Priority";
-  // As sent: the translation's partition, else what the options ask
-  // ("a,b", as squeue lists a job pending for several), else the default.
-  q.partition = !spec.job.partitions.empty()
-                    ? spec.job.partitions.front()
-                    : fmt::format("{}", fmt::join(request->partitions, ","));
-  q.comment = SkyTag(spec.sky_id);
-  q.submit_time = std::time(nullptr);
-  q.nodes = request->nodes ? request->nodes->min : 1;
-  // An array pends as its tasks: each waits for its GPUs (a part of a
-  // spread array counted as one task let the next part's placement see
-  // its cluster as empty).
-  if (request->array_indices && !request->array_indices->indices.empty()) {
-    q.tasks = static_cast<std::int64_t>(request->array_indices->indices.size());
-  }
-  if (request->time_limit && request->time_limit->minutes) {
-    q.time_limit_minutes = *request->time_limit->minutes;
-  }
-  for (const auto& g : request->gpus) {
-    q.gpu_type = g.type;
-    if (g.scope == job::GpuAsk::Scope::kPerJob) {
-      q.gpus_per_job = g.count;
-    } else if (g.scope == job::GpuAsk::Scope::kPerTask) {
-      q.gpus_per_job = g.count * (request->ntasks ? *request->ntasks : q.nodes);
-    } else {
-      q.gpus_per_node = g.count;
-    }
-  }
-  return q;
+  return QueuedAsSubmitted(spec, key);
 }
 
 Command SlurmBackend::TestOnlyCommand(const translate::TranslatedJob& job) const {

@@ -33,7 +33,7 @@ class SlurmBackend : public Backend {
   // translate::Translate: sbatch options respelled for the cluster.
   translate::Translation Translate(const job::Request& request, const cluster::Description& target,
                                    const translate::TranslateContext& context) const override;
-  // Read back from the sbatch options it was submitted with.
+  // As its translation said squeue lists it (TranslatedJob::queued).
   std::optional<cluster::QueuedJob> AsQueued(const SubmitSpec& spec,
                                              const JobKey& key) const override;
   Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;

@@ -164,14 +164,10 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
     return FailedPreconditionError("the script has arguments (slurmrestd takes none)");
   }
   // sbatch reads the script's #SBATCH lines first, then its command line
-  // (which wins); slurmrestd reads neither, so both become keys here.
-  SKY_ASSIGN_OR_RETURN(job::DirectiveScan scan, job::ScanDirectives(spec.job.script, "script"));
-  if (scan.hetjob) return FailedPreconditionError("a heterogeneous job");
-  std::vector<std::string> options;
-  for (const job::Directive& d : scan.directives) {
-    if (d.magic != "#SBATCH") continue;
-    options.insert(options.end(), d.words.begin(), d.words.end());
-  }
+  // (which wins); slurmrestd reads neither, so both become keys here (the
+  // script's as its translation wrote them: TranslatedJob::script_options).
+  if (spec.job.heterogeneous) return FailedPreconditionError("a heterogeneous job");
+  std::vector<std::string> options = spec.job.script_options;
   for (std::string& o : SbatchSubmitOptions(spec)) options.push_back(std::move(o));
   // sbatch also takes options from SBATCH_* variables of its environment.
   for (const auto& [k, v] : login.environment) {

@@ -104,12 +104,39 @@ class Translator {
       return out;
     }
     Rewrite();
+    Queued();
+    job_.heterogeneous = r_.hetjob;
     out.job = std::move(job_);
     return out;
   }
 
  private:
   std::string Where(const Setting& s) const { return s.origin.Describe(r_.script_name); }
+
+  // The job as squeue lists it once submitted: pending in its partition
+  // (the translation's, else the job's own list, as squeue shows a job
+  // pending for several), its nodes, GPUs of the type as this cluster spells
+  // it, time limit and array tasks.
+  void Queued() {
+    cluster::QueuedJob& q = job_.queued;
+    q.phase = cluster::JobPhase::kPending;
+    q.state = "PENDING";
+    q.reason = r_.hold ? "JobHeldUser" : "Priority";
+    q.partition = !job_.partitions.empty() ? job_.partitions.front() : Join(r_.partitions, ",");
+    q.nodes = r_.nodes ? r_.nodes->min : 1;
+    // An array pends as its tasks: each waits for its GPUs.
+    if (r_.array_indices && !r_.array_indices->indices.empty()) {
+      q.tasks = static_cast<std::int64_t>(r_.array_indices->indices.size());
+    }
+    if (r_.time_limit && r_.time_limit->minutes) q.time_limit_minutes = *r_.time_limit->minutes;
+    const job::GpuDemand& d = r_.gpu_demand;
+    q.gpu_type = needs_.gpu_type.value_or(d.type);
+    if (d.per_job || d.per_task) {
+      q.gpus_per_job = d.total;  // squeue's tres_per_job
+    } else {
+      q.gpus_per_node = d.per_node;
+    }
+  }
 
   void Change(const Setting& s, std::string new_value, std::string why) {
     job_.changes.push_back({Where(s),
@@ -178,27 +205,12 @@ class Translator {
       if (*spelling.type != ask.type) why_[ask.type] = spelling.why;
       if (!needs_.gpu_type) needs_.gpu_type = *spelling.type;
     }
-    // GPUs per node the job needs, and in all.
+    // GPUs per node the job needs, and in all (job/gpu_demand.h).
+    needs_.gpus_per_node = r_.gpu_demand.per_node;
+    needs_.gpus_total = r_.gpu_demand.asked_in_all;
     const std::int64_t nodes = r_.nodes ? r_.nodes->min : 1;
     const std::int64_t tasks_per_node =
         r_.ntasks_per_node ? *r_.ntasks_per_node : (r_.ntasks ? CeilDiv(*r_.ntasks, nodes) : 1);
-    for (const GpuAsk& ask : r_.gpus) {
-      switch (ask.scope) {
-        case GpuAsk::Scope::kPerNode:
-        case GpuAsk::Scope::kPerSocket:
-          needs_.gpus_per_node = std::max(needs_.gpus_per_node, ask.count);
-          break;
-        case GpuAsk::Scope::kPerTask:
-          needs_.gpus_per_node = std::max(needs_.gpus_per_node, ask.count * tasks_per_node);
-          break;
-        case GpuAsk::Scope::kPerJob:
-          needs_.gpus_total = std::max(needs_.gpus_total, ask.count);
-          if (r_.nodes) {
-            needs_.gpus_per_node = std::max(needs_.gpus_per_node, CeilDiv(ask.count, nodes));
-          }
-          break;
-      }
-    }
     // Rewrite the options that named a type this cluster spells otherwise.
     for (Opt option :
          {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask, Opt::kGpusPerSocket}) {
@@ -759,6 +771,13 @@ class Translator {
               [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
     for (const auto& [offset, length, text] : edits) script.replace(offset, length, text);
     std::map<int, std::vector<std::string>> replacement;  // line -> new lines
+    // What sbatch reads of the script sent: the header's #SBATCH lines of
+    // what translation added first, then each #SBATCH line as it is there.
+    if (!r_.wrap.has_value() && !r_.script.empty()) {
+      for (const auto& [name, value] : added_) {
+        job_.script_options.push_back(fmt::format("--{}={}", name, value));
+      }
+    }
     for (std::size_t d = 0; d < r_.directives.directives.size(); ++d) {
       const job::Directive& directive = r_.directives.directives[d];
       auto groups = Groups([&](const Setting& s) {
@@ -766,11 +785,19 @@ class Translator {
       });
       bool touched = false;
       for (const auto& g : groups) touched = touched || Touched(g);
-      if (!touched) continue;
+      const bool read = directive.magic == "#SBATCH";
+      if (!touched) {
+        if (read) {
+          job_.script_options.insert(job_.script_options.end(), directive.words.begin(),
+                                     directive.words.end());
+        }
+        continue;
+      }
       std::vector<std::string> words;
       for (const auto& g : groups) {
         for (auto& w : WordsFor(g)) words.push_back(std::move(w));
       }
+      if (read) job_.script_options.insert(job_.script_options.end(), words.begin(), words.end());
       std::vector<std::string> lines = {"#" + directive.text};
       if (!words.empty()) {
         std::string line = directive.magic;

@@ -21,7 +21,7 @@
 #include <set>
 #include <thread>
 
-#include "broker/daemon/fault_points.h"
+#include "broker/daemon/jobs/fault_points.h"
 #include "broker/job/array_indices.h"
 #include "broker/job/sky_id.h"
 #include "broker/store/job_store.h"

@@ -44,7 +44,7 @@ TEST_F(KubeTranslatorTest, TheMainH100JobBecomesTwoPodsWithTheirShape) {
                       "--time=01:00:00", "--job-name=train"},
                      "#!/bin/bash\nmodule load cuda/12.4\nsrun python train.py\n");
   ASSERT_TRUE(t.ok()) << (t.reasons.empty() ? "" : t.reasons.front());
-  auto shape = JobShape::FromJson(t.job->native_spec);
+  auto shape = ShapeOf(*t.job);
   ASSERT_TRUE(shape.ok());
   EXPECT_EQ(shape->pods, 2);
   EXPECT_EQ(shape->gpus_per_pod, 8);
@@ -65,11 +65,11 @@ TEST_F(KubeTranslatorTest, TheImageComesFromTheUserFirstThenTheSite) {
   auto sky = Translate({"--sky-image=ubuntu:22.04", "--gres=gpu:l4:1"},
                        "#!/bin/sh\nmodule load cuda/12.4\n");
   ASSERT_TRUE(sky.ok());
-  EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->image, "ubuntu:22.04");
-  EXPECT_EQ(JobShape::FromJson(sky.job->native_spec)->gpu_type, "NVIDIA-L4");
+  EXPECT_EQ(ShapeOf(*sky.job)->image, "ubuntu:22.04");
+  EXPECT_EQ(ShapeOf(*sky.job)->gpu_type, "NVIDIA-L4");
   auto by_name = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nmodule load cuda/11.8\nhostname\n");
   ASSERT_TRUE(by_name.ok());
-  EXPECT_EQ(JobShape::FromJson(by_name.job->native_spec)->image, "ubuntu:22.04");
+  EXPECT_EQ(ShapeOf(*by_name.job)->image, "ubuntu:22.04");
   auto none = Translate({"--gpus-per-node=1"}, "#!/bin/sh\nhostname\n");
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.reasons.front(), HasSubstr("no container image: give --sky-image"));

@@ -3,9 +3,30 @@
 #include <gtest/gtest.h>
 
 #include "broker/backend/slurm/slurm_local.h"
+#include "broker/job/request.h"
 
 namespace skyslurm::backend {
 namespace {
+
+// The job as the translation for alpha makes it (its description file).
+translate::TranslatedJob ForAlpha(const SlurmBackend& alpha, std::vector<std::string> args,
+                                  const std::string& script = "") {
+  job::RequestInput in;
+  in.args = std::move(args);
+  if (!script.empty()) {
+    in.args.push_back("job.sh");
+    in.script_text = script;
+  }
+  auto request = job::ParseRequest(in);
+  EXPECT_TRUE(request.ok()) << request.status().message();
+  auto d = cluster::ReadDescriptionFile(SKYSLURM_SOURCE_DIR "/tests/data/clusters/alpha.yaml");
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  static const catalog::AcceleratorCatalog catalog;
+  static const config::ClusterSettings settings;
+  auto t = alpha.Translate(*request, *d, {"alpha", &catalog, &settings});
+  EXPECT_TRUE(t.ok()) << (t.reasons.empty() ? "" : t.reasons.front());
+  return t.ok() ? *t.job : translate::TranslatedJob{};
+}
 
 // The job just sent, as the next decisions see it before squeue lists it.
 // Regression (issue 16): a --wrap job was read with a script operand, which
@@ -14,7 +35,7 @@ TEST(SlurmBackendTest, AJobJustSentIsShownAsSqueueWillListIt) {
   SlurmLocalBackend alpha("alpha", "", "");
   SubmitSpec spec;
   spec.sky_id = "sky-20261204-120000-abcdef";
-  spec.job.args = {"--gpus=2", "-t", "5", "-J", "sweep", "--wrap", "sleep 60"};
+  spec.job = ForAlpha(alpha, {"--gpus=2", "-t", "5", "-J", "sweep", "--wrap", "sleep 60"});
   auto wrapped = alpha.AsQueued(spec, {"alpha", "41"});
   ASSERT_TRUE(wrapped.has_value());
   EXPECT_EQ(wrapped->job_id, "41");
@@ -24,8 +45,8 @@ TEST(SlurmBackendTest, AJobJustSentIsShownAsSqueueWillListIt) {
   EXPECT_EQ(wrapped->partition, "");  // the default: the view knows which
   EXPECT_NE(wrapped->comment.find(spec.sky_id), std::string::npos);
 
-  spec.job.args = {"-p", "gpu", "--hold"};
-  spec.job.script = "#!/bin/sh\n#SBATCH --gpus-per-node=4\n#SBATCH -N 2\nsrun true\n";
+  spec.job = ForAlpha(alpha, {"-p", "gpu", "--hold"},
+                      "#!/bin/sh\n#SBATCH --gpus-per-node=4\n#SBATCH -N 2\nsrun true\n");
   auto scripted = alpha.AsQueued(spec, {"alpha", "42"});
   ASSERT_TRUE(scripted.has_value());
   EXPECT_EQ(scripted->partition, "gpu");
@@ -36,8 +57,7 @@ TEST(SlurmBackendTest, AJobJustSentIsShownAsSqueueWillListIt) {
 
   // A part of a spread array pends as its tasks (regression: counted as
   // one, the next part placed after a crash saw its cluster empty).
-  spec.job.args = {"--gpus=1", "--array=16-23,40", "--wrap", "sleep 2"};
-  spec.job.script.clear();
+  spec.job = ForAlpha(alpha, {"--gpus=1", "--array=16-23,40", "--wrap", "sleep 2"});
   auto array = alpha.AsQueued(spec, {"alpha", "43"});
   ASSERT_TRUE(array.has_value());
   EXPECT_EQ(array->tasks, 9);

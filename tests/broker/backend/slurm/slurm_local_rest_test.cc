@@ -24,6 +24,7 @@
 #include "broker/backend/slurm/slurm_local.h"
 #include "broker/util/trace.h"
 #include "tests/support/testbed.h"
+#include "tests/support/translated_script.h"
 
 namespace skyslurm::testing {
 namespace {
@@ -50,11 +51,12 @@ class SlurmLocalRestTest : public TestbedTest {
     s.sky_id = std::move(sky_id);
     s.first_attempt = true;
     s.submit_dir = tmp_.path();
-    s.job.script = "#!/bin/bash\n#SBATCH -t 5 -o " + tmp_.path() +
-                   "/local-rest-%j.out\n#SBATCH --hold\n"
-                   "echo \"dir=$SLURM_SUBMIT_DIR host=$SLURM_SUBMIT_HOST foo=$FOO "
-                   "task=$SKYPILOT_TASK_ID umask=$SLURM_UMASK cwd=$PWD name=$SLURM_JOB_NAME "
-                   "tz=${TZ-unset} conf=$SLURM_CONF user=$USER\"\n";
+    testing::SetScript(s.job, "#!/bin/bash\n#SBATCH -t 5 -o " + tmp_.path() +
+                                  "/local-rest-%j.out\n#SBATCH --hold\n"
+                                  "echo \"dir=$SLURM_SUBMIT_DIR host=$SLURM_SUBMIT_HOST foo=$FOO "
+                                  "task=$SKYPILOT_TASK_ID umask=$SLURM_UMASK cwd=$PWD "
+                                  "name=$SLURM_JOB_NAME tz=${TZ-unset} conf=$SLURM_CONF "
+                                  "user=$USER\"\n");
     s.job.args = {"--job-name=local-rest-test", "--partition=cpu", "--mem=100M", "--ntasks=2"};
     s.user_export = "ALL,FOO";
     s.export_values = {{"FOO", "from-the-submitter"}};

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "broker/util/base64.h"
+#include "tests/support/translated_script.h"
 
 namespace skyslurm::backend {
 namespace {
@@ -27,9 +28,10 @@ LoginFacts Login() {
 SubmitSpec Spec() {
   SubmitSpec s;
   s.sky_id = "sky-20261201-120000-abcdef";
-  s.job.script =
+  testing::SetScript(
+      s.job,
       "#!/bin/bash\n#SBATCH --gres=gpu:A100:2\n#SBATCH -t 5 -o out-%j.txt\n#SBATCH --hold\n"
-      "echo hi\n#SBATCH --ignored-after-the-body=1\n";
+      "echo hi\n#SBATCH --ignored-after-the-body=1\n");
   s.job.args = {"-J", "train", "--time=7"};
   return s;
 }
@@ -126,7 +128,7 @@ TEST(SlurmRestTest, WhatSlurmrestdCannotTakeGoesThroughSbatchAndSaysWhy) {
   }
   {
     SubmitSpec s = Spec();
-    s.job.script = "#!/bin/bash\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -n2\nhostname\n";
+    testing::SetScript(s.job, "#!/bin/bash\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -n2\nhostname\n");
     cases.push_back({"a heterogeneous job", s});
   }
   for (const Case& c : cases) {

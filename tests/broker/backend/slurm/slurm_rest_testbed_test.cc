@@ -11,6 +11,7 @@
 #include "broker/backend/slurm/slurm_ssh.h"
 #include "broker/util/trace.h"
 #include "tests/support/testbed.h"
+#include "tests/support/translated_script.h"
 
 namespace skyslurm::testing {
 namespace {
@@ -36,12 +37,13 @@ class SlurmRestTestbedTest : public TestbedTest {
     backend::SubmitSpec s;
     s.sky_id = std::move(sky_id);
     s.first_attempt = true;
-    s.job.script =
+    testing::SetScript(
+        s.job,
         "#!/bin/bash\n#SBATCH --gres=gpu:A100:1\n#SBATCH -t 5 -o rest-test-%j.out\n"
         "#SBATCH --hold\n"
         "echo \"dir=$SLURM_SUBMIT_DIR host=$SLURM_SUBMIT_HOST foo=$FOO task=$SKYPILOT_TASK_ID "
         "umask=$SLURM_UMASK cwd=$PWD name=$SLURM_JOB_NAME tz=${TZ-unset}\"\n"
-        "echo \"exported path=$(printenv PATH) home=$(printenv HOME)\"\n";
+        "echo \"exported path=$(printenv PATH) home=$(printenv HOME)\"\n");
     s.job.args = {"--job-name=rest-test", "--mem=100M", "--ntasks=2"};
     s.user_export = "ALL,FOO";
     s.export_values = {{"FOO", "from-the-submitter"}};

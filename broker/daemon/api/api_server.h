@@ -1,0 +1,73 @@
+// skyslurmd's HTTP/JSON API (docs/api.md) on its UNIX socket: a thin layer
+// over the job lifecycle (JobManager), the Slurm commands' front
+// (SlurmFront) and the dashboard's data (DashboardData). Versioned under /v1;
+// every error is {"error": message} with a status code that says whose
+// fault it is. It also starts and stops the dashboard's own server.
+#pragma once
+
+#include <atomic>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "broker/daemon/dashboard/dashboard_data.h"
+#include "broker/daemon/dashboard/dashboard_server.h"
+#include "broker/daemon/jobs/job_manager.h"
+#include "broker/daemon/slurm_front/slurm_front.h"
+#include "broker/util/status.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace skyslurm::daemon {
+
+class ApiServer {
+ public:
+  explicit ApiServer(JobManager& manager, DashboardOptions dashboard = {});
+  ~ApiServer();
+
+  // Registers the /v1 routes on `server`: all of them (the socket's), or
+  // those the dashboard's pages use (behind its login): never a submission
+  // or a Slurm command.
+  enum class Routes { kAll, kDashboard };
+  void AddRoutes(httplib::Server& server, Routes routes);
+  // A request arrived (the idle exit waits for the last one).
+  void Touch() { last_request_ = std::time(nullptr); }
+  // Whether the dashboard is being served (the daemon then never exits
+  // for idleness); stops it.
+  bool dashboard_serving();
+  void StopDashboard();
+
+  // Binds `socket_path` (an old socket file there is replaced; mode 0600).
+  Status Bind(const std::string& socket_path);
+  // Serves until Stop(); blocks.
+  void Serve();
+  void Stop();
+  // When the last request arrived (for the idle exit).
+  std::time_t last_request() const { return last_request_.load(); }
+  // POST /v1/shutdown asks the daemon's main loop to end.
+  void OnShutdown(std::function<void()> f) { on_shutdown_ = std::move(f); }
+  // The dashboard's data (its GPU samples are taken after each look at the
+  // queues: DashboardData::SampleGpus).
+  DashboardData& dashboard_data() { return dashboard_data_; }
+
+ private:
+  JobManager& manager_;
+  SlurmFront front_;
+  DashboardData dashboard_data_;
+  std::unique_ptr<httplib::Server> server_;
+  std::atomic<std::time_t> last_request_;
+  std::function<void()> on_shutdown_;
+  DashboardOptions dashboard_options_;
+  std::mutex dashboard_mu_;
+  std::unique_ptr<DashboardServer> dashboard_;  // made by the first POST /v1/dashboard
+  std::atomic<const DashboardServer*> dashboard_made_{nullptr};
+  void AddClientRoutes(httplib::Server& server);
+  void AddJobRoutes(httplib::Server& server);
+  void AddDashboardRoutes(httplib::Server& server);
+};
+
+}  // namespace skyslurm::daemon

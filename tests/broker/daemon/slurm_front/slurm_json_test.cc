@@ -1,0 +1,96 @@
+#include "broker/daemon/slurm_front/slurm_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <json/json.h>
+
+#include <memory>
+
+namespace skyslurm::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+const IdMap kBeta = {{"77", 805306445}, {"78", 805306446}};
+const Unsettled kHeld = {"77"};
+
+Json::Value Parse(const std::string& text) {
+  Json::Value v;
+  Json::CharReaderBuilder b;
+  std::string why;
+  const std::unique_ptr<Json::CharReader> r(b.newCharReader());
+  EXPECT_TRUE(r->parse(text.data(), text.data() + text.size(), &v, &why)) << why << text;
+  return v;
+}
+
+// squeue --json as 22.05 prints it (the fields read here; the rest is kept).
+TEST(SlurmJsonTest, SqueueDocumentsMergeWithTheGlobalIds) {
+  const std::string home = R"({"meta":{"Slurm":{"release":"22.05.8"}},"errors":[],"jobs":[)"
+                           R"({"job_id":5,"array_job_id":0,"job_state":"RUNNING","name":"mine"}]})";
+  const std::string beta =
+      R"({"meta":{"Slurm":{"release":"22.05.8"}},"errors":[],"jobs":[)"
+      R"({"job_id":77,"array_job_id":0,"het_job_id":0,"job_state":"COMPLETED","name":"wrap"},)"
+      R"({"job_id":80,"array_job_id":78,"array_task_id":2,"job_state":"COMPLETED"}]})";
+  auto merged = MergeJobsJson({{home, nullptr, nullptr}, {beta, &kBeta, &kHeld}});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Json::Value doc = Parse(*merged);
+  EXPECT_EQ(doc["meta"]["Slurm"]["release"].asString(), "22.05.8");
+  ASSERT_EQ(doc["jobs"].size(), 3u);
+  EXPECT_EQ(doc["jobs"][0]["job_id"].asUInt64(), 5u);
+  EXPECT_EQ(doc["jobs"][0]["job_state"].asString(), "RUNNING");
+  EXPECT_EQ(doc["jobs"][1]["job_id"].asUInt64(), 805306445u);
+  EXPECT_EQ(doc["jobs"][1]["name"].asString(), "wrap");
+  // Not yet seen ended by skyslurmd: still finishing.
+  EXPECT_EQ(doc["jobs"][1]["job_state"].asString(), "COMPLETING");
+  // An array's task: its array's id mapped, its own state as it is.
+  EXPECT_EQ(doc["jobs"][2]["array_job_id"].asUInt64(), 805306446u);
+  EXPECT_EQ(doc["jobs"][2]["job_state"].asString(), "COMPLETED");
+  EXPECT_TRUE(doc["errors"].isArray());
+}
+
+TEST(SlurmJsonTest, SacctDocumentsMapStepsAndHoldTheCurrentState) {
+  const std::string beta =
+      R"({"meta":{},"errors":[],"warnings":[],"jobs":[{"job_id":77,"array":{"job_id":0},)"
+      R"("het":{"job_id":0},"state":{"current":"FAILED","reason":"None"},)"
+      R"("exit_code":{"return_code":3},)"
+      R"("steps":[{"step":{"job_id":77,"id":"77.batch","name":"batch"},"state":"FAILED"}]}]})";
+  auto merged = MergeJobsJson({{beta, &kBeta, &kHeld}});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Json::Value doc = Parse(*merged);
+  const Json::Value& job = doc["jobs"][0];
+  EXPECT_EQ(job["job_id"].asUInt64(), 805306445u);
+  EXPECT_EQ(job["state"]["current"].asString(), "COMPLETING");
+  EXPECT_EQ(job["exit_code"]["return_code"].asInt(), 3);
+  EXPECT_EQ(job["steps"][0]["step"]["id"].asString(), "805306445.batch");
+  EXPECT_EQ(job["steps"][0]["step"]["job_id"].asUInt64(), 805306445u);
+  EXPECT_EQ(job["steps"][0]["state"].asString(), "FAILED");  // a step's own
+  EXPECT_TRUE(doc["warnings"].isArray());
+  // Settled: the cluster's own state; later versions' lists of states too.
+  const std::string later =
+      R"({"jobs":[{"job_id":77,"state":{"current":["COMPLETED"]}}],"errors":[]})";
+  EXPECT_EQ(
+      Parse(*MergeJobsJson({{later, &kBeta, &kHeld}}))["jobs"][0]["state"]["current"][0].asString(),
+      "COMPLETING");
+  const Unsettled none;
+  EXPECT_EQ(
+      Parse(*MergeJobsJson({{later, &kBeta, &none}}))["jobs"][0]["state"]["current"][0].asString(),
+      "COMPLETED");
+}
+
+TEST(SlurmJsonTest, ErrorsOfEveryClusterAreKeptAndNonJsonIsNamed) {
+  auto merged = MergeJobsJson({{R"({"errors":[{"error":"a"}],"jobs":[]})", nullptr, nullptr},
+                               {"", &kBeta, nullptr},  // a cluster that printed nothing
+                               {R"({"errors":[{"error":"b"}],"jobs":[]})", &kBeta, nullptr}});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Json::Value doc = Parse(*merged);
+  ASSERT_EQ(doc["errors"].size(), 2u);
+  EXPECT_EQ(doc["errors"][1]["error"].asString(), "b");
+  EXPECT_EQ(doc["jobs"].size(), 0u);
+  auto bad = MergeJobsJson({{"{}", nullptr, nullptr}, {"squeue: error: x", &kBeta, nullptr}});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("document 2 is not a JSON object"));
+  EXPECT_EQ(*MergeJobsJson({}), "");
+}
+
+}  // namespace
+}  // namespace skyslurm::daemon
