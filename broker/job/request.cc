@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "broker/util/strings.h"
+#include "broker/util/trace.h"
 #include "common/sky_options.h"
 
 namespace skyslurm::job {
@@ -215,6 +216,8 @@ const Setting* Request::EffectiveByName(std::string_view name) const {
 }
 
 Result<Request> ParseRequest(const RequestInput& input) {
+  // Counted in a submission's trace (SKYSLURM_TRACE): once each.
+  trace::Span span("parse the job's options and script", trace::Cost::kParse);
   auto owned_table = std::make_shared<OptionTable>(input.tool);
   for (const auto& spank : input.spank_options) owned_table->AddSpankOption(spank.name, spank.arg);
   const OptionTable& table = *owned_table;

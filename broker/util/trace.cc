@@ -39,7 +39,7 @@ std::vector<SpanRecord> Trace::spans() const {
 }
 
 std::string Trace::Counts() const {
-  int local = 0, remote = 0, agent = 0, rest = 0, writes = 0;
+  int local = 0, remote = 0, agent = 0, rest = 0, writes = 0, parses = 0;
   for (const auto& s : spans()) {
     switch (s.cost) {
       case Cost::kLocalProcess:
@@ -57,6 +57,9 @@ std::string Trace::Counts() const {
       case Cost::kStoreWrite:
         ++writes;
         break;
+      case Cost::kParse:
+        ++parses;
+        break;
       case Cost::kNone:
         break;
     }
@@ -64,12 +67,13 @@ std::string Trace::Counts() const {
   // A command on a new channel costs sshd's session process, the user's
   // shell and the program; through an agent, the program only.
   return fmt::format(
-      "{}: {}, {} ({} processes there), {}, {}, {}", where_,
+      "{}: {}, {} ({} processes there), {}, {}, {}{}", where_,
       Plural(local, "local process", "local processes"),
       Plural(remote, "remote command on a new channel", "remote commands on new channels"),
       remote * 3, Plural(agent, "command through an agent", "commands through agents"),
       Plural(rest, "slurmrestd request", "slurmrestd requests"),
-      Plural(writes, "state write", "state writes"));
+      Plural(writes, "state write", "state writes"),
+      parses == 0 ? std::string() : ", " + Plural(parses, "parse of a job", "parses of a job"));
 }
 
 std::string Trace::Render() const {

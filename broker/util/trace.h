@@ -24,6 +24,7 @@ enum class Cost {
   kAgentCommand,   // a command through a resident agent: the program only
   kRestCall,       // an HTTP request to slurmrestd: no process
   kStoreWrite,     // a SQLite transaction
+  kParse,          // a job's options and script read (job::ParseRequest)
 };
 
 struct SpanRecord {
@@ -49,7 +50,8 @@ class Trace {
   // One line per span ("  +12.3 ms  4.5 ms  daemon  ssh gamma: sbatch"),
   // then the counts.
   std::string Render() const;
-  // "2 local processes, 1 remote command (3 processes there), ..."
+  // "2 local processes, 1 remote command (3 processes there), ...", and
+  // how often a job was parsed, when it was.
   std::string Counts() const;
 
  private:

@@ -133,6 +133,28 @@ TEST_F(RouteTest, AJobHandedToADaemonThatStopsAnsweringIsNotPlacedAgain) {
   }
 }
 
+// A job is read once on its way, whichever door it comes through: skyslurm
+// __route (the first, which starts skyslurmd) reads it once and hands its
+// words to skyslurmd; the shim hands them over unread (the second); either
+// way skyslurmd parses them once to answer, place and submit it. The
+// parses are counted in the trace (SKYSLURM_TRACE), each side's on its line.
+TEST_F(RouteTest, ARoutedJobIsParsedOnceOnItsWay) {
+  for (int i = 0; i < 2; ++i) {
+    CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "-J", "parsed-once", "-t", "1",
+                               "-o", "/dev/null", "--wrap", "true"},
+                              {{"SKYSLURM_TRACE", "1"}});
+    EXPECT_EQ(out.exit_code, 0) << out.err;
+    Submitted(out);
+    EXPECT_THAT(out.err,
+                MatchesRegex("(.|\n)*  = skyslurmd: [^\n]*, 1 parse of a job\n(.|\n)*"))
+        << i;
+    if (i == 0) {
+      EXPECT_THAT(out.err,
+                  MatchesRegex("(.|\n)*  = skyslurm: [^\n]*, 1 parse of a job\n(.|\n)*"));
+    }
+  }
+}
+
 // The job's own --export is kept, merged with skyslurm's variables, and a
 // name without a value takes it from where the user submits, on a peer too
 // (before, skyslurm's --export=ALL,... replaced the user's).
