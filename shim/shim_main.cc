@@ -16,17 +16,17 @@
 #include <unistd.h>
 
 #include <climits>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "broker/job/argv_parser.h"
-#include "shim/daemon_handoff.h"
-#include "shim/real_command.h"
+#include "shim/front/daemon_handoff.h"
+#include "shim/front/real_command.h"
 
 namespace {
 
@@ -83,7 +83,8 @@ bool WantsRouting(skyslurm::shim::Mode mode, int argc, char** argv) {
                                             : skyslurm::job::Tool::kSrun;
   const skyslurm::job::OptionTable table(tool);
   const std::vector<std::string> args(argv + 1, argv + argc);
-  auto parsed = skyslurm::job::ParseArgs(table, args, skyslurm::job::OperandPolicy::kStopAtFirst, "");
+  auto parsed =
+      skyslurm::job::ParseArgs(table, args, skyslurm::job::OperandPolicy::kStopAtFirst, "");
   if (!parsed.ok()) return false;  // the real command says what is wrong
   for (const auto& o : parsed->options) {
     if (o.spec != nullptr && skyslurm::job::SkyOptionOf(o.spec->id)) {
@@ -170,8 +171,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
     args.push_back(nullptr);
     execv(router.c_str(), args.data());
-    std::fprintf(stderr, "%.*s: error: skyslurm: cannot run %s: %s\n", static_cast<int>(name.size()),
-                 name.data(), router.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "%.*s: error: skyslurm: cannot run %s: %s\n",
+                 static_cast<int>(name.size()), name.data(), router.c_str(), std::strerror(errno));
     return 1;
   }
   std::string why;

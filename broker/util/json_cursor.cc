@@ -1,10 +1,10 @@
 #include "broker/util/json_cursor.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <optional>
 
 #include "broker/util/json_string.h"
 
@@ -30,7 +30,8 @@ bool JsonCursor::Fail(const char* what) {
 }
 
 Status JsonCursor::Error(std::string_view what) const {
-  return InvalidArgumentError(fmt::format("not valid JSON at byte {}: {}", p_ - begin_, what));
+  return InvalidArgumentError("not valid JSON at byte " + std::to_string(p_ - begin_) + ": " +
+                              std::string(what));
 }
 
 void JsonCursor::Space() {
@@ -104,134 +105,89 @@ bool JsonCursor::Literal(std::string_view word) {
 // At a '"': the decoded string.
 bool JsonCursor::Decode(std::string* out) {
   const JsonStringRead read =
-      ReadJsonString(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), out,
-                     /*strict=*/false);
+      ReadJsonString(std::string_view(p_, static_cast<std::size_t>(end_ - p_)), out, strict_);
   p_ += read.end;
   return read.error == nullptr || Fail(read.error);
 }
 
-bool JsonCursor::Number(Json::Value* out) {
-  const char* start = p_;
-  bool integral = true;
+// JSON's number, as RFC 8259 writes it: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool JsonCursor::CheckNumber() {
+  auto digits = [&] {
+    const char* start = p_;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    return p_ > start;
+  };
   if (p_ < end_ && *p_ == '-') ++p_;
-  while (p_ < end_) {
-    const char c = *p_;
-    if (c >= '0' && c <= '9') {
-      ++p_;
-    } else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-      integral = false;
-      ++p_;
-    } else {
-      break;
-    }
+  if (p_ < end_ && *p_ == '0') {
+    ++p_;
+  } else if (!digits()) {
+    return Fail("a bad number");
   }
-  if (p_ == start || (p_ - start == 1 && *start == '-')) return Fail("a bad number");
-  if (integral) {
-    if (*start == '-') {
-      std::int64_t v = 0;
-      auto r = std::from_chars(start, p_, v);
-      if (r.ec == std::errc() && r.ptr == p_) {
-        *out = Json::Value(static_cast<Json::Int64>(v));
-        return true;
-      }
-    } else {
-      std::uint64_t v = 0;
-      auto r = std::from_chars(start, p_, v);
-      if (r.ec == std::errc() && r.ptr == p_) {
-        if (v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-          *out = Json::Value(static_cast<Json::Int64>(v));
-        } else {
-          *out = Json::Value(static_cast<Json::UInt64>(v));
-        }
-        return true;
-      }
-    }
+  if (p_ < end_ && *p_ == '.') {
+    ++p_;
+    if (!digits()) return Fail("a bad number");
   }
-  double d = 0;
-  auto r = std::from_chars(start, p_, d);
-  if (r.ptr != p_ || r.ec == std::errc::invalid_argument) return Fail("a bad number");
-  *out = Json::Value(d);
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (!digits()) return Fail("a bad number");
+  }
   return true;
 }
 
-// One value by `mask` into *out.
-bool JsonCursor::Build(const JsonMask& mask, int depth, Json::Value* out) {
+// One value checked as RFC 8259 writes it, whatever it holds.
+bool JsonCursor::CheckValue(int depth) {
   if (depth > kMaxDepth) return Fail("nested too deeply");
   Space();
   if (p_ == end_) return Fail("a value was expected");
   switch (*p_) {
-    case '{': {
-      ++p_;
-      *out = Json::Value(Json::objectValue);
-      Space();
-      if (p_ < end_ && *p_ == '}') {
-        ++p_;
-        return true;
-      }
-      std::string key;
-      for (;;) {
-        Space();
-        if (p_ == end_ || *p_ != '"') return Fail("a member name was expected");
-        if (!Decode(&key)) return false;
-        Space();
-        if (p_ == end_ || *p_ != ':') return Fail("':' was expected");
-        ++p_;
-        if (const JsonMask* child = mask.Child(key)) {
-          if (!Build(*child, depth + 1, &(*out)[key])) return false;
-        } else if (!SkipValue()) {
-          return false;
-        }
-        Space();
-        if (p_ < end_ && *p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (p_ < end_ && *p_ == '}') {
-          ++p_;
-          return true;
-        }
-        return Fail("',' or '}' was expected");
-      }
-    }
-    case '[': {
-      ++p_;
-      *out = Json::Value(Json::arrayValue);
-      Space();
-      if (p_ < end_ && *p_ == ']') {
-        ++p_;
-        return true;
-      }
-      for (;;) {
-        if (!Build(mask, depth + 1, &out->append(Json::Value()))) return false;
-        Space();
-        if (p_ < end_ && *p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (p_ < end_ && *p_ == ']') {
-          ++p_;
-          return true;
-        }
-        return Fail("',' or ']' was expected");
-      }
-    }
     case '"': {
-      std::string s;
-      if (!Decode(&s)) return false;
-      *out = Json::Value(std::move(s));
-      return true;
+      std::string ignored;
+      return Decode(&ignored);
     }
     case 't':
-      *out = true;
       return Literal("true");
     case 'f':
-      *out = false;
       return Literal("false");
     case 'n':
-      *out = Json::Value();
       return Literal("null");
+    case '{':
+    case '[':
+      return CheckContainer(depth);
     default:
-      return Number(out);
+      return CheckNumber();
+  }
+}
+
+bool JsonCursor::CheckContainer(int depth) {
+  const char close = *p_ == '{' ? '}' : ']';
+  ++p_;
+  Space();
+  if (p_ < end_ && *p_ == close) {
+    ++p_;
+    return true;
+  }
+  for (;;) {
+    if (close == '}') {
+      Space();
+      std::string key;
+      if (p_ == end_ || *p_ != '"') return Fail("a member name was expected");
+      if (!Decode(&key)) return false;
+      Space();
+      if (p_ == end_ || *p_ != ':') return Fail("':' was expected");
+      ++p_;
+    }
+    if (!CheckValue(depth + 1)) return false;
+    Space();
+    if (p_ < end_ && *p_ == ',') {
+      ++p_;
+      continue;
+    }
+    if (p_ < end_ && *p_ == close) {
+      ++p_;
+      return true;
+    }
+    return Fail(close == '}' ? "',' or '}' was expected" : "',' or ']' was expected");
   }
 }
 
@@ -311,7 +267,12 @@ Status JsonCursor::String(std::string* out) {
     return OkStatus();
   }
   const char* start = p_;
-  if (!SkipValue()) return Error(failure_);
+  // Strict: a number or literal as RFC 8259 writes it; else as far as it goes.
+  const bool read = !strict_     ? SkipValue()
+                    : *p_ == 't' ? Literal("true")
+                    : *p_ == 'f' ? Literal("false")
+                                 : CheckNumber();
+  if (!read) return Error(failure_);
   out->assign(start, p_);
   return OkStatus();
 }
@@ -322,12 +283,23 @@ Status JsonCursor::Int(std::int64_t* out) {
     *out = 0;
     return OkStatus();
   }
-  Json::Value v;
-  if (p_ == end_ || !(*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) || !Number(&v)) {
+  const char* start = p_;
+  if (p_ == end_ || !(*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) || !CheckNumber()) {
     return Error(failure_.empty() ? "a number was expected" : failure_);
   }
-  if (!v.isInt64()) return Error("an integer was expected");
-  *out = v.asInt64();
+  std::int64_t v = 0;
+  if (const auto r = std::from_chars(start, p_, v); r.ec == std::errc() && r.ptr == p_) {
+    *out = v;
+    return OkStatus();
+  }
+  // A whole number written with a fraction or an exponent ("2.0", "1e3").
+  double d = 0;
+  const auto r = std::from_chars(start, p_, d);
+  if (r.ec != std::errc() || r.ptr != p_ ||
+      d != static_cast<double>(static_cast<std::int64_t>(d)) || d < -9.2e18 || d > 9.2e18) {
+    return Error("an integer was expected");
+  }
+  *out = static_cast<std::int64_t>(d);
   return OkStatus();
 }
 
@@ -355,15 +327,32 @@ Status JsonCursor::Raw(std::string_view* out) {
   return OkStatus();
 }
 
-Result<Json::Value> JsonCursor::Value(const JsonMask& mask) {
-  Json::Value out;
-  if (!Build(mask, 0, &out)) return Error(failure_);
-  return out;
+Status JsonCursor::Check() { return CheckValue(0) ? OkStatus() : Error(failure_); }
+
+char JsonCursor::Peek() {
+  Space();
+  return p_ < end_ ? *p_ : '\0';
 }
 
 Status JsonCursor::End() {
   Space();
   return p_ == end_ ? OkStatus() : Error("text after the value");
+}
+
+std::optional<std::map<std::string, std::string>> ReadFlatJsonObject(std::string_view text) {
+  JsonCursor c(text, JsonCursor::Mode::kStrict);
+  if (c.Peek() != '{') return std::nullopt;
+  std::map<std::string, std::string> members;
+  Status read = c.Object([&](std::string_view key) -> Status {
+    const char next = c.Peek();
+    if (next == '{' || next == '[' || next == 'n') return c.Check();  // checked, left out
+    std::string value;
+    SKY_RETURN_IF_ERROR(c.String(&value));
+    members[std::string(key)] = std::move(value);
+    return OkStatus();
+  });
+  if (!read.ok() || !c.End().ok()) return std::nullopt;
+  return members;
 }
 
 }  // namespace skyslurm

@@ -7,24 +7,40 @@
 // Skipped values are scanned for their extent, not validated: a malformed
 // number or literal inside a skipped value goes unnoticed; broken nesting or
 // an unterminated string anywhere is an error. Every error names its byte
-// offset. Null is read as absent: an empty object or array, "" or 0.
+// offset. Null is read as absent: an empty object or array, "" or 0. In
+// strict mode strings, numbers and literals are read as RFC 8259 writes
+// them, and Check() validates a value whole.
+//
+// The one JSON reader of the project: standard library only, so that the
+// shim's front reads skyslurmd's answers with it too (ReadFlatJsonObject);
+// building a tree of what a mask keeps (Value) needs jsoncpp and is in
+// json_mask.cc.
 #pragma once
 
-#include <json/json.h>
-
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "broker/util/json_mask.h"
 #include "broker/util/status.h"
+
+namespace Json {
+class Value;
+}
 
 namespace skyslurm {
 
+class JsonMask;
+
 class JsonCursor {
  public:
-  explicit JsonCursor(std::string_view text)
-      : p_(text.data()), begin_(text.data()), end_(text.data() + text.size()) {}
+  enum class Mode { kFast, kStrict };
+  explicit JsonCursor(std::string_view text, Mode mode = Mode::kFast)
+      : p_(text.data()),
+        begin_(text.data()),
+        end_(text.data() + text.size()),
+        strict_(mode == Mode::kStrict) {}
 
   // At an object (or null): `member(key)` for each member, which must read
   // or Skip the member's value. `key` is valid until the cursor moves on.
@@ -69,9 +85,13 @@ class JsonCursor {
   Status Bool(bool* out);
   // Passes over one value.
   Status Skip();
+  // Passes over one value, checking it is well-formed JSON throughout.
+  Status Check();
+  // The next character that is not white space ('\0' at the end).
+  char Peek();
   // Passes over one value and gives its text.
   Status Raw(std::string_view* out);
-  // One value built as a tree, keeping what `mask` names.
+  // One value built as a tree, keeping what `mask` names (json_mask.cc).
   Result<Json::Value> Value(const JsonMask& mask);
   // Only whitespace is left.
   Status End();
@@ -92,6 +112,10 @@ class JsonCursor {
   // Passes over `word` if it is next (no failure recorded when not).
   bool Accept(std::string_view word);
   bool Fail(const char* what);
+  bool CheckNumber();
+  bool CheckValue(int depth);
+  bool CheckContainer(int depth);
+  // json_mask.cc (jsoncpp).
   bool Number(Json::Value* out);
   bool Build(const JsonMask& mask, int depth, Json::Value* out);
 
@@ -101,6 +125,14 @@ class JsonCursor {
   std::string failure_;  // what a false-returning helper met
   std::string key_;      // an escaped key, decoded
   bool stopped_ = false;
+  bool strict_ = false;
 };
+
+// The top-level members of a JSON object whose values are strings (decoded),
+// numbers (as written) or booleans ("true"/"false"); members holding
+// objects, arrays or null are checked and left out. nullopt: not one
+// well-formed JSON object (RFC 8259). What the shim reads of skyslurmd's
+// answers.
+std::optional<std::map<std::string, std::string>> ReadFlatJsonObject(std::string_view text);
 
 }  // namespace skyslurm

@@ -1,5 +1,5 @@
 // JSON string literals, read by every JSON reader of ours: the cursor
-// (json_cursor.h) and the shim's flat reader (shim/flat_json.h), which must
+// (json_cursor.h, whose flat reader the shim front uses too), which must
 // stay free of libraries. Standard library only.
 #pragma once
 

@@ -13,7 +13,7 @@
 #include "broker/util/command.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
-#include "shim/real_command.h"
+#include "shim/front/real_command.h"
 
 extern char** environ;
 

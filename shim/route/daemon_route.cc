@@ -16,8 +16,8 @@
 
 #include "broker/backend/backend.h"
 #include "broker/store/job_store.h"
+#include "shim/front/stop_signals_held.h"
 #include "shim/route/wait_bound.h"
-#include "shim/stop_signals_held.h"
 
 namespace skyslurm::route {
 namespace {
@@ -46,17 +46,17 @@ int WaitThroughDaemon(const std::string& tool, const job::Request& request,
       continue;
     }
     const std::string state = (*now)["job"]["state"].asString();
-    if (store::IsFinalState(state)) return WaitStatusExit(state, (*now)["job"]["exit_code"].asInt());
+    if (store::IsFinalState(state))
+      return WaitStatusExit(state, (*now)["job"]["exit_code"].asInt());
     if (state != "UNKNOWN") {
       bound.Answered(std::time(nullptr));
-    } else if (auto error = bound.GiveUp(
-                   std::time(nullptr), "cluster " + (*now)["job"]["cluster"].asString(), sky_id,
-                   "skyslurm status " + sky_id + " tells later")) {
+    } else if (auto error = bound.GiveUp(std::time(nullptr),
+                                         "cluster " + (*now)["job"]["cluster"].asString(), sky_id,
+                                         "skyslurm status " + sky_id + " tells later")) {
       return Fail(tool, "skyslurm: " + *error);
     }
   }
 }
-
 
 }  // namespace
 
@@ -70,8 +70,9 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   // The shim's own id when it handed over after sending (a retry names the
   // same job), else a new one.
   const char* given = std::getenv("SKYSLURM_SKY_ID");
-  body["sky_id"] = given != nullptr && LooksLikeSkyId(given) ? std::string(given)
-                                                             : backend::NewSkyId(std::time(nullptr));
+  body["sky_id"] = given != nullptr && LooksLikeSkyId(given)
+                       ? std::string(given)
+                       : backend::NewSkyId(std::time(nullptr));
   unsetenv("SKYSLURM_SKY_ID");
   body["input"] = daemon::ToJson(input);
   body["managed"] = request.sky.managed;

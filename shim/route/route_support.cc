@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "shim/real_command.h"
+#include "shim/front/real_command.h"
 
 namespace skyslurm::route {
 namespace {

@@ -1,4 +1,4 @@
-#include "shim/real_command.h"
+#include "shim/front/real_command.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

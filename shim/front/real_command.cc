@@ -1,4 +1,4 @@
-#include "shim/real_command.h"
+#include "shim/front/real_command.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "shim/real_command.h"
+#include "shim/front/real_command.h"
 
 namespace skyslurm::shim {
 

@@ -1,8 +1,9 @@
-#include "shim/flat_json.h"
-
 #include <gtest/gtest.h>
 
-namespace skyslurm::shim {
+#include "broker/util/json_cursor.h"
+#include "broker/util/json_string.h"
+
+namespace skyslurm {
 namespace {
 
 TEST(FlatJsonTest, ReadsTopLevelScalarsAndSkipsTheRest) {
@@ -37,4 +38,4 @@ TEST(FlatJsonTest, QuotesWhatItWritesSoThatItReadsBack) {
 }
 
 }  // namespace
-}  // namespace skyslurm::shim
+}  // namespace skyslurm

@@ -1,4 +1,4 @@
-#include "shim/daemon_handoff.h"
+#include "shim/front/daemon_handoff.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -24,8 +24,9 @@
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
 #include "broker/job/sky_id.h"
-#include "shim/flat_json.h"
-#include "shim/stop_signals_held.h"
+#include "broker/util/json_cursor.h"
+#include "broker/util/json_string.h"
+#include "shim/front/stop_signals_held.h"
 
 extern char** environ;
 
