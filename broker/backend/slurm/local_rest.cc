@@ -1,10 +1,8 @@
 #include "broker/backend/slurm/local_rest.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,9 +13,8 @@
 #include <thread>
 
 #include "broker/util/scoped_sigpipe_block.h"
+#include "broker/util/spawn.h"
 #include "broker/util/trace.h"
-
-extern char** environ;
 
 namespace skyslurm::backend {
 
@@ -94,71 +91,15 @@ bool LocalRest::unavailable() const {
 }
 
 Result<std::unique_ptr<LocalRest::Process>> LocalRest::Start() {
-  std::array<int, 2> in{-1, -1}, out{-1, -1}, err{-1, -1};
-  auto close_all = [&] {
-    for (auto* p : {&in, &out, &err}) {
-      for (int fd : *p) {
-        if (fd >= 0) ::close(fd);
-      }
-    }
-  };
-  if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0 ||
-      ::pipe2(err.data(), O_CLOEXEC) != 0) {
-    const std::string why = std::strerror(errno);
-    close_all();
-    return InternalError("cannot create pipes for slurmrestd: " + why);
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Default dispositions and no mask, whatever this process has (it
-  // ignores SIGPIPE); its own process group, away from a terminal's ^C.
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (!slurm_conf_.empty() && std::string_view(*e).starts_with("SLURM_CONF=")) continue;
-    env.emplace_back(*e);
-  }
-  if (!slurm_conf_.empty()) env.push_back("SLURM_CONF=" + slurm_conf_);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::string program = program_;
-  std::string auth_option = "-a";
-  std::string auth = "rest_auth/local";
-  std::array<char*, 4> argv{program.data(), auth_option.data(), auth.data(), nullptr};
-  pid_t pid = -1;
-  const int spawned =
-      ::posix_spawnp(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(err[1]);
-  if (spawned != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    ::close(err[0]);
-    return UnavailableError(fmt::format("cannot run {}: {}", program_, std::strerror(spawned)));
-  }
+  std::vector<std::pair<std::string, std::string>> env;
+  if (!slurm_conf_.empty()) env.emplace_back("SLURM_CONF", slurm_conf_);
+  auto spawned = Spawn({.argv = {program_, "-a", "rest_auth/local"}, .env = EnvironmentWith(env)});
+  if (!spawned.ok()) return UnavailableError(std::string(spawned.status().message()));
   auto p = std::make_unique<Process>();
-  p->pid = pid;
-  p->in = in[1];
-  p->out = out[0];
-  p->err = err[0];
-  for (int fd : {p->in, p->out, p->err}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  p->pid = spawned->pid;
+  p->in = spawned->in.Release();
+  p->out = spawned->out.Release();
+  p->err = spawned->err.Release();
   return p;
 }
 
