@@ -581,8 +581,8 @@ Result<std::uint64_t> ParseByteSize(std::string_view text) {
   const std::string t = Trim(std::string(text));
   std::size_t digits = 0;
   bool dot = false;
-  while (digits < t.size() && (std::isdigit(static_cast<unsigned char>(t[digits])) ||
-                               (t[digits] == '.' && !dot))) {
+  while (digits < t.size() &&
+         (std::isdigit(static_cast<unsigned char>(t[digits])) || (t[digits] == '.' && !dot))) {
     dot = dot || t[digits] == '.';
     ++digits;
   }
@@ -638,6 +638,201 @@ Result<catalog::AcceleratorCatalog> Settings::Catalog() const {
   return catalog;
 }
 
+namespace {
+
+Status MergeAccelerators(std::string_view file, const YAML::Node& v, Settings* s) {
+  if (!v.IsMap()) return Bad(file, v, "'accelerators' must map a canonical name to spellings");
+  catalog::AcceleratorCatalog check;
+  for (const auto& a : v) {
+    const std::string canonical = a.first.Scalar();
+    if (check.Find(canonical) == nullptr) {
+      return Bad(file, a.first, fmt::format("unknown accelerator '{}'", canonical));
+    }
+    SKY_ASSIGN_OR_RETURN(auto spellings, List(file, a.second, canonical));
+    auto& dst = s->accelerators[canonical];
+    dst.insert(dst.end(), spellings.begin(), spellings.end());
+  }
+  return OkStatus();
+}
+
+// One group ([alpha, beta]) or several ([[alpha, beta], [gamma, delta]]).
+Status MergeSharedFs(std::string_view file, const std::string& key, const YAML::Node& v,
+                     Settings* s) {
+  if (!v.IsSequence()) return Bad(file, v, "'shared_fs' must be a list of clusters");
+  const bool groups = v.size() > 0 && v[0].IsSequence();
+  std::vector<std::vector<std::string>> found;
+  if (groups) {
+    for (const auto& g : v) {
+      SKY_ASSIGN_OR_RETURN(auto list, List(file, g, key));
+      found.push_back(std::move(list));
+    }
+  } else {
+    SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+    found.push_back(std::move(list));
+  }
+  for (auto& g : found) s->shared_fs.push_back(std::move(g));
+  return OkStatus();
+}
+
+Status MergePaths(std::string_view file, const YAML::Node& v, Settings* s) {
+  if (!v.IsMap()) return Bad(file, v, "'paths' must be a mapping (rewrite_script: true)");
+  for (const auto& p : v) {
+    const std::string sub = p.first.Scalar();
+    if (sub != "rewrite_script") {
+      return Bad(file, p.first,
+                 fmt::format("unknown key paths.{} (known: rewrite_script; a cluster's "
+                             "roots go under clusters.<name>.paths)",
+                             sub));
+    }
+    SKY_ASSIGN_OR_RETURN(s->rewrite_script_paths, Boolean(file, p.second, "paths.rewrite_script"));
+  }
+  return OkStatus();
+}
+
+// A user may value a wait less than the site does (burst less), never more;
+// and wait longer before bursting than the site says, never less. Where the
+// site says nothing, the user chooses.
+Status MergeOverflow(std::string_view file, const YAML::Node& v, bool user_level, Settings* s) {
+  if (!v.IsMap()) return Bad(file, v, "'overflow' must be a mapping (after: 15m, worth: 4)");
+  ElasticPolicy& e = s->elastic;
+  for (const auto& o : v) {
+    const std::string sub = o.first.Scalar();
+    if (sub == "worth") {
+      SKY_ASSIGN_OR_RETURN(double worth, Price(file, o.second, "overflow.worth"));
+      if (!user_level) {
+        e.overflow_worth = worth;
+        e.overflow_worth_by_site = true;
+      } else {
+        e.overflow_worth = e.overflow_worth_by_site ? std::min(*e.overflow_worth, worth) : worth;
+      }
+    } else if (sub == "after") {
+      SKY_ASSIGN_OR_RETURN(int after, Seconds(file, o.second, "overflow.after", 0));
+      if (!user_level) {
+        e.overflow_after = after;
+        e.overflow_after_by_site = true;
+      } else {
+        e.overflow_after = e.overflow_after_by_site ? std::max(e.overflow_after, after) : after;
+      }
+    } else {
+      return Bad(file, o.first, fmt::format("unknown key overflow.{} (known: after, worth)", sub));
+    }
+  }
+  return OkStatus();
+}
+
+Status MergeClusters(std::string_view file, const YAML::Node& v, bool user_level, Settings* s) {
+  if (v.IsNull()) return OkStatus();
+  if (!v.IsMap()) return Bad(file, v, "'clusters' must map cluster names to settings");
+  for (const auto& c : v) {
+    const std::string name = c.first.Scalar();
+    ClusterSettings& cs = s->clusters[name];
+    SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, user_level, &cs));
+    // A cluster's global job ids are its own only while its index is
+    // (job/global_id.h): one index for two would give one id to two jobs.
+    for (const auto& [other, os] : s->clusters) {
+      if (cs.job_id_index != 0 && other != name && os.job_id_index == cs.job_id_index) {
+        return Bad(file, c.second,
+                   fmt::format("job_id_index {} is {}'s already: each cluster needs its own",
+                               cs.job_id_index, other));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// A value parsed from its scalar by `parse` (Result<T>(std::string)), its
+// error told at the value's line.
+template <typename T, typename Parse>
+Status SetParsed(std::string_view file, const YAML::Node& v, const std::string& key, Parse parse,
+                 T* into) {
+  SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+  auto parsed = parse(value);
+  if (!parsed.ok()) return Bad(file, v, parsed.status().message());
+  *into = *parsed;
+  return OkStatus();
+}
+
+// One of the file's top-level keys into the settings. A user's file may
+// narrow what the site allows, never widen it.
+Status MergeKey(std::string_view file, const YAML::Node& key_node, const YAML::Node& v,
+                bool user_level, Settings* s) {
+  const std::string key = key_node.Scalar();
+  if (key == "home") {
+    SKY_ASSIGN_OR_RETURN(s->home, Scalar(file, v, key));
+  } else if (key == "routing") {
+    SKY_ASSIGN_OR_RETURN(bool on, Boolean(file, v, key));
+    s->routing = user_level ? (s->routing && on) : on;
+  } else if (key == "on_broker_error") {
+    return SetParsed(file, v, key, ParseOnBrokerError, &s->on_broker_error);
+  } else if (key == "submit_output") {
+    return SetParsed(file, v, key, ParseSubmitOutput, &s->submit_output);
+  } else if (key == "sync_back") {
+    return SetParsed(file, v, key, ParseSyncBack, &s->sync_back);
+  } else if (key == "dashboard_address") {
+    // Where the dashboard listens is the site's to open beyond loopback.
+    if (user_level) return Bad(file, v, "dashboard_address: only the site file may set it");
+    SKY_ASSIGN_OR_RETURN(s->dashboard_address, Scalar(file, v, key));
+  } else if (key == "real_bin_dir") {
+    SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
+  } else if (key == "clusters_allowed") {
+    SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+    if (user_level) {
+      Restrict(&s->clusters_allowed, list);
+    } else {
+      s->clusters_allowed = list;
+    }
+  } else if (key == "clusters_denied") {
+    SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
+    for (auto& c : list) s->clusters_denied.push_back(c);
+  } else if (const FailoverKey* fk = FindFailoverKey(key)) {
+    SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+    if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) {
+      return Bad(file, v, st.message());
+    }
+  } else if (key == "accelerators") {
+    return MergeAccelerators(file, v, s);
+  } else if (key == "sync_limit" || key == "sync_bwlimit") {
+    SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
+    auto bytes = ParseByteSize(value);
+    if (!bytes.ok()) return Bad(file, v, key + ": " + bytes.status().message());
+    (key == "sync_limit" ? s->sync_limit : s->sync_bwlimit) = *bytes;
+  } else if (key == "shared_fs") {
+    return MergeSharedFs(file, key, v, s);
+  } else if (key == "paths") {
+    return MergePaths(file, v, s);
+  } else if (key == "overflow") {
+    return MergeOverflow(file, v, user_level, s);
+  } else if (key == "spot") {
+    SKY_ASSIGN_OR_RETURN(SpotUse spot, ParseSpot(file, v));
+    if (!user_level || s->elastic.spot == SpotUse::kAllow) s->elastic.spot = spot;
+  } else if (key == "currency") {
+    SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
+  } else if (key == "tie_tolerance") {
+    SKY_ASSIGN_OR_RETURN(s->tie_tolerance, Seconds(file, v, key, 0));
+  } else if (key == "run_times") {
+    SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
+    if (how != "limits" && how != "history") {
+      return Bad(file, v, fmt::format("run_times must be limits or history, not '{}'", how));
+    }
+    s->run_times_from_history = how == "history";
+  } else if (key == "estimates") {
+    SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
+    if (how != "model" && how != "calibrated") {
+      return Bad(file, v, fmt::format("estimates must be model or calibrated, not '{}'", how));
+    }
+    s->calibrate_estimates = how == "calibrated";
+  } else if (key == "budget") {
+    return MergeBudget(file, v, user_level, &s->elastic);
+  } else if (key == "clusters") {
+    return MergeClusters(file, v, user_level, s);
+  } else {
+    return UnknownKey(file, key_node, key, SettingKeys(), "");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user_level,
                          Settings* s) {
   YAML::Node root;
@@ -650,175 +845,8 @@ Status MergeSettingsYaml(std::string_view yaml, std::string_view file, bool user
   if (root.IsNull()) return OkStatus();
   if (!root.IsMap()) return Bad(file, root, "the file must be a mapping of keys to values");
   try {
-    for (const auto& kv : root) {
-      const std::string key = kv.first.Scalar();
-      const YAML::Node& v = kv.second;
-      if (key == "home") {
-        SKY_ASSIGN_OR_RETURN(s->home, Scalar(file, v, key));
-      } else if (key == "routing") {
-        SKY_ASSIGN_OR_RETURN(bool on, Boolean(file, v, key));
-        // A user can turn routing off for themselves, not on against the site.
-        s->routing = user_level ? (s->routing && on) : on;
-      } else if (key == "on_broker_error") {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        auto parsed = ParseOnBrokerError(value);
-        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
-        s->on_broker_error = *parsed;
-      } else if (key == "submit_output") {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        auto parsed = ParseSubmitOutput(value);
-        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
-        s->submit_output = *parsed;
-      } else if (key == "sync_back") {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        auto parsed = ParseSyncBack(value);
-        if (!parsed.ok()) return Bad(file, v, parsed.status().message());
-        s->sync_back = *parsed;
-      } else if (key == "dashboard_address") {
-        // Where the dashboard listens is the site's to open beyond loopback.
-        if (user_level) {
-          return Bad(file, v, "dashboard_address: only the site file may set it");
-        }
-        SKY_ASSIGN_OR_RETURN(s->dashboard_address, Scalar(file, v, key));
-      } else if (key == "real_bin_dir") {
-        SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
-      } else if (key == "clusters_allowed") {
-        SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
-        if (user_level) {
-          Restrict(&s->clusters_allowed, list);
-        } else {
-          s->clusters_allowed = list;
-        }
-      } else if (key == "clusters_denied") {
-        SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
-        for (auto& c : list) s->clusters_denied.push_back(c);
-      } else if (const FailoverKey* fk = FindFailoverKey(key)) {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) {
-          return Bad(file, v, st.message());
-        }
-      } else if (key == "accelerators") {
-        if (!v.IsMap())
-          return Bad(file, v, "'accelerators' must map a canonical name to spellings");
-        catalog::AcceleratorCatalog check;
-        for (const auto& a : v) {
-          const std::string canonical = a.first.Scalar();
-          if (check.Find(canonical) == nullptr) {
-            return Bad(file, a.first, fmt::format("unknown accelerator '{}'", canonical));
-          }
-          SKY_ASSIGN_OR_RETURN(auto spellings, List(file, a.second, canonical));
-          auto& dst = s->accelerators[canonical];
-          dst.insert(dst.end(), spellings.begin(), spellings.end());
-        }
-      } else if (key == "sync_limit" || key == "sync_bwlimit") {
-        SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
-        auto bytes = ParseByteSize(value);
-        if (!bytes.ok()) return Bad(file, v, key + ": " + bytes.status().message());
-        (key == "sync_limit" ? s->sync_limit : s->sync_bwlimit) = *bytes;
-      } else if (key == "shared_fs") {
-        if (!v.IsSequence()) return Bad(file, v, "'shared_fs' must be a list of clusters");
-        // One group ([alpha, beta]) or several ([[alpha, beta], [gamma, delta]]).
-        const bool groups = v.size() > 0 && v[0].IsSequence();
-        std::vector<std::vector<std::string>> found;
-        if (groups) {
-          for (const auto& g : v) {
-            SKY_ASSIGN_OR_RETURN(auto list, List(file, g, key));
-            found.push_back(std::move(list));
-          }
-        } else {
-          SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
-          found.push_back(std::move(list));
-        }
-        for (auto& g : found) s->shared_fs.push_back(std::move(g));
-      } else if (key == "paths") {
-        if (!v.IsMap()) return Bad(file, v, "'paths' must be a mapping (rewrite_script: true)");
-        for (const auto& p : v) {
-          const std::string sub = p.first.Scalar();
-          if (sub != "rewrite_script") {
-            return Bad(file, p.first,
-                       fmt::format("unknown key paths.{} (known: rewrite_script; a cluster's "
-                                   "roots go under clusters.<name>.paths)",
-                                   sub));
-          }
-          SKY_ASSIGN_OR_RETURN(s->rewrite_script_paths,
-                               Boolean(file, p.second, "paths.rewrite_script"));
-        }
-      } else if (key == "overflow") {
-        if (!v.IsMap()) return Bad(file, v, "'overflow' must be a mapping (after: 15m, worth: 4)");
-        for (const auto& o : v) {
-          const std::string sub = o.first.Scalar();
-          if (sub == "worth") {
-            SKY_ASSIGN_OR_RETURN(double worth, Price(file, o.second, "overflow.worth"));
-            // A user may value a wait less than the site does (burst less),
-            // never more.
-            if (!user_level) {
-              s->elastic.overflow_worth = worth;
-              s->elastic.overflow_worth_by_site = true;
-            } else {
-              s->elastic.overflow_worth = s->elastic.overflow_worth_by_site
-                                              ? std::min(*s->elastic.overflow_worth, worth)
-                                              : worth;
-            }
-            continue;
-          }
-          if (sub != "after") {
-            return Bad(file, o.first,
-                       fmt::format("unknown key overflow.{} (known: after, worth)", sub));
-          }
-          SKY_ASSIGN_OR_RETURN(int after, Seconds(file, o.second, "overflow.after", 0));
-          // A user may wait longer before bursting than the site says, never
-          // less; where the site says nothing, the user chooses.
-          if (!user_level) {
-            s->elastic.overflow_after = after;
-            s->elastic.overflow_after_by_site = true;
-          } else {
-            s->elastic.overflow_after = s->elastic.overflow_after_by_site
-                                            ? std::max(s->elastic.overflow_after, after)
-                                            : after;
-          }
-        }
-      } else if (key == "spot") {
-        SKY_ASSIGN_OR_RETURN(SpotUse spot, ParseSpot(file, v));
-        if (!user_level || s->elastic.spot == SpotUse::kAllow) s->elastic.spot = spot;
-      } else if (key == "currency") {
-        SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
-      } else if (key == "tie_tolerance") {
-        SKY_ASSIGN_OR_RETURN(s->tie_tolerance, Seconds(file, v, key, 0));
-      } else if (key == "run_times") {
-        SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
-        if (how != "limits" && how != "history") {
-          return Bad(file, v, fmt::format("run_times must be limits or history, not '{}'", how));
-        }
-        s->run_times_from_history = how == "history";
-      } else if (key == "estimates") {
-        SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
-        if (how != "model" && how != "calibrated") {
-          return Bad(file, v, fmt::format("estimates must be model or calibrated, not '{}'", how));
-        }
-        s->calibrate_estimates = how == "calibrated";
-      } else if (key == "budget") {
-        SKY_RETURN_IF_ERROR(MergeBudget(file, v, user_level, &s->elastic));
-      } else if (key == "clusters") {
-        if (v.IsNull()) continue;
-        if (!v.IsMap()) return Bad(file, v, "'clusters' must map cluster names to settings");
-        for (const auto& c : v) {
-          const std::string name = c.first.Scalar();
-          ClusterSettings& cs = s->clusters[name];
-          SKY_RETURN_IF_ERROR(MergeCluster(file, name, c.second, user_level, &cs));
-          // A cluster's global job ids are its own only while its index is
-          // (job/global_id.h): one index for two would give one id to two jobs.
-          for (const auto& [other, os] : s->clusters) {
-            if (cs.job_id_index != 0 && other != name && os.job_id_index == cs.job_id_index) {
-              return Bad(file, c.second,
-                         fmt::format("job_id_index {} is {}'s already: each cluster needs its own",
-                                     cs.job_id_index, other));
-            }
-          }
-        }
-      } else {
-        return UnknownKey(file, kv.first, key, SettingKeys(), "");
-      }
-    }
+    for (const auto& kv : root)
+      SKY_RETURN_IF_ERROR(MergeKey(file, kv.first, kv.second, user_level, s));
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
   }

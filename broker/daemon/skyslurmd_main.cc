@@ -19,6 +19,7 @@
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "broker/config/settings.h"
@@ -43,116 +44,83 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-}  // namespace
+using namespace skyslurm;
 
-int main(int argc, char** argv) {
-  using namespace skyslurm;
-  CLI::App app{"skyslurmd: tracks skyslurm's routed jobs across Slurm clusters", "skyslurmd"};
-  bool version = false, on_demand = false;
+struct DaemonFlags {
+  bool version = false;
+  bool on_demand = false;
   std::string slurm_bin_dir;
   daemon::LogOptions log;
+};
+
+// The command line; an exit code when it says to leave at once.
+std::optional<int> ParseFlags(int argc, char** argv, DaemonFlags& flags) {
+  CLI::App app{"skyslurmd: tracks skyslurm's routed jobs across Slurm clusters", "skyslurmd"};
   std::size_t log_max_mb = 10;
-  app.add_flag("-V,--version", version, "Print the version and exit");
-  app.add_flag("--on-demand", on_demand,
+  app.add_flag("-V,--version", flags.version, "Print the version and exit");
+  app.add_flag("--on-demand", flags.on_demand,
                "Started by a client: exit after idle_exit seconds with nothing to watch");
-  app.add_option("--slurm-bin-dir", slurm_bin_dir,
+  app.add_option("--slurm-bin-dir", flags.slurm_bin_dir,
                  "The folder of the home cluster's real Slurm commands (default: PATH)");
-  app.add_option("--log-level", log.level,
+  app.add_option("--log-level", flags.log.level,
                  "trace, debug, info (the default: every decision), warning, error or off");
-  app.add_option("--log-file", log.file,
+  app.add_option("--log-file", flags.log.file,
                  "Log to this file, rotated by size, instead of stderr (systemd's journal)");
   app.add_option("--log-max-size", log_max_mb, "Rotate the log file at this many MB (default 10)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--log-files", log.max_files, "Rotated log files kept (default 5)");
+  app.add_option("--log-files", flags.log.max_files, "Rotated log files kept (default 5)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (version) {
+  if (flags.version) {
     std::printf("skyslurmd %s (built against Slurm %s)\n", kVersion, kSlurmBuildVersion);
     return 0;
   }
-  log.max_bytes = log_max_mb * 1024 * 1024;
-  // To stderr until this daemon holds the lock: a second one, started by a
-  // racing client, must never write (or rotate) the first one's log file.
-  if (Status st = daemon::SetUpLog({.level = log.level}); !st.ok()) {
-    std::fprintf(stderr, "skyslurmd: %s\n", st.message().c_str());
-    return 2;
-  }
-  std::signal(SIGPIPE, SIG_IGN);
-  // Its own sbatch calls are never to be routed again.
-  ::unsetenv("SKYSLURM_ANY_CLUSTER");
+  flags.log.max_bytes = log_max_mb * 1024 * 1024;
+  return std::nullopt;
+}
 
-  auto env = config::Environment::FromProcess();
-  auto loaded = config::LoadConfig(env);
-  if (!loaded.ok()) return Fail(loaded.status().message());
-  const daemon::DaemonPaths paths = daemon::ResolveDaemonPaths(env, loaded->paths);
-  if (Status st = daemon::EnsurePrivateDir(paths.run_dir); !st.ok()) return Fail(st.message());
-
-  // One daemon per user: the second one started (two clients at once) leaves quietly.
-  // The state folder (the database, the lock, the log) is the user's own:
-  // made private as the store and the audit log make it.
+// One daemon per user: the lock's descriptor, or -1 when another daemon
+// holds it (two clients started one each). The state folder (the database,
+// the lock, the log) is the user's own: made private as the store and the
+// audit log make it.
+Result<int> TakeLock(const std::string& state_dir, const std::string& lock) {
   std::error_code ec;
-  std::filesystem::create_directories(loaded->paths.state_dir, ec);
-  ::chmod(loaded->paths.state_dir.c_str(), 0700);
-  const int lock_fd = ::open(paths.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) return Fail("cannot open " + paths.lock + ": " + std::strerror(errno));
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    daemon::LogInfo("another skyslurmd holds " + paths.lock);
-    return 0;
-  }
-  if (!log.file.empty()) {
-    if (Status st = daemon::SetUpLog(log); !st.ok()) return Fail(st.message());
+  std::filesystem::create_directories(state_dir, ec);
+  ::chmod(state_dir.c_str(), 0700);
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return InternalError("cannot open " + lock + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
   }
   // The lock file says which process holds it.
-  if (::ftruncate(lock_fd, 0) == 0) {
+  if (::ftruncate(fd, 0) == 0) {
     const std::string pid = std::to_string(::getpid()) + "\n";
-    (void)!::write(lock_fd, pid.data(), pid.size());
+    (void)!::write(fd, pid.data(), pid.size());
   }
-  auto store = store::JobStore::Open(paths.database);
-  if (!store.ok()) return Fail(store.status().message());
-  // A task's secrets are kept in the store sealed with the user's own key.
-  auto seal = SecretSeal::FromKeyFile(
-      (std::filesystem::path(loaded->paths.state_dir) / "secret.key").string());
-  if (!seal.ok()) return Fail(seal.status().message());
-  daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
-  const int poll = loaded->settings.failover.poll_interval;
-  const int idle_exit = loaded->settings.failover.idle_exit;
-  // Probes are refreshed in the background each poll (5 s at least), so a
-  // cluster that frees up is seen within a poll; they stay valid for two, so
-  // that a submission never waits for the refresh that is about to come.
+  return fd;
+}
+
+// Probes are refreshed in the background each poll (5 s at least), so a
+// cluster that frees up is seen within a poll; they stay valid for two, so
+// that a submission never waits for the refresh that is about to come.
+// Under load the last view is used while a fresh one is on its way, for as
+// long as a cluster counts as alive without answering.
+backend::CacheOptions CacheFor(const config::FailoverSettings& failover) {
   backend::CacheOptions cache;
-  cache.probe_ttl = 2 * std::chrono::seconds(std::max(5, poll));
+  cache.probe_ttl = 2 * std::chrono::seconds(std::max(5, failover.poll_interval));
   cache.estimate_ttl = std::chrono::seconds(2);
-  // Refreshed each poll; under load the last view is used while a fresh one
-  // is on its way, for as long as a cluster counts as alive without answering.
-  cache.max_stale = std::chrono::seconds(std::max(5, loaded->settings.failover.cluster_dead_after));
-  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, slurm_bin_dir, cache, /*watch=*/true);
-  if (!ws.ok()) return Fail(ws.status().message());
-  place::CacheBudgets(*ws, std::chrono::seconds(std::max(5, poll)));  // bills: once a poll
+  cache.max_stale = std::chrono::seconds(std::max(5, failover.cluster_dead_after));
+  return cache;
+}
 
-  daemon::ManagerOptions manager_options;
-  manager_options.log = daemon::LogInfo;
-  manager_options.routed_marker = paths.routed_marker;
-  daemon::JobManager manager(**store, *ws, manager_options);
-  // Settle what a crash left half done before taking anything new.
-  try {
-    manager.Tick();
-  } catch (const std::exception& e) {
-    daemon::LogError(std::string("the first look at the queues failed: ") + e.what());
-  }
-  daemon::ApiServer server(manager, {.address = ws->config.settings.dashboard_address});
-  server.OnShutdown([] {
-    g_stop = true;
-    g_wake.notify_all();
-  });
-  if (Status st = server.Bind(paths.socket); !st.ok()) return Fail(st.message());
-  daemon::LogInfo("serving " + paths.socket + " (state " + paths.database + ")");
-
-  std::signal(SIGTERM, [](int) { g_stop = true; });
-  std::signal(SIGINT, [](int) { g_stop = true; });
-  std::thread http([&] { server.Serve(); });
+// A look at the queues each poll until stopped (a signal, the API's
+// shutdown) or, started on demand, idle for idle_exit seconds.
+void WatchUntilStopped(daemon::JobManager& manager, daemon::ApiServer& server, int poll,
+                       int idle_exit, bool on_demand) {
   std::time_t idle_since = std::time(nullptr);
   while (!g_stop) {
     {
@@ -183,12 +151,12 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  server.Stop();
-  http.join();
-  ::unlink(paths.socket.c_str());
-  // A probe abandoned past its deadline may still run in libssh: give it a
-  // moment, then leave without the libraries' exit handlers (which would
-  // tear OpenSSL down under it).
+}
+
+// A probe abandoned past its deadline may still run in libssh: give it a
+// moment, then leave without the libraries' exit handlers (which would
+// tear OpenSSL down under it).
+int Leave() {
   for (int i = 0; i < 40 && place::TasksStillRunning() > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -198,4 +166,80 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   return 0;
+}
+
+// Serves the API and watches the jobs of the workspace's store until stopped.
+int Serve(place::Workspace& ws, store::JobStore& store, const daemon::DaemonPaths& paths,
+          bool on_demand) {
+  const int poll = ws.config.settings.failover.poll_interval;
+  const int idle_exit = ws.config.settings.failover.idle_exit;
+  place::CacheBudgets(ws, std::chrono::seconds(std::max(5, poll)));  // bills: once a poll
+  daemon::ManagerOptions manager_options;
+  manager_options.log = daemon::LogInfo;
+  manager_options.routed_marker = paths.routed_marker;
+  daemon::JobManager manager(store, ws, manager_options);
+  // Settle what a crash left half done before taking anything new.
+  try {
+    manager.Tick();
+  } catch (const std::exception& e) {
+    daemon::LogError(std::string("the first look at the queues failed: ") + e.what());
+  }
+  daemon::ApiServer server(manager, {.address = ws.config.settings.dashboard_address});
+  server.OnShutdown([] {
+    g_stop = true;
+    g_wake.notify_all();
+  });
+  if (Status st = server.Bind(paths.socket); !st.ok()) return Fail(st.message());
+  daemon::LogInfo("serving " + paths.socket + " (state " + paths.database + ")");
+  std::signal(SIGTERM, [](int) { g_stop = true; });
+  std::signal(SIGINT, [](int) { g_stop = true; });
+  std::thread http([&] { server.Serve(); });
+  WatchUntilStopped(manager, server, poll, idle_exit, on_demand);
+  server.Stop();
+  http.join();
+  ::unlink(paths.socket.c_str());
+  return Leave();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  DaemonFlags flags;
+  if (auto leave = ParseFlags(argc, argv, flags)) return *leave;
+  // To stderr until this daemon holds the lock: a second one, started by a
+  // racing client, must never write (or rotate) the first one's log file.
+  if (Status st = daemon::SetUpLog({.level = flags.log.level}); !st.ok()) {
+    std::fprintf(stderr, "skyslurmd: %s\n", st.message().c_str());
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  // Its own sbatch calls are never to be routed again.
+  ::unsetenv("SKYSLURM_ANY_CLUSTER");
+
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const daemon::DaemonPaths paths = daemon::ResolveDaemonPaths(env, loaded->paths);
+  if (Status st = daemon::EnsurePrivateDir(paths.run_dir); !st.ok()) return Fail(st.message());
+  auto lock_fd = TakeLock(loaded->paths.state_dir, paths.lock);
+  if (!lock_fd.ok()) return Fail(lock_fd.status().message());
+  if (*lock_fd < 0) {
+    daemon::LogInfo("another skyslurmd holds " + paths.lock);
+    return 0;
+  }
+  if (!flags.log.file.empty()) {
+    if (Status st = daemon::SetUpLog(flags.log); !st.ok()) return Fail(st.message());
+  }
+  auto store = store::JobStore::Open(paths.database);
+  if (!store.ok()) return Fail(store.status().message());
+  // A task's secrets are kept in the store sealed with the user's own key.
+  auto seal = SecretSeal::FromKeyFile(
+      (std::filesystem::path(loaded->paths.state_dir) / "secret.key").string());
+  if (!seal.ok()) return Fail(seal.status().message());
+  daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
+  const backend::CacheOptions cache = CacheFor(loaded->settings.failover);
+  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, flags.slurm_bin_dir, cache,
+                                 /*watch=*/true);
+  if (!ws.ok()) return Fail(ws.status().message());
+  return Serve(*ws, **store, paths, flags.on_demand);
 }

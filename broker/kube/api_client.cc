@@ -103,72 +103,69 @@ Status ApiClient::Credentials(bool renew) {
   return OkStatus();
 }
 
-Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std::string& path,
-                                             const std::string* body, std::string_view content_type,
-                                             std::string_view accept, milliseconds timeout,
-                                             const std::function<bool(std::string_view)>* sink,
-                                             const std::atomic<bool>* stop) {
-  std::unique_ptr<Handle> h;
-  std::string token, cert, key;
-  {
-    std::lock_guard lock(mu_);
-    if (!idle_.empty()) {
-      h = std::move(idle_.back());
-      idle_.pop_back();
-    }
-    token = token_;
-    cert = cert_pem_;
-    key = key_pem_;
-  }
-  if (h == nullptr) h = std::make_unique<Handle>();
-  if (h->curl == nullptr) return InternalError("curl_easy_init failed");
-  CURL* c = h->curl;
-  // A reset keeps the handle's live connection (and TLS session): the next
-  // request to the same server reuses it.
-  curl_easy_reset(c);
-  const std::string url = context_.server + path;
+namespace {
+
+struct ClientCredentials {
+  std::string token;
+  std::string cert_pem;
+  std::string key_pem;
+};
+
+// Where to, how long, and who we are: the context's server, CA and client
+// certificate or basic credentials.
+void SetConnection(CURL* c, const KubeContext& context, const ClientCredentials& creds,
+                   const std::string& url, milliseconds timeout) {
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->error);
-  h->error[0] = '\0';
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max<long>(1, static_cast<long>(timeout.count()))));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(std::min<long>(
-                       10'000, std::max<long>(1, static_cast<long>(timeout.count())))));
+  const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, std::min<long>(10'000, total_ms));
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "skyslurm");
-  if (!context_.ca_pem.empty()) {
-    curl_blob ca{const_cast<char*>(context_.ca_pem.data()), context_.ca_pem.size(), CURL_BLOB_COPY};
+  if (!context.ca_pem.empty()) {
+    curl_blob ca{const_cast<char*>(context.ca_pem.data()), context.ca_pem.size(), CURL_BLOB_COPY};
     curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
   }
-  if (context_.insecure_skip_tls_verify) {
+  if (context.insecure_skip_tls_verify) {
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
   }
-  if (!cert.empty()) {
-    curl_blob cb{cert.data(), cert.size(), CURL_BLOB_COPY};
-    curl_blob kb{key.data(), key.size(), CURL_BLOB_COPY};
+  if (!creds.cert_pem.empty()) {
+    curl_blob cb{const_cast<char*>(creds.cert_pem.data()), creds.cert_pem.size(), CURL_BLOB_COPY};
+    curl_blob kb{const_cast<char*>(creds.key_pem.data()), creds.key_pem.size(), CURL_BLOB_COPY};
     curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cb);
     curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
     curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &kb);
     curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
   }
-  if (!context_.username.empty()) {
+  if (!context.username.empty()) {
     curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(c, CURLOPT_USERNAME, context_.username.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, context_.password.c_str());
+    curl_easy_setopt(c, CURLOPT_USERNAME, context.username.c_str());
+    curl_easy_setopt(c, CURLOPT_PASSWORD, context.password.c_str());
   }
-  curl_slist* headers = nullptr;
-  const std::string auth = "Authorization: Bearer " + token;
-  if (!token.empty()) headers = curl_slist_append(headers, auth.c_str());
-  const std::string accept_header = "Accept: " + std::string(accept);
-  headers = curl_slist_append(headers, accept_header.c_str());
-  const std::string type_header = "Content-Type: " + std::string(content_type);
-  if (body != nullptr) headers = curl_slist_append(headers, type_header.c_str());
-  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  const std::string verb(method);
+}
+
+// The request's headers, freed with it.
+class Headers {
+ public:
+  Headers(const std::string& token, std::string_view accept, std::string_view content_type,
+          bool has_body) {
+    if (!token.empty()) Add("Authorization: Bearer " + token);
+    Add("Accept: " + std::string(accept));
+    if (has_body) Add("Content-Type: " + std::string(content_type));
+    Add("Expect:");  // no 100-continue round trip
+  }
+  ~Headers() { curl_slist_free_all(list_); }
+  Headers(const Headers&) = delete;
+  Headers& operator=(const Headers&) = delete;
+  curl_slist* get() const { return list_; }
+
+ private:
+  void Add(const std::string& line) { list_ = curl_slist_append(list_, line.c_str()); }
+  curl_slist* list_ = nullptr;
+};
+
+void SetMethod(CURL* c, const std::string& verb, const std::string* body) {
   if (verb == "GET") {
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
   } else {
@@ -178,106 +175,146 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
   }
+}
 
-  struct Sink {
-    CURL* curl;
-    Reply* reply;
-    const std::function<bool(std::string_view)>* sink;
-    bool stopped = false;
-  };
-  Reply reply;
-  Sink state{c, &reply, sink};
-  auto on_body = +[](char* data, std::size_t size, std::size_t n, void* user) -> std::size_t {
-    auto* s = static_cast<Sink*>(user);
-    const std::size_t len = size * n;
-    long code = 0;
-    curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
-    // Only a success is streamed; an error's Status is kept to be read.
-    if (s->sink != nullptr && code >= 200 && code < 300) {
-      if (!(*s->sink)(std::string_view(data, len))) {
-        s->stopped = true;
-        return 0;  // ends the transfer (CURLE_WRITE_ERROR)
-      }
-      return len;
-    }
-    s->reply->body.append(data, len);
-    return len;
-  };
-  auto on_header = +[](char* data, std::size_t size, std::size_t n, void* user) -> std::size_t {
-    auto* s = static_cast<Sink*>(user);
-    const std::size_t len = size * n;
-    std::string line(data, len);
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) {
-      std::string name = line.substr(0, colon);
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-      std::string value = line.substr(colon + 1);
-      while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
-      while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.pop_back();
-      if (name == "retry-after") {
-        try {
-          s->reply->retry_after = std::stol(value);
-        } catch (...) {
-        }
-      } else if (name == "content-type") {
-        s->reply->content_type = value;
-      }
+// Where the answer goes as it arrives.
+struct Sink {
+  CURL* curl;
+  ApiClient::Reply* reply;
+  const std::function<bool(std::string_view)>* stream;
+  bool stopped = false;
+};
+
+std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* s = static_cast<Sink*>(user);
+  const std::size_t len = size * n;
+  long code = 0;
+  curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+  // Only a success is streamed; an error's Status is kept to be read.
+  if (s->stream != nullptr && code >= 200 && code < 300) {
+    if (!(*s->stream)(std::string_view(data, len))) {
+      s->stopped = true;
+      return 0;  // ends the transfer (CURLE_WRITE_ERROR)
     }
     return len;
-  };
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &state);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &state);
+  }
+  s->reply->body.append(data, len);
+  return len;
+}
+
+std::size_t OnHeader(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* s = static_cast<Sink*>(user);
+  const std::size_t len = size * n;
+  std::string line(data, len);
+  const auto colon = line.find(':');
+  if (colon == std::string::npos) return len;
+  std::string name = line.substr(0, colon);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::string value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ')) value.erase(0, 1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.pop_back();
+  if (name == "retry-after") {
+    try {
+      s->reply->retry_after = std::stol(value);
+    } catch (...) {
+    }
+  } else if (name == "content-type") {
+    s->reply->content_type = value;
+  }
+  return len;
+}
+
+// Called about once a second even while nothing arrives.
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(user)->load() ? 1 : 0;
+}
+
+void SetCallbacks(CURL* c, Sink& sink, const std::atomic<bool>* stop) {
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink);
   if (stop != nullptr) {
-    // Called about once a second even while nothing arrives.
-    auto on_progress = +[](void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
-      return static_cast<const std::atomic<bool>*>(user)->load() ? 1 : 0;
-    };
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &OnProgress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(stop));
   }
-  const CURLcode rc = curl_easy_perform(c);
-  curl_slist_free_all(headers);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
-  const std::string said = h->error[0] != '\0' ? h->error : curl_easy_strerror(rc);
-  if (rc == CURLE_ABORTED_BY_CALLBACK) {
-    reply.stopped = true;
-    std::lock_guard lock(mu_);
-    idle_.push_back(std::move(h));
-    return reply;
+}
+
+// Why a transfer failed, as the user can act on it.
+Status TransferError(CURLcode rc, const std::string& said, const std::string& cluster,
+                     const KubeContext& context, std::string_view method, const std::string& path,
+                     milliseconds timeout) {
+  switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return DeadlineExceededError(fmt::format("{}: {} {}{}: no answer within {} s ({})", cluster,
+                                               method, context.server, path, timeout.count() / 1000,
+                                               said));
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+      return UnauthenticatedError(fmt::format(
+          "{}: the API server's certificate is not trusted with the CA of context {} in {} ({})",
+          cluster, context.context, context.source, said));
+    case CURLE_SSL_CERTPROBLEM:
+      return InvalidArgumentError(
+          fmt::format("{}: the client certificate of context {} in {} cannot be used ({})", cluster,
+                      context.context, context.source, said));
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+      return UnavailableError(fmt::format("{}: the API server {} cut the answer to {} ({})",
+                                          cluster, context.server, path, said));
+    default:
+      return UnavailableError(
+          fmt::format("{}: cannot reach the API server {} ({})", cluster, context.server, said));
   }
-  if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && state.stopped)) {
+}
+
+}  // namespace
+
+Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std::string& path,
+                                             const std::string* body, std::string_view content_type,
+                                             std::string_view accept, milliseconds timeout,
+                                             const std::function<bool(std::string_view)>* sink,
+                                             const std::atomic<bool>* stop) {
+  std::unique_ptr<Handle> h;
+  ClientCredentials creds;
+  {
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      h = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    creds = {token_, cert_pem_, key_pem_};
+  }
+  if (h == nullptr) h = std::make_unique<Handle>();
+  if (h->curl == nullptr) return InternalError("curl_easy_init failed");
+  CURL* c = h->curl;
+  // A reset keeps the handle's live connection (and TLS session): the next
+  // request to the same server reuses it.
+  curl_easy_reset(c);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->error);
+  h->error[0] = '\0';
+  SetConnection(c, context_, creds, context_.server + path, timeout);
+  const Headers headers(creds.token, accept, content_type, body != nullptr);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  SetMethod(c, std::string(method), body);
+  Reply reply;
+  Sink state{c, &reply, sink};
+  SetCallbacks(c, state, stop);
+
+  const CURLcode rc = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
+  reply.stopped = rc == CURLE_ABORTED_BY_CALLBACK;
+  if (rc == CURLE_OK || reply.stopped || (rc == CURLE_WRITE_ERROR && state.stopped)) {
     std::lock_guard lock(mu_);
     idle_.push_back(std::move(h));
     return reply;
   }
   // A failed handle is dropped with its connection.
-  const std::string where = fmt::format("{}: {} {}", cluster_, method, context_.server);
-  switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return DeadlineExceededError(fmt::format("{}{}: no answer within {} s ({})", where, path,
-                                               timeout.count() / 1000, said));
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-      return UnauthenticatedError(fmt::format(
-          "{}: the API server's certificate is not trusted with the CA of context {} in {} ({})",
-          cluster_, context_.context, context_.source, said));
-    case CURLE_SSL_CERTPROBLEM:
-      return InvalidArgumentError(
-          fmt::format("{}: the client certificate of context {} in {} cannot be used ({})",
-                      cluster_, context_.context, context_.source, said));
-    case CURLE_PARTIAL_FILE:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-      return UnavailableError(fmt::format("{}: the API server {} cut the answer to {} ({})",
-                                          cluster_, context_.server, path, said));
-    default:
-      return UnavailableError(
-          fmt::format("{}: cannot reach the API server {} ({})", cluster_, context_.server, said));
-  }
+  const std::string said = h->error[0] != '\0' ? h->error : curl_easy_strerror(rc);
+  return TransferError(rc, said, cluster_, context_, method, path, timeout);
 }
 
 Status ApiClient::ErrorOf(const Reply& reply, std::string_view method,

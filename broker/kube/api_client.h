@@ -87,8 +87,7 @@ class ApiClient {
   Status StreamText(const std::string& path, const std::function<bool(std::string_view)>& on_chunk,
                     std::chrono::milliseconds timeout);
 
- private:
-  struct Handle;
+  // One HTTP exchange's answer.
   struct Reply {
     long status = 0;
     std::string body;
@@ -96,6 +95,9 @@ class ApiClient {
     std::optional<long> retry_after;
     bool stopped = false;  // the caller's stop flag ended it
   };
+
+ private:
+  struct Handle;
   // One HTTP exchange; `sink` (when set) gets the body as it comes instead
   // of it being kept.
   Result<Reply> Exchange(std::string_view method, const std::string& path, const std::string* body,

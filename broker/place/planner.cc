@@ -431,58 +431,141 @@ void CompleteDeferredEstimate(Plan& plan, const Result<backend::StartEstimate>& 
                                       cand.partition.empty() ? "" : "/" + cand.partition, v.reason);
 }
 
-Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
-              const catalog::AcceleratorCatalog& catalog, const std::string& home,
-              const PlanOptions& options) {
-  const auto started = Clock::now();
-  trace::Span span("plan");
-  Plan plan;
-  plan.now = options.now != 0 ? options.now : std::time(nullptr);
-  plan.run_times_from_history = options.policy.run_times_from_history;
-  plan.lay_out_array_tasks = options.lay_out_array_tasks;
-  plan.estimate_scales = options.policy.estimate_scales;
-  plan.pending_copy = options.pending_copy;
-  // Who is a candidate at all.
-  for (std::size_t i = 0; i < clusters.size(); ++i) {
-    ClusterHandle& c = clusters[i];
+namespace {
+
+// A candidate's estimate to make: the candidate's index and its cluster's.
+struct EstimateTask {
+  std::size_t candidate;
+  std::size_t cluster;
+};
+
+// Who is a candidate at all: --sky-infra and --sky-any-cluster's list.
+void ExcludeUnasked(std::vector<ClusterHandle>& clusters, const PlanOptions& options) {
+  for (ClusterHandle& c : clusters) {
     if (c.excluded.empty() && !options.pinned.empty() && c.name != options.pinned) {
       c.excluded = fmt::format("--sky-infra={} pins another cluster", options.pinned);
     }
     if (c.excluded.empty() && !options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), c.name) == options.only.end()) {
-      std::string list;
-      for (const auto& o : options.only) list += (list.empty() ? "" : ",") + o;
-      c.excluded = fmt::format("not in --sky-any-cluster={}", list);
+      c.excluded = fmt::format("not in --sky-any-cluster={}", fmt::join(options.only, ","));
     }
   }
+}
 
-  plan.clusters = ProbeAll(clusters, options.probe_timeout);
-  // What the script was written against: the home's modules, when known,
-  // and the home's filesystems.
-  const std::vector<std::string>* home_modules = nullptr;
-  const translate::PathRoots* home_roots = nullptr;
-  for (std::size_t i = 0; i < clusters.size(); ++i) {
-    const auto& inv = plan.clusters[i].inventory;
-    if (clusters[i].home && inv && inv->description.modules_known) {
-      home_modules = &inv->description.modules;
+// What the script was written against and where it is translated to.
+class Contexts {
+ public:
+  // The home's modules, when known, and the home's filesystems.
+  Contexts(const Plan& plan, const std::vector<ClusterHandle>& clusters,
+           const catalog::AcceleratorCatalog& catalog, const std::string& home)
+      : catalog_(catalog), home_(home) {
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+      const auto& inv = plan.clusters[i].inventory;
+      if (clusters[i].home && inv && inv->description.modules_known) {
+        home_modules_ = &inv->description.modules;
+      }
+      if (clusters[i].home) home_roots_ = &clusters[i].roots;
     }
-    if (clusters[i].home) home_roots = &clusters[i].roots;
   }
-  auto context_for = [&](const ClusterHandle& c, const std::string& partition) {
-    translate::TranslateContext ctx{home, &catalog, &c.settings, partition, home_modules};
-    ctx.home_roots = home_roots;
+  translate::TranslateContext For(const ClusterHandle& c, const std::string& partition) const {
+    translate::TranslateContext ctx{home_, &catalog_, &c.settings, partition, home_modules_};
+    ctx.home_roots = home_roots_;
     ctx.target_roots = &c.roots;
     ctx.rewrite_script_paths = c.rewrite_script_paths;
     return ctx;
-  };
+  }
 
-  // Translate, and list the candidates: one per partition that can run it.
-  struct EstimateTask {
-    std::size_t candidate;
-    std::size_t cluster;
-  };
-  std::vector<EstimateTask> tasks;
-  std::vector<EstimateTask> priced;  // every candidate that can run it
+ private:
+  const catalog::AcceleratorCatalog& catalog_;
+  const std::string& home_;
+  const std::vector<std::string>* home_modules_ = nullptr;
+  const translate::PathRoots* home_roots_ = nullptr;
+};
+
+void AddCandidate(Plan& plan, Candidate cand, std::optional<translate::TranslatedJob> job,
+                  ElasticFacts facts) {
+  plan.candidates.push_back(std::move(cand));
+  plan.jobs.push_back(std::move(job));
+  plan.elastic.push_back(std::move(facts));
+  plan.node_start.push_back(NodeStart::kIdleUp);
+  plan.kept_up_until.emplace_back();
+}
+
+// The provider's ledger, where the cluster names one: its boots measured.
+struct Ledger {
+  std::optional<std::vector<cloud::PowerUp>> power_ups;
+  std::string error;  // why it was not read
+};
+Ledger LedgerOf(const ClusterHandle& c) {
+  Ledger ledger;
+  if (c.settings.ledger.empty()) return ledger;
+  auto read = ReadLedger(c.settings.ledger);
+  if (read.ok()) {
+    ledger.power_ups = std::move(*read);
+  } else {
+    ledger.error = read.status().message();
+  }
+  return ledger;
+}
+
+// The candidates on a cluster that can run the job: the user's own
+// partitions (Slurm picks among them) as one; otherwise each partition that
+// can run it. Those to estimate and price are added to the lists.
+void AddPartitions(const job::Request& request, std::size_t i, ClusterHandle& c,
+                   const Candidate& base, const Contexts& contexts, const PlanOptions& options,
+                   Plan& plan, std::vector<EstimateTask>& tasks,
+                   std::vector<EstimateTask>& priced) {
+  const ClusterResult& r = plan.clusters[i];
+  const translate::TranslatedJob& job = *r.translation->job;
+  const Ledger ledger = LedgerOf(c);
+  const std::vector<std::string> partitions =
+      request.partitions.empty() ? job.fitting_partitions : std::vector<std::string>{""};
+  int rank = 0;
+  for (const auto& p : partitions) {
+    Candidate cand = base;
+    cand.partition_rank = rank++;
+    std::optional<translate::TranslatedJob> variant;
+    if (p.empty() || (job.partitions.empty() && p == job.fitting_partitions.front())) {
+      cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;
+      variant = job;
+    } else {
+      auto t = c.translator->Translate(request, r.inventory->description, contexts.For(c, p));
+      cand.partition = p;
+      if (!t.ok()) {
+        cand.infeasible = t.reasons;
+      } else {
+        variant = std::move(*t.job);
+      }
+    }
+    if (cand.partition.empty()) {
+      const cluster::Partition* d = r.inventory->description.DefaultPartition();
+      cand.partition = d != nullptr ? d->name : "";
+    }
+    ElasticFacts facts = ElasticFactsOf(c.settings, r.inventory->description, cand.partition,
+                                        ledger.power_ups ? &*ledger.power_ups : nullptr);
+    if (facts.elastic && !ledger.error.empty()) {
+      facts.boot_basis += fmt::format("; the ledger was not read: {}", ledger.error);
+    }
+    cand.elastic = facts.elastic;
+    cand.spot = facts.spot;
+    if (variant && !options.estimate) cand.no_estimate = "not estimated";
+    if (variant && options.estimate && c.backend == nullptr) {
+      cand.no_estimate = "offline description: no scheduler to ask";
+    }
+    const bool runs = variant.has_value();
+    AddCandidate(plan, std::move(cand), std::move(variant), std::move(facts));
+    if (runs) priced.push_back({plan.candidates.size() - 1, i});
+    if (runs && options.estimate && c.backend != nullptr) {
+      tasks.push_back({plan.candidates.size() - 1, i});
+    }
+  }
+}
+
+// Translates the job for each cluster and lists the candidates: one per
+// partition that can run it, one with its reason for a cluster that cannot.
+void ListCandidates(const job::Request& request, std::vector<ClusterHandle>& clusters,
+                    const Contexts& contexts, const PlanOptions& options, Plan& plan,
+                    std::vector<EstimateTask>& tasks, std::vector<EstimateTask>& priced) {
   for (std::size_t i = 0; i < clusters.size(); ++i) {
     ClusterHandle& c = clusters[i];
     ClusterResult& r = plan.clusters[i];
@@ -497,93 +580,28 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       base.unreachable = r.unreachable;
     } else {
       r.translation =
-          c.translator->Translate(request, r.inventory->description, context_for(c, ""));
+          c.translator->Translate(request, r.inventory->description, contexts.For(c, ""));
       if (!r.translation->ok()) base.infeasible = r.translation->reasons;
     }
-    const bool runnable =
-        base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty();
-    if (!runnable) {
-      plan.candidates.push_back(base);
-      plan.jobs.emplace_back();
-      plan.elastic.emplace_back();
-      plan.node_start.push_back(NodeStart::kIdleUp);
-      plan.kept_up_until.emplace_back();
-      continue;
-    }
-    const translate::TranslatedJob& job = *r.translation->job;
-    // The provider's ledger, where the cluster names one: its boots measured.
-    std::optional<std::vector<cloud::PowerUp>> ledger;
-    std::string ledger_error;
-    if (!c.settings.ledger.empty()) {
-      auto read = ReadLedger(c.settings.ledger);
-      if (read.ok()) {
-        ledger = std::move(*read);
-      } else {
-        ledger_error = read.status().message();
-      }
-    }
-    // The user's own partitions (Slurm picks among them): one candidate.
-    // Otherwise each partition that can run the job.
-    std::vector<std::string> partitions;
-    if (!request.partitions.empty()) {
-      partitions = {""};
+    if (base.excluded.empty() && base.unreachable.empty() && base.infeasible.empty()) {
+      AddPartitions(request, i, c, base, contexts, options, plan, tasks, priced);
     } else {
-      partitions = job.fitting_partitions;
-    }
-    int rank = 0;
-    for (const auto& p : partitions) {
-      Candidate cand = base;
-      cand.partition_rank = rank++;
-      std::optional<translate::TranslatedJob> variant;
-      if (p.empty() || (job.partitions.empty() && p == job.fitting_partitions.front())) {
-        cand.partition = p.empty() ? fmt::format("{}", fmt::join(job.partitions, ",")) : p;
-        variant = job;
-      } else {
-        auto t = c.translator->Translate(request, r.inventory->description, context_for(c, p));
-        cand.partition = p;
-        if (!t.ok()) {
-          cand.infeasible = t.reasons;
-        } else {
-          variant = std::move(*t.job);
-        }
-      }
-      if (cand.partition.empty()) {
-        const cluster::Partition* d = r.inventory->description.DefaultPartition();
-        cand.partition = d != nullptr ? d->name : "";
-      }
-      ElasticFacts facts = ElasticFactsOf(c.settings, r.inventory->description, cand.partition,
-                                          ledger ? &*ledger : nullptr);
-      if (facts.elastic && !ledger_error.empty()) {
-        facts.boot_basis += fmt::format("; the ledger was not read: {}", ledger_error);
-      }
-      cand.elastic = facts.elastic;
-      cand.spot = facts.spot;
-      if (variant && !options.estimate) cand.no_estimate = "not estimated";
-      if (variant && options.estimate && c.backend == nullptr) {
-        cand.no_estimate = "offline description: no scheduler to ask";
-      }
-      plan.candidates.push_back(cand);
-      plan.jobs.push_back(std::move(variant));
-      plan.elastic.push_back(std::move(facts));
-      plan.node_start.push_back(NodeStart::kIdleUp);
-      plan.kept_up_until.emplace_back();
-      if (plan.jobs.back()) priced.push_back({plan.candidates.size() - 1, i});
-      if (plan.jobs.back() && options.estimate && c.backend != nullptr) {
-        tasks.push_back({plan.candidates.size() - 1, i});
-      }
+      AddCandidate(plan, std::move(base), std::nullopt, {});
     }
   }
+}
 
-  // Ask each scheduler, all at once (each backend asks its own way).
-  Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
-  // Answers the cluster's last look makes certain: not asked (certain_start.h).
+// The answers the cluster's last look makes certain (certain_start.h): not
+// asked. Only for a scheduler that is asked (other kinds estimate from their
+// own view), and not for the user's list (Slurm picks among it).
+std::vector<std::optional<backend::StartEstimate>> CertainStarts(
+    const job::Request& request, const std::vector<ClusterHandle>& clusters,
+    const catalog::AcceleratorCatalog& catalog, const Plan& plan,
+    const std::vector<EstimateTask>& tasks) {
   std::vector<std::optional<backend::StartEstimate>> certain(plan.candidates.size());
-  std::size_t asking = 0;
+  if (!request.partitions.empty()) return certain;
   for (const auto& t : tasks) {
     const Candidate& cand = plan.candidates[t.candidate];
-    if (!request.partitions.empty()) continue;  // the user's list: Slurm picks among them
-    // The model of a scheduler that is asked; other kinds estimate from
-    // their own view.
     if (clusters[t.cluster].caps.estimates != backend::Capabilities::Estimates::kScheduler) {
       continue;
     }
@@ -592,14 +610,20 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
       certain[t.candidate] = backend::StartEstimate{plan.now, cand.partition, "", *why};
     }
   }
-  if (options.estimate_with_submission && tasks.size() == 1 && !certain[tasks[0].candidate]) {
-    // The only candidate: chosen whatever its estimate, which is asked
-    // with the submission instead (PlanOptions::estimate_with_submission).
-    plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster};
-  }
-  // Answered from what the backend holds (the same job's estimate, a
-  // moment old), on this thread.
+  return certain;
+}
+
+// Each candidate's estimate: certain, answered from what the backend holds
+// (the same job's estimate, a moment old) on this thread, or asked of each
+// scheduler all at once (each backend asks its own way). Empty: no answer
+// in time.
+std::vector<std::optional<Result<backend::StartEstimate>>> AskEstimates(
+    std::vector<ClusterHandle>& clusters, const PlanOptions& options, const Plan& plan,
+    const std::vector<EstimateTask>& tasks,
+    const std::vector<std::optional<backend::StartEstimate>>& certain) {
+  Gather<Result<backend::StartEstimate>> estimates(plan.candidates.size());
   std::vector<std::optional<backend::StartEstimate>> at_once(plan.candidates.size());
+  std::size_t asking = 0;
   for (const auto& t : tasks) {
     const bool deferred = plan.deferred && plan.deferred->candidate == t.candidate;
     if (certain[t.candidate] || deferred) continue;
@@ -625,6 +649,15 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     if (certain[i]) answers[i] = *certain[i];
     if (at_once[i]) answers[i] = *at_once[i];
   }
+  return answers;
+}
+
+// Each estimated candidate's start, from its answer (or why it has none).
+void ApplyEstimates(const job::Request& request, const catalog::AcceleratorCatalog& catalog,
+                    const PlanOptions& options, const std::vector<EstimateTask>& tasks,
+                    const std::vector<std::optional<backend::StartEstimate>>& certain,
+                    const std::vector<std::optional<Result<backend::StartEstimate>>>& answers,
+                    Plan& plan) {
   for (const auto& t : tasks) {
     Candidate& cand = plan.candidates[t.candidate];
     if (plan.deferred && plan.deferred->candidate == t.candidate) {
@@ -646,6 +679,37 @@ Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
     ApplyEstimate(plan, t.candidate, t.cluster, **answer, certain[t.candidate].has_value(), request,
                   catalog);
   }
+}
+
+}  // namespace
+
+Plan MakePlan(const job::Request& request, std::vector<ClusterHandle>& clusters,
+              const catalog::AcceleratorCatalog& catalog, const std::string& home,
+              const PlanOptions& options) {
+  const auto started = Clock::now();
+  trace::Span span("plan");
+  Plan plan;
+  plan.now = options.now != 0 ? options.now : std::time(nullptr);
+  plan.run_times_from_history = options.policy.run_times_from_history;
+  plan.lay_out_array_tasks = options.lay_out_array_tasks;
+  plan.estimate_scales = options.policy.estimate_scales;
+  plan.pending_copy = options.pending_copy;
+  ExcludeUnasked(clusters, options);
+  plan.clusters = ProbeAll(clusters, options.probe_timeout);
+
+  std::vector<EstimateTask> tasks;   // candidates whose scheduler is asked
+  std::vector<EstimateTask> priced;  // every candidate that can run it
+  const Contexts contexts(plan, clusters, catalog, home);
+  ListCandidates(request, clusters, contexts, options, plan, tasks, priced);
+
+  const auto certain = CertainStarts(request, clusters, catalog, plan, tasks);
+  if (options.estimate_with_submission && tasks.size() == 1 && !certain[tasks[0].candidate]) {
+    // The only candidate: chosen whatever its estimate, which is asked
+    // with the submission instead (PlanOptions::estimate_with_submission).
+    plan.deferred = Plan::DeferredEstimate{tasks[0].candidate, tasks[0].cluster};
+  }
+  const auto answers = AskEstimates(clusters, options, plan, tasks, certain);
+  ApplyEstimates(request, catalog, options, tasks, certain, answers, plan);
   for (const auto& t : priced) {
     PriceCandidate(plan, t.candidate, t.cluster, request, options.policy);
   }

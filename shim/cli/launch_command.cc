@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <variant>
 
 #include "broker/backend/backend.h"
 #include "broker/daemon/jobs/job_input.h"
@@ -90,96 +91,82 @@ void StopFollowing(int) {
   _exit(0);
 }
 
-}  // namespace
-
-int RunLaunch(const LaunchOptions& o) {
-  std::ifstream in(o.task_file);
-  if (!in) return Bad(fmt::format("cannot read {}", o.task_file));
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  auto task = task::ParseTask(text, o.task_file);
-  if (!task.ok()) return Bad(task.status().message());
-
+// The command line's changes to the task.
+Result<task::TaskOverrides> OverridesOf(const LaunchOptions& o) {
   task::TaskOverrides overrides;
   overrides.name = o.name;
   overrides.gpus = o.gpus;
   overrides.infra = o.infra;
   overrides.num_nodes = o.num_nodes;
   for (const auto& e : o.env) {
-    auto kv = Assignment(e, "--env");
-    if (!kv.ok()) return Bad(kv.status().message());
-    overrides.env.push_back(*kv);
+    SKY_ASSIGN_OR_RETURN(auto kv, Assignment(e, "--env"));
+    overrides.env.push_back(std::move(kv));
   }
   for (const auto& e : o.secrets) {
-    auto kv = Assignment(e, "--secret");
-    if (!kv.ok()) return Bad(kv.status().message());
-    overrides.secrets.push_back(*kv);
+    SKY_ASSIGN_OR_RETURN(auto kv, Assignment(e, "--secret"));
+    overrides.secrets.push_back(std::move(kv));
   }
-  auto ws = OpenWorkspace({});
-  if (!ws.ok()) return Bad(ws.status().message());
-  const fs::path task_dir = fs::absolute(o.task_file).parent_path();
-  auto jobs = task::TaskToJobs(*task, overrides, SiteOf(*ws), ws->catalog, task_dir.string());
-  if (!jobs.ok()) return Bad(jobs.status().message());
-  for (const auto& note : jobs->notes)
-    std::fprintf(stderr, "skyslurm launch: note: %s\n", note.c_str());
-  // Submitted from its workdir, as `cd workdir && sbatch` would be: that
-  // folder is what a peer gets a copy of.
-  std::error_code ec;
-  if (!jobs->workdir.empty()) fs::current_path(jobs->workdir, ec);
-  if (ec) return Bad(fmt::format("cannot enter the workdir {}: {}", jobs->workdir, ec.message()));
-  const std::string cwd = fs::current_path().string();
+  return overrides;
+}
 
+// Each way to run the task, its batch script parsed and planned.
+Result<std::vector<Weighed>> WeighAll(const LaunchOptions& o, const task::TaskJobs& jobs,
+                                      Workspace& ws) {
   std::vector<Weighed> weighed;
-  for (const auto& alternative : jobs->alternatives) {
+  for (const auto& alternative : jobs.alternatives) {
     job::RequestInput input;
     input.tool = job::Tool::kSbatch;
-    input.env = ws->env.vars();
+    input.env = ws.env.vars();
     input.script_text = alternative.script;
     input.stdin_name = StdinName(o.task_file);
-    auto request = job::ParseRequest(input);
-    if (!request.ok()) return Bad(request.status().message());
+    SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input));
     place::PlanOptions options;
     options.estimate = o.estimate;
-    options.policy = place::PlacementPolicy(*ws, options.probe_timeout);
-    options.only = request->sky.clusters;
-    if (request->sky.infra) options.pinned = *request->sky.infra;
-    Weighed w{.job = &alternative, .request = *request, .plan = {}};
-    w.plan = place::MakePlan(*request, ws->handles, ws->catalog, ws->home(), options);
-    weighed.push_back(std::move(w));
+    options.policy = place::PlacementPolicy(ws, options.probe_timeout);
+    options.only = request.sky.clusters;
+    if (request.sky.infra) options.pinned = *request.sky.infra;
+    place::Plan plan = place::MakePlan(request, ws.handles, ws.catalog, ws.home(), options);
+    weighed.push_back(
+        {.job = &alternative, .request = std::move(request), .plan = std::move(plan)});
   }
+  return weighed;
+}
 
-  if (o.dryrun) {
-    bool any = false;
-    for (const auto& w : weighed) {
-      std::printf("=== %s: the batch script ===\n%s\n", w.job->label.c_str(),
-                  w.job->script.c_str());
-      if (!w.job->secrets.empty()) {
-        std::string names;
-        for (const auto& [k, v] : w.job->secrets) names += (names.empty() ? "" : ", ") + k;
-        std::printf("(secrets %s: given in the job's environment, not in its script)\n\n",
-                    names.c_str());
-      }
-      std::printf("=== %s: on each cluster ===\n", w.job->label.c_str());
-      const place::ExplainText view = place::RenderExplain(w.request, *ws, w.plan, o.estimate);
-      std::fputs(view.text.c_str(), stdout);
-      std::printf("\n");
-      any = any || view.some_cluster_can_run_it;
+// --dryrun: each way's batch script and how each cluster would run it.
+int PrintDryRun(const std::vector<Weighed>& weighed, const Workspace& ws, bool estimate) {
+  bool any = false;
+  for (const auto& w : weighed) {
+    std::printf("=== %s: the batch script ===\n%s\n", w.job->label.c_str(), w.job->script.c_str());
+    if (!w.job->secrets.empty()) {
+      std::string names;
+      for (const auto& [k, v] : w.job->secrets) names += (names.empty() ? "" : ", ") + k;
+      std::printf("(secrets %s: given in the job's environment, not in its script)\n\n",
+                  names.c_str());
     }
-    return any ? 0 : 1;
+    std::printf("=== %s: on each cluster ===\n", w.job->label.c_str());
+    const place::ExplainText view = place::RenderExplain(w.request, ws, w.plan, estimate);
+    std::fputs(view.text.c_str(), stdout);
+    std::printf("\n");
+    any = any || view.some_cluster_can_run_it;
   }
+  return any ? 0 : 1;
+}
 
-  // The first that can run (ordered), else the one that starts first.
+// The first that can run (ordered), else the one that starts first; said
+// beside the others when there are several. nullptr: none can run (said why).
+const Weighed* Choose(const std::vector<Weighed>& weighed, bool ordered) {
   const Weighed* chosen = nullptr;
   for (const auto& w : weighed) {
     if (!w.can_run()) continue;
-    if (chosen == nullptr || (!jobs->ordered && w.start() < chosen->start())) chosen = &w;
-    if (jobs->ordered) break;
+    if (chosen == nullptr || (!ordered && w.start() < chosen->start())) chosen = &w;
+    if (ordered) break;
   }
   if (chosen == nullptr) {
     for (const auto& w : weighed) {
       std::fprintf(stderr, "skyslurm launch: %s: %s\n", w.job->label.c_str(),
                    place::NoClusterMessage(w.plan).c_str());
     }
-    return 1;
+    return nullptr;
   }
   if (weighed.size() > 1) {
     std::string others;
@@ -192,25 +179,25 @@ int RunLaunch(const LaunchOptions& o) {
                       : "no cluster");
     }
     std::fprintf(stderr, "skyslurm launch: %s %s (%s)%s\n", chosen->job->label.c_str(),
-                 jobs->ordered ? "is the first that can run" : "starts first",
-                 chosen->cluster().c_str(), others.c_str());
+                 ordered ? "is the first that can run" : "starts first", chosen->cluster().c_str(),
+                 others.c_str());
   }
+  return chosen;
+}
 
-  auto loaded = config::LoadConfig(ws->env, GlobalSettingFlags());
-  if (!loaded.ok()) return Bad(loaded.status().message());
-  DaemonClient client(ws->env, *loaded);
-  if (Status up = client.EnsureRunning(); !up.ok()) {
-    std::fprintf(stderr, "skyslurm launch: %s\n", up.message().c_str());
-    return 1;
-  }
+// Hands the chosen way to skyslurmd as a managed job, its secrets in its
+// environment only; prints the job. Its sky id, or the exit code to leave with.
+std::variant<std::string, int> Submit(DaemonClient& client, const Workspace& ws,
+                                      const Weighed& chosen, const std::string& cwd,
+                                      const LaunchOptions& o) {
   daemon::JobInput input{.tool = "sbatch",
                          .args = {},
-                         .script = chosen->job->script,
-                         .env = ws->env.vars(),
+                         .script = chosen.job->script,
+                         .env = ws.env.vars(),
                          .cwd = cwd,
                          .at_terminal = isatty(STDOUT_FILENO) == 1,
                          .stdin_name = StdinName(o.task_file)};
-  for (const auto& [k, v] : chosen->job->secrets) {
+  for (const auto& [k, v] : chosen.job->secrets) {
     input.env[k] = v;
     input.secret_names.push_back(k);
   }
@@ -228,13 +215,17 @@ int RunLaunch(const LaunchOptions& o) {
   std::fputs((*answer)["stderr"].asCString(), stderr);
   if ((*answer)["exit_code"].asInt() != 0) return 1;
   const Json::Value& job = (*answer)["job"];
-  const std::string sky_id = job["sky_id"].asString();
+  std::string sky_id = job["sky_id"].asString();
   std::printf(
       "%s on %s (job %s; %s)\n", sky_id.c_str(), job["cluster"].asCString(),
       job["job_id"].isNull() ? job["native_id"].asCString() : job["job_id"].asString().c_str(),
-      chosen->job->label.c_str());
+      chosen.job->label.c_str());
   std::fflush(stdout);
-  if (o.detach_run) return 0;
+  return sky_id;
+}
+
+// Follows the job's logs to its end; 0 when it completed.
+int FollowToEnd(DaemonClient& client, const std::string& sky_id) {
   std::fprintf(stderr,
                "skyslurm launch: following its logs (Ctrl-C stops following; the job goes on)\n");
   std::signal(SIGINT, StopFollowing);
@@ -245,6 +236,49 @@ int RunLaunch(const LaunchOptions& o) {
   const std::string state = (*now)["job"]["state"].asString();
   std::printf("%s: %s\n", sky_id.c_str(), state.c_str());
   return state == "COMPLETED" ? 0 : 1;
+}
+
+}  // namespace
+
+int RunLaunch(const LaunchOptions& o) {
+  std::ifstream in(o.task_file);
+  if (!in) return Bad(fmt::format("cannot read {}", o.task_file));
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  auto task = task::ParseTask(text, o.task_file);
+  if (!task.ok()) return Bad(task.status().message());
+  auto overrides = OverridesOf(o);
+  if (!overrides.ok()) return Bad(overrides.status().message());
+  auto ws = OpenWorkspace({});
+  if (!ws.ok()) return Bad(ws.status().message());
+  const fs::path task_dir = fs::absolute(o.task_file).parent_path();
+  auto jobs = task::TaskToJobs(*task, *overrides, SiteOf(*ws), ws->catalog, task_dir.string());
+  if (!jobs.ok()) return Bad(jobs.status().message());
+  for (const auto& note : jobs->notes)
+    std::fprintf(stderr, "skyslurm launch: note: %s\n", note.c_str());
+  // Submitted from its workdir, as `cd workdir && sbatch` would be: that
+  // folder is what a peer gets a copy of.
+  std::error_code ec;
+  if (!jobs->workdir.empty()) fs::current_path(jobs->workdir, ec);
+  if (ec) return Bad(fmt::format("cannot enter the workdir {}: {}", jobs->workdir, ec.message()));
+  const std::string cwd = fs::current_path().string();
+
+  auto weighed = WeighAll(o, *jobs, *ws);
+  if (!weighed.ok()) return Bad(weighed.status().message());
+  if (o.dryrun) return PrintDryRun(*weighed, *ws, o.estimate);
+  const Weighed* chosen = Choose(*weighed, jobs->ordered);
+  if (chosen == nullptr) return 1;
+
+  auto loaded = config::LoadConfig(ws->env, GlobalSettingFlags());
+  if (!loaded.ok()) return Bad(loaded.status().message());
+  DaemonClient client(ws->env, *loaded);
+  if (Status up = client.EnsureRunning(); !up.ok()) {
+    std::fprintf(stderr, "skyslurm launch: %s\n", up.message().c_str());
+    return 1;
+  }
+  const auto submitted = Submit(client, *ws, *chosen, cwd, o);
+  if (const int* rc = std::get_if<int>(&submitted)) return *rc;
+  if (o.detach_run) return 0;
+  return FollowToEnd(client, std::get<std::string>(submitted));
 }
 
 int RunExport(const std::string& script, const std::string& output) {

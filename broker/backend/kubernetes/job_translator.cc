@@ -102,15 +102,10 @@ Result<JobShape> ShapeOf(const translate::TranslatedJob& job) {
   return *shape;
 }
 
-translate::Translation TranslateForKubernetes(const Request& r, const cluster::Description& target,
-                                              const translate::TranslateContext& ctx) {
-  translate::Translation out;
-  out.cluster = target.name;
-  std::vector<std::string>& no = out.reasons;
-  translate::TranslatedJob job;
-  job.cluster = target.name;
-  job.tool = r.tool;
+namespace {
 
+// What a pod cannot be asked for: Slurm's own notions.
+void AddUnsupported(const Request& r, std::vector<std::string>& no) {
   if (r.tool != job::Tool::kSbatch) {
     no.push_back(
         "an interactive allocation (salloc, srun) cannot run on Kubernetes: submit a batch "
@@ -133,17 +128,18 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
     no.push_back(fmt::format("--gres={} is not a GPU: Kubernetes has no such resource", g.name));
   }
   for (auto& s : SpanningSteps(r)) no.push_back(std::move(s));
+}
 
+// The pods' number and size: each pod is a node, its GPUs the job's per node
+// (job/gpu_demand.h), a per-job count spread evenly.
+JobShape SizeOf(const Request& r, std::vector<std::string>& no) {
   JobShape shape;
   shape.pods = r.nodes ? r.nodes->min : 1;
   const std::int64_t tasks_per_pod =
       r.ntasks_per_node ? *r.ntasks_per_node
                         : (r.ntasks ? (*r.ntasks + shape.pods - 1) / shape.pods : 1);
   shape.millicores = r.cpus_per_task.value_or(1) * tasks_per_pod * 1000;
-  // Each pod is a node: its GPUs are the job's per node (job/gpu_demand.h),
-  // a per-job count spread evenly.
   const job::GpuDemand& demand = r.gpu_demand;
-  const std::string& gpu_type = demand.type;  // as asked
   shape.gpus_per_pod = std::max(demand.per_node, demand.EvenShare());
   for (const GpuAsk& g : r.gpus) {
     if (g.scope == GpuAsk::Scope::kPerJob && g.count % shape.pods != 0) {
@@ -164,35 +160,41 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   }
   if (r.time_limit && r.time_limit->minutes) shape.deadline_seconds = *r.time_limit->minutes * 60;
   shape.job_name = r.job_name.value_or(r.script_name);
+  return shape;
+}
 
-  // The GPU type, as this cluster's nodes are labelled.
-  if (shape.gpus_per_pod > 0 && !gpu_type.empty()) {
-    for (const auto& [type, count] : translate::GpuTypesOf(target)) {
-      const bool same =
-          type == gpu_type || (ctx.catalog != nullptr && ctx.catalog->Same(type, gpu_type));
-      if (!same) continue;
-      shape.gpu_type = type;
-      for (const auto& n : target.nodes) {
-        for (const auto& f : n.features) {
-          if (f.ends_with("=" + type)) shape.gpu_label = f.substr(0, f.size() - type.size() - 1);
-        }
+// The GPU type asked for, as this cluster's nodes are labelled.
+void LabelGpuType(const std::string& gpu_type, const cluster::Description& target,
+                  const translate::TranslateContext& ctx, JobShape& shape,
+                  std::vector<std::string>& no) {
+  if (shape.gpus_per_pod == 0 || gpu_type.empty()) return;
+  for (const auto& [type, count] : translate::GpuTypesOf(target)) {
+    const bool same =
+        type == gpu_type || (ctx.catalog != nullptr && ctx.catalog->Same(type, gpu_type));
+    if (!same) continue;
+    shape.gpu_type = type;
+    for (const auto& n : target.nodes) {
+      for (const auto& f : n.features) {
+        if (f.ends_with("=" + type)) shape.gpu_label = f.substr(0, f.size() - type.size() - 1);
       }
-    }
-    if (shape.gpu_type.empty()) {
-      std::string have;
-      for (const auto& [type, count] : translate::GpuTypesOf(target)) {
-        have += fmt::format("{}{} x{}", have.empty() ? "" : ", ", type.empty() ? "untyped" : type,
-                            count);
-      }
-      no.push_back(fmt::format("no node has GPU type {} ({})", gpu_type,
-                               have.empty() ? "it has no GPUs" : "it has " + have));
-    } else if (shape.gpu_label.empty()) {
-      no.push_back(
-          fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
     }
   }
+  if (shape.gpu_type.empty()) {
+    std::string have;
+    for (const auto& [type, count] : translate::GpuTypesOf(target)) {
+      have +=
+          fmt::format("{}{} x{}", have.empty() ? "" : ", ", type.empty() ? "untyped" : type, count);
+    }
+    no.push_back(fmt::format("no node has GPU type {} ({})", gpu_type,
+                             have.empty() ? "it has no GPUs" : "it has " + have));
+  } else if (shape.gpu_label.empty()) {
+    no.push_back(fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
+  }
+}
 
-  // Could the pods ever all run at once?
+// Could the pods ever all run at once? Said only when nothing else is wrong.
+void CheckRoom(const cluster::Description& target, const JobShape& shape,
+               std::vector<std::string>& no) {
   std::int64_t slots = 0, fitting_nodes = 0, gpu_only = 0;
   for (const auto& n : target.nodes) {
     if (n.usable() && !TakesPod(n, shape.gpus_per_pod > 0)) ++gpu_only;
@@ -207,24 +209,29 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
     if (fit > 0) ++fitting_nodes;
     slots += std::max<std::int64_t>(0, fit);
   }
-  if (slots < shape.pods && no.empty() && gpu_only > 0 && fitting_nodes == 0) {
+  if (slots >= shape.pods || !no.empty()) return;
+  if (gpu_only > 0 && fitting_nodes == 0) {
     no.push_back(
         fmt::format("its {} usable node(s) are kept for GPU work (a GPU taint that only "
                     "pods asking for GPUs tolerate): a job without GPUs does not go there",
                     gpu_only));
-  } else if (slots < shape.pods && no.empty()) {
-    no.push_back(fmt::format(
-        "no room for {} pod(s) of {}{} CPU(s){}: {} node(s) can take one", shape.pods,
-        shape.gpus_per_pod > 0
-            ? fmt::format("{} GPU(s){}, ", shape.gpus_per_pod,
-                          shape.gpu_type.empty() ? "" : " of type " + shape.gpu_type)
-            : "",
-        static_cast<double>(shape.millicores) / 1000.0,
-        shape.memory_mb > 0 ? fmt::format(", {} MB", shape.memory_mb) : "", fitting_nodes));
+    return;
   }
+  no.push_back(fmt::format(
+      "no room for {} pod(s) of {}{} CPU(s){}: {} node(s) can take one", shape.pods,
+      shape.gpus_per_pod > 0
+          ? fmt::format("{} GPU(s){}, ", shape.gpus_per_pod,
+                        shape.gpu_type.empty() ? "" : " of type " + shape.gpu_type)
+          : "",
+      static_cast<double>(shape.millicores) / 1000.0,
+      shape.memory_mb > 0 ? fmt::format(", {} MB", shape.memory_mb) : "", fitting_nodes));
+}
 
-  // The image.
-  const config::ClusterSettings* settings = ctx.settings;
+// The image: --sky-image, pyxis' --container-image, a module the cluster
+// maps to an image, or its default; each choice recorded as a change.
+void ChooseImage(const Request& r, const cluster::Description& target,
+                 const config::ClusterSettings* settings, JobShape& shape,
+                 translate::TranslatedJob& job, std::vector<std::string>& no) {
   if (r.sky.image) {
     shape.image = *r.sky.image;
     job.changes.push_back({"--sky-image", "image " + shape.image, "asked for"});
@@ -258,23 +265,47 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
                     "for an images map or default_image for {}",
                     target.name));
   }
-  if (!no.empty()) return out;
+}
 
+// What the job asks for that Kubernetes leaves aside.
+std::vector<std::string> CaveatsOf(const Request& r, const JobShape& shape) {
+  std::vector<std::string> caveats;
   if (!r.partitions.empty()) {
-    job.caveats.push_back(
+    caveats.push_back(
         fmt::format("partition {} is Slurm's: not used on Kubernetes", r.partitions.front()));
   }
-  if (r.account) job.caveats.push_back("--account is Slurm's: not used on Kubernetes");
-  if (r.qos) job.caveats.push_back("--qos is Slurm's: not used on Kubernetes");
+  if (r.account) caveats.push_back("--account is Slurm's: not used on Kubernetes");
+  if (r.qos) caveats.push_back("--qos is Slurm's: not used on Kubernetes");
   if (r.output || r.error) {
-    job.caveats.push_back("--output/--error: the job's output is its pods' logs (skyslurm logs)");
+    caveats.push_back("--output/--error: the job's output is its pods' logs (skyslurm logs)");
   }
   if (UsesSrun(r)) {
-    job.caveats.push_back(
+    caveats.push_back(
         "each pod is one node: srun in the script runs its command once, in its own pod");
   }
-  if (shape.deadline_seconds == 0) job.caveats.push_back("no --time: no deadline on Kubernetes");
+  if (shape.deadline_seconds == 0) caveats.push_back("no --time: no deadline on Kubernetes");
+  return caveats;
+}
 
+}  // namespace
+
+translate::Translation TranslateForKubernetes(const Request& r, const cluster::Description& target,
+                                              const translate::TranslateContext& ctx) {
+  translate::Translation out;
+  out.cluster = target.name;
+  std::vector<std::string>& no = out.reasons;
+  translate::TranslatedJob job;
+  job.cluster = target.name;
+  job.tool = r.tool;
+
+  AddUnsupported(r, no);
+  JobShape shape = SizeOf(r, no);
+  LabelGpuType(r.gpu_demand.type, target, ctx, shape, no);
+  CheckRoom(target, shape, no);
+  ChooseImage(r, target, ctx.settings, shape, job, no);
+  if (!no.empty()) return out;
+
+  job.caveats = CaveatsOf(r, shape);
   const std::string ns = target.partitions.empty() ? "default" : target.partitions.front().name;
   job.fitting_partitions = {ns};
   job.partition_note = "the namespace of " + target.name;

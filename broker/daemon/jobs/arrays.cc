@@ -8,6 +8,8 @@
 // recorded with the whole in one transaction before anything is sent: a
 // crash leaves either the array unspread (placed whole later) or every part
 // recorded (each submitted exactly once).
+#include "broker/daemon/jobs/arrays.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,8 +17,6 @@
 #include <map>
 #include <numeric>
 #include <set>
-
-#include "broker/daemon/jobs/arrays.h"
 
 #include "broker/backend/array_tasks.h"
 #include "broker/cluster/job_phase.h"
@@ -65,8 +65,7 @@ Result<std::vector<std::int64_t>> TaskList(const std::string& given) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> Arrays::WholeArrayEnv(
-    const store::SkyJob& part) {
+std::vector<std::pair<std::string, std::string>> Arrays::WholeArrayEnv(const store::SkyJob& part) {
   auto whole = store_.Get(part.parent);
   if (!whole.ok()) return {};
   auto parsed = ctx_.parsed.Of(*whole);
@@ -79,36 +78,19 @@ std::vector<std::pair<std::string, std::string>> Arrays::WholeArrayEnv(
           {"SKYSLURM_ARRAY_TASK_COUNT", std::to_string(indices.size())}};
 }
 
-Result<bool> Arrays::Spread(store::SkyJob& job, const job::Request& request,
-                            const JobInput& input) {
-  // Only a batch array that may go anywhere, and is not skyslurm's to
-  // restart (a managed job restarts whole).
-  if (!request.array_indices || request.array_indices->indices.size() < 2 ||
-      request.tool != job::Tool::kSbatch || request.sky.infra || job.managed) {
-    return false;
-  }
-  std::vector<place::ClusterHandle> handles =
-      ctx_.HandlesWithout(DeadClusters(), "not answering (skyslurmd)");
-  place::PlanOptions options;
-  options.probe_timeout = options_.probe_timeout;
-  options.estimate_timeout = options_.estimate_timeout;
-  options.only = request.sky.clusters;
-  options.policy = ctx_.PolicyNow(options.probe_timeout);
-  options.lay_out_array_tasks = true;
-  const place::Plan plan = place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
-  if (!plan.decision.chosen) return false;  // the whole array's placement says why
-  // Every cluster that may run it, best first: the plan's choice, then by
-  // start; one partition per cluster (a part goes to a cluster, where its
-  // own placement picks the partition again).
+namespace {
+
+// Every cluster that may run the array, best first: the plan's choice, then
+// by start; one partition per cluster (a part goes to a cluster, where its
+// own placement picks the partition again).
+std::vector<place::SplitTarget> SplitTargets(const place::Plan& plan, const job::Request& request) {
   std::vector<std::size_t> order(plan.candidates.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if ((a == *plan.decision.chosen) != (b == *plan.decision.chosen)) {
       return a == *plan.decision.chosen;
     }
-    const auto& ca = plan.candidates[a];
-    const auto& cb = plan.candidates[b];
-    return ca.start.value_or(0) < cb.start.value_or(0);
+    return plan.candidates[a].start.value_or(0) < plan.candidates[b].start.value_or(0);
   });
   std::vector<place::SplitTarget> targets;
   for (std::size_t i : order) {
@@ -130,28 +112,37 @@ Result<bool> Arrays::Spread(store::SkyJob& job, const job::Request& request,
     }
     targets.push_back(std::move(t));
   }
-  if (targets.size() < 2) return false;
-  auto split = place::SplitArray(*request.array_indices, targets);
-  // An index no cluster takes: the whole array's placement says so.
-  if (!split.ok() || split->parts.size() < 2) return false;
-  const std::time_t whole = place::LastStartOn(*request.array_indices, targets.front());
-  if (split->last_start >= whole) return false;
+  return targets;
+}
 
-  // The parts, each checked to read back as exactly its indices (each read
-  // once: kept for its placement).
-  std::vector<store::SkyJob> parts;
-  std::vector<std::shared_ptr<const ParsedJob>> read_parts;
-  std::vector<std::string> described;
-  for (std::size_t k = 0; k < split->parts.size(); ++k) {
-    const place::ArrayPart& p = split->parts[k];
+}  // namespace
+
+place::Plan Arrays::PlanTasks(const job::Request& request) {
+  std::vector<place::ClusterHandle> handles =
+      ctx_.HandlesWithout(DeadClusters(), "not answering (skyslurmd)");
+  place::PlanOptions options;
+  options.probe_timeout = options_.probe_timeout;
+  options.estimate_timeout = options_.estimate_timeout;
+  options.only = request.sky.clusters;
+  options.policy = ctx_.PolicyNow(options.probe_timeout);
+  options.lay_out_array_tasks = true;
+  return place::MakePlan(request, handles, ws_.catalog, ws_.home(), options);
+}
+
+std::optional<Arrays::Parts> Arrays::MakeParts(const store::SkyJob& job,
+                                               const job::Request& request, const JobInput& input,
+                                               const place::ArraySplit& split, std::time_t now) {
+  Parts out;
+  for (std::size_t k = 0; k < split.parts.size(); ++k) {
+    const place::ArrayPart& p = split.parts[k];
     JobInput part_input = input;
     part_input.args = WithArray(input, request, p.ArraySpec());
     auto reread = ParseJob(part_input);
     if (!reread.ok() || !(*reread)->request.array_indices ||
         (*reread)->request.array_indices->indices != p.indices) {
-      return false;  // an argument list this cannot rewrite: placed whole
+      return std::nullopt;  // an argument list this cannot rewrite: placed whole
     }
-    read_parts.push_back(*reread);
+    out.parsed.push_back(*reread);
     store::SkyJob part;
     part.sky_id = fmt::format("{}-{}", job.sky_id, k + 1);
     part.owner = job.owner;
@@ -161,74 +152,110 @@ Result<bool> Arrays::Spread(store::SkyJob& job, const job::Request& request,
     part.created = part.updated = Now();
     part.parent = job.sky_id;
     part.indices = p.ArraySpec();
-    parts.push_back(std::move(part));
-    described.push_back(fmt::format("{} {} ({}, the first {}, the last {})", p.cluster,
-                                    p.ArraySpec(), Plural(p.indices.size(), "task"),
-                                    place::FormatWait(p.first_start, plan.now),
-                                    place::FormatWait(p.last_start, plan.now)));
+    out.jobs.push_back(std::move(part));
+    out.described.push_back(fmt::format("{} {} ({}, the first {}, the last {})", p.cluster,
+                                        p.ArraySpec(), Plural(p.indices.size(), "task"),
+                                        place::FormatWait(p.first_start, now),
+                                        place::FormatWait(p.last_start, now)));
   }
+  return out;
+}
+
+Result<bool> Arrays::Spread(store::SkyJob& job, const job::Request& request,
+                            const JobInput& input) {
+  // Only a batch array that may go anywhere, and is not skyslurm's to
+  // restart (a managed job restarts whole).
+  if (!request.array_indices || request.array_indices->indices.size() < 2 ||
+      request.tool != job::Tool::kSbatch || request.sky.infra || job.managed) {
+    return false;
+  }
+  const place::Plan plan = PlanTasks(request);
+  if (!plan.decision.chosen) return false;  // the whole array's placement says why
+  const std::vector<place::SplitTarget> targets = SplitTargets(plan, request);
+  if (targets.size() < 2) return false;
+  auto split = place::SplitArray(*request.array_indices, targets);
+  // An index no cluster takes: the whole array's placement says so.
+  if (!split.ok() || split->parts.size() < 2) return false;
+  const std::time_t whole = place::LastStartOn(*request.array_indices, targets.front());
+  if (split->last_start >= whole) return false;
+  // The parts, each checked to read back as exactly its indices (each read
+  // once: kept for its placement).
+  std::optional<Parts> parts = MakeParts(job, request, input, *split, plan.now);
+  if (!parts) return false;
+
   // Locked before they are visible: the look at the queues must not place
   // a part the split has given a cluster.
   std::vector<std::unique_lock<std::mutex>> locks;
-  for (const auto& part : parts) locks.emplace_back(LockFor(part.sky_id));
+  for (const auto& part : parts->jobs) locks.emplace_back(LockFor(part.sky_id));
   job.state = "SPREAD";
   job.reason =
       fmt::format("spread over {} clusters: its last task starts {} against {} kept whole on {}",
-                  parts.size(), place::FormatWait(split->last_start, plan.now),
+                  parts->jobs.size(), place::FormatWait(split->last_start, plan.now),
                   place::FormatWait(whole, plan.now), targets.front().cluster);
   job.expected_start = plan.now;
   for (const auto& p : split->parts)
     job.expected_start = std::min(job.expected_start, p.first_start);
   const Status recorded = store_.Apply([&] {
-    for (const auto& part : parts) SKY_RETURN_IF_ERROR(store_.Insert(part));
+    for (const auto& part : parts->jobs) SKY_RETURN_IF_ERROR(store_.Insert(part));
     return Record(job, EventKind::kSpread,
-                  fmt::format("{}: {}", job.reason, fmt::join(described, "; ")));
+                  fmt::format("{}: {}", job.reason, fmt::join(parts->described, "; ")));
   });
   SKY_RETURN_IF_ERROR(recorded);
-  for (std::size_t k = 0; k < parts.size(); ++k) {
-    ctx_.parsed.Keep(parts[k].sky_id, parts[k].input_json, read_parts[k]);
+  for (std::size_t k = 0; k < parts->jobs.size(); ++k) {
+    ctx_.parsed.Keep(parts->jobs[k].sky_id, parts->jobs[k].input_json, parts->parsed[k]);
   }
   FaultPoint("spread.recorded");
-  std::vector<std::string> sent;  // parts on a cluster
+  SKY_RETURN_IF_ERROR(SendParts(job, parts->jobs, *split));
+  return true;
+}
+
+Status Arrays::SendParts(store::SkyJob& job, std::vector<store::SkyJob>& parts,
+                         const place::ArraySplit& split) {
   for (std::size_t k = 0; k < parts.size(); ++k) {
     store::SkyJob& part = parts[k];
-    const std::string& cluster = split->parts[k].cluster;
-    Status st = l_.placer
-                    .PlaceAndSubmit(part, EventKind::kSubmitted, "", DeadClusters(), true, "",
-                                    cluster)
-                    .status();
+    const std::string& cluster = split.parts[k].cluster;
+    Status st =
+        l_.placer.PlaceAndSubmit(part, EventKind::kSubmitted, "", DeadClusters(), true, "", cluster)
+            .status();
     if (st.code() == StatusCode::kFailedPrecondition) {
       // Refused there after all (a limit of its own): anywhere else.
       std::vector<std::string> avoid = DeadClusters();
       avoid.push_back(cluster);
       part.state = "SUBMITTING";
       part.ended = 0;
-      st = l_.placer.PlaceAndSubmit(part, EventKind::kSubmitted, "refused by " + cluster, avoid, true)
+      st = l_.placer
+               .PlaceAndSubmit(part, EventKind::kSubmitted, "refused by " + cluster, avoid, true)
                .status();
     }
     if (st.code() == StatusCode::kFailedPrecondition) {
-      // Nowhere: the array is refused whole; the parts sent are cancelled.
+      // Nowhere: the array is refused whole.
       const std::string why = fmt::format("part {} ({}): {}", k + 1, part.indices, st.message());
-      for (std::size_t j = 0; j < parts.size(); ++j) {
-        if (j == k) continue;
-        auto fresh = store_.Get(parts[j].sky_id);
-        if (!fresh.ok() || store::IsFinalState(fresh->state)) continue;
-        (void)l_.copies.CancelAll(*fresh);
-        fresh->state = "REFUSED";
-        fresh->reason = "another part of the array was refused: " + why;
-        fresh->ended = Now();
-        (void)Record(*fresh, EventKind::kRefused, fresh->reason, fresh->cluster, fresh->native_id);
-      }
-      job.state = "REFUSED";
-      job.reason = why;
-      job.ended = Now();
-      SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, why));
-      return FailedPreconditionError(why);
+      return RefuseWhole(job, parts, k, why);
     }
     // Anything else (an answer lost): its intent finishes it.
     if (k == 0) FaultPoint("spread.first-sent");
   }
-  return true;
+  return OkStatus();
+}
+
+Status Arrays::RefuseWhole(store::SkyJob& job, const std::vector<store::SkyJob>& parts,
+                           std::size_t refused, const std::string& why) {
+  // The parts sent are cancelled.
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    if (j == refused) continue;
+    auto fresh = store_.Get(parts[j].sky_id);
+    if (!fresh.ok() || store::IsFinalState(fresh->state)) continue;
+    (void)l_.copies.CancelAll(*fresh);
+    fresh->state = "REFUSED";
+    fresh->reason = "another part of the array was refused: " + why;
+    fresh->ended = Now();
+    (void)Record(*fresh, EventKind::kRefused, fresh->reason, fresh->cluster, fresh->native_id);
+  }
+  job.state = "REFUSED";
+  job.reason = why;
+  job.ended = Now();
+  SKY_RETURN_IF_ERROR(Record(job, EventKind::kRefused, why));
+  return FailedPreconditionError(why);
 }
 
 SubmitAnswer Arrays::Answer(const store::SkyJob& job) {

@@ -9,14 +9,20 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "broker/daemon/jobs/parsed_jobs.h"
 #include "broker/daemon/jobs/piece.h"
 #include "broker/daemon/jobs/submit_types.h"
 #include "broker/job/request.h"
+#include "broker/place/array_split.h"
+#include "broker/place/planner.h"
 
 namespace skyslurm::daemon {
 
@@ -46,6 +52,27 @@ class Arrays : public Piece {
   Result<std::vector<TaskSelection>> SelectTasks(const std::string& sky_id,
                                                  const std::string& index_text);
   Status CancelTasks(const std::string& sky_id, const std::string& index_text);
+
+ private:
+  // The parts of a spread, each with its own --array, read back once.
+  struct Parts {
+    std::vector<store::SkyJob> jobs;
+    std::vector<std::shared_ptr<const ParsedJob>> parsed;
+    std::vector<std::string> described;  // for the event: where, which, when
+  };
+  // The array's plan with each cluster's tasks laid out one after another.
+  place::Plan PlanTasks(const job::Request& request);
+  // nullopt: a part's arguments do not read back as its indices.
+  std::optional<Parts> MakeParts(const store::SkyJob& job, const job::Request& request,
+                                 const JobInput& input, const place::ArraySplit& split,
+                                 std::time_t now);
+  // Each part submitted to its cluster, else anywhere else; one refused
+  // everywhere refuses the whole array (RefuseWhole).
+  Status SendParts(store::SkyJob& job, std::vector<store::SkyJob>& parts,
+                   const place::ArraySplit& split);
+  // The other parts cancelled, the array REFUSED: a kFailedPrecondition.
+  Status RefuseWhole(store::SkyJob& job, const std::vector<store::SkyJob>& parts,
+                     std::size_t refused, const std::string& why);
 };
 
 class TaskMoves : public Piece {
