@@ -11,6 +11,8 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <string_view>
 
 #include "broker/ssh/agent_script.h"
 
@@ -72,13 +74,17 @@ Status CheckHostKey(ssh_session s, const SshTarget& t) {
   for (const auto& file : t.known_hosts_files) {
     ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, file.c_str());
     switch (ssh_session_is_known_server(s)) {
-      case SSH_KNOWN_HOSTS_OK: return OkStatus();
+      case SSH_KNOWN_HOSTS_OK:
+        return OkStatus();
       case SSH_KNOWN_HOSTS_CHANGED:
         changed = true;
         changed_in = file;
         break;
-      case SSH_KNOWN_HOSTS_OTHER: other_type = true; break;
-      default: break;
+      case SSH_KNOWN_HOSTS_OTHER:
+        other_type = true;
+        break;
+      default:
+        break;
     }
   }
   std::string type;
@@ -119,7 +125,8 @@ Status Authenticate(ssh_session s, const SshTarget& t) {
     ssh_key_free(key);
     if (rc == SSH_AUTH_SUCCESS) return OkStatus();
     if (rc == SSH_AUTH_ERROR) {
-      return UnavailableError(fmt::format("{}: authentication failed: {}", t.name, ssh_get_error(s)));
+      return UnavailableError(
+          fmt::format("{}: authentication failed: {}", t.name, ssh_get_error(s)));
     }
     tried.push_back(file);
   }
@@ -134,7 +141,6 @@ Status Authenticate(ssh_session s, const SshTarget& t) {
       "the public key is in ~/.ssh/authorized_keys on the login node",
       t.name, t.user, Endpoint(t), list.empty() ? "no key file exists" : list));
 }
-
 
 // Opens a session channel without a ~40 ms stall on fresh connections.
 // Right after authentication OpenSSH's sshd sends a packet of its own (its
@@ -160,6 +166,24 @@ int OpenSessionChannel(ssh_session s, ssh_channel ch) {
   // Still pending after 50 ms: wait as usual (the session's timeout).
   if (rc == SSH_AGAIN) rc = ssh_channel_open_session(ch);
   return rc;
+}
+
+enum class ChannelRead { kNothing, kGot, kFailed };
+
+// Reads what the channel holds now, stdout then stderr, without waiting;
+// each chunk to take(is_stderr, chunk).
+ChannelRead ReadAvailable(ssh_channel ch, const std::function<void(bool, std::string_view)>& take) {
+  std::array<char, 32768> buf;  // not cleared: only what was read is used
+  ChannelRead read = ChannelRead::kNothing;
+  for (int is_err = 0; is_err <= 1; ++is_err) {
+    int n;
+    while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
+      take(is_err != 0, std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      read = ChannelRead::kGot;
+    }
+    if (n == SSH_ERROR) return ChannelRead::kFailed;
+  }
+  return read;
 }
 
 }  // namespace
@@ -202,9 +226,9 @@ Result<std::unique_ptr<Connection>> Connection::Open(const SshTarget& target,
           target.name, target.hostname, why));
     }
     if (why.find("refused") != std::string::npos) {
-      return UnavailableError(fmt::format(
-          "{}: the login node {} refused the connection (no sshd listening there?)", target.name,
-          Endpoint(target)));
+      return UnavailableError(
+          fmt::format("{}: the login node {} refused the connection (no sshd listening there?)",
+                      target.name, Endpoint(target)));
     }
     if (why.find("imeout") != std::string::npos || why.find("timed out") != std::string::npos) {
       return UnavailableError(fmt::format("{}: the login node {} did not answer within {} s",
@@ -260,7 +284,8 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
   if (stdin_data && !stdin_data->empty()) {
     std::size_t off = 0;
     while (off < stdin_data->size()) {
-      const auto chunk = static_cast<uint32_t>(std::min<std::size_t>(stdin_data->size() - off, 32768));
+      const auto chunk =
+          static_cast<uint32_t>(std::min<std::size_t>(stdin_data->size() - off, 32768));
       const int n = ssh_channel_write(ch, stdin_data->data() + off, chunk);
       if (n == SSH_ERROR) return fail("cannot send the command's input");
       off += static_cast<std::size_t>(n);
@@ -269,29 +294,24 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
   ssh_channel_send_eof(ch);
 
   CommandOutput out;
-  std::array<char, 32768> buf{};
   while (true) {
-    bool got = false;
-    for (int is_err = 0; is_err <= 1; ++is_err) {
-      int n;
-      while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
-        std::string& sink = is_err ? out.err : out.out;
-        const auto room = sink.size() < max_output ? max_output - sink.size() : 0;
-        if (static_cast<std::size_t>(n) > room) out.truncated = true;
-        sink.append(buf.data(), std::min<std::size_t>(static_cast<std::size_t>(n), room));
-        got = true;
-      }
-      if (n == SSH_ERROR) return fail("the connection failed while reading");
-    }
+    const ChannelRead read = ReadAvailable(ch, [&](bool is_err, std::string_view chunk) {
+      std::string& sink = is_err ? out.err : out.out;
+      const auto room = sink.size() < max_output ? max_output - sink.size() : 0;
+      if (chunk.size() > room) out.truncated = true;
+      sink.append(chunk.substr(0, room));
+    });
+    if (read == ChannelRead::kFailed) return fail("the connection failed while reading");
+    const bool got = read == ChannelRead::kGot;
     if (ssh_channel_is_eof(ch) != 0 && !got) break;
     if (ssh_channel_is_open(ch) == 0) break;
     const long left = RemainingMs(deadline);
     if (left == 0) {
       ssh_channel_request_send_signal(ch, "TERM");
       broken_ = true;  // unknown state: do not reuse
-      return DeadlineExceededError(fmt::format(
-          "{}: the command did not finish in time on the login node{}", target_.name,
-          out.err.empty() ? "" : "; it said: " + out.err.substr(0, 400)));
+      return DeadlineExceededError(
+          fmt::format("{}: the command did not finish in time on the login node{}", target_.name,
+                      out.err.empty() ? "" : "; it said: " + out.err.substr(0, 400)));
     }
     if (!got) {
       // Wait through libssh, never on the socket itself: libssh may already
@@ -340,8 +360,8 @@ Status Connection::WriteAll(void* channel, std::string_view data, std::string_vi
     const int n = ssh_channel_write(ch, data.data() + off, chunk);
     if (n == SSH_ERROR) {
       broken_ = true;
-      return UnavailableError(fmt::format("{}: cannot send {}: {}", target_.name, what,
-                                          ssh_get_error(session_->s)));
+      return UnavailableError(
+          fmt::format("{}: cannot send {}: {}", target_.name, what, ssh_get_error(session_->s)));
     }
     *written = true;
     off += static_cast<std::size_t>(n);
@@ -352,25 +372,21 @@ Status Connection::WriteAll(void* channel, std::string_view data, std::string_vi
 Status Connection::ReadMore(void* channel, std::string& out, std::string& err,
                             Clock::time_point deadline, std::string_view who) {
   auto ch = static_cast<ssh_channel>(channel);
-  std::array<char, 32768> buf{};
   while (true) {
-    bool got = false;
-    for (int is_err = 0; is_err <= 1; ++is_err) {
-      int n;
-      while ((n = ssh_channel_read_nonblocking(ch, buf.data(), buf.size(), is_err)) > 0) {
-        // The program's own complaints (stderr) are kept for the error message.
-        if (is_err != 0) {
-          if (err.size() < 4096) err.append(buf.data(), static_cast<std::size_t>(n));
-        } else {
-          out.append(buf.data(), static_cast<std::size_t>(n));
-          got = true;
-        }
+    bool got = false;  // stdout only: stderr alone is no answer
+    const ChannelRead read = ReadAvailable(ch, [&](bool is_err, std::string_view chunk) {
+      // The program's own complaints (stderr) are kept for the error message.
+      if (is_err) {
+        if (err.size() < 4096) err.append(chunk);
+      } else {
+        out.append(chunk);
+        got = true;
       }
-      if (n == SSH_ERROR) {
-        broken_ = true;
-        return UnavailableError(fmt::format("{}: the connection failed while reading: {}",
-                                            target_.name, ssh_get_error(session_->s)));
-      }
+    });
+    if (read == ChannelRead::kFailed) {
+      broken_ = true;
+      return UnavailableError(fmt::format("{}: the connection failed while reading: {}",
+                                          target_.name, ssh_get_error(session_->s)));
     }
     if (got) return OkStatus();
     if (ssh_channel_is_eof(ch) != 0 || ssh_channel_is_open(ch) == 0) {
@@ -378,8 +394,8 @@ Status Connection::ReadMore(void* channel, std::string& out, std::string& err,
       // Its last words, without the lines it logs for every request.
       std::string said = err.size() > 400 ? err.substr(err.size() - 400) : err;
       while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-      return UnavailableError(fmt::format("{}: {} ended{}", target_.name, who,
-                                          said.empty() ? "" : ": " + said));
+      return UnavailableError(
+          fmt::format("{}: {} ended{}", target_.name, who, said.empty() ? "" : ": " + said));
     }
     const long left = RemainingMs(deadline);
     if (left == 0) {
@@ -397,7 +413,8 @@ Status Connection::ReadMore(void* channel, std::string& out, std::string& err,
 
 Status Connection::FillAgentBuffer(std::size_t bytes, Clock::time_point deadline) {
   while (agent_buffer_.size() < bytes) {
-    SKY_RETURN_IF_ERROR(ReadMore(session_->agent, agent_buffer_, agent_stderr_, deadline, "the agent"));
+    SKY_RETURN_IF_ERROR(
+        ReadMore(session_->agent, agent_buffer_, agent_stderr_, deadline, "the agent"));
   }
   return OkStatus();
 }
@@ -407,7 +424,8 @@ Status Connection::StartResident(bool rest, const std::string& line, std::string
   ssh_channel ch = ssh_channel_new(s);
   if (ch == nullptr) {
     broken_ = true;
-    return UnavailableError(fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
+    return UnavailableError(
+        fmt::format("{}: cannot open a channel: {}", target_.name, ssh_get_error(s)));
   }
   (rest ? session_->rest : session_->agent) = ch;  // closed with the session
   if (OpenSessionChannel(s, ch) != SSH_OK) {
@@ -494,8 +512,8 @@ Status Connection::StartAgent(Clock::time_point deadline) {
   ssh_channel ch = session_->agent;
   Status ready = FillAgentBuffer(kAgentReady.size(), deadline);
   if (ready.ok() && agent_buffer_.compare(0, kAgentReady.size(), kAgentReady) != 0) {
-    ready = UnavailableError(fmt::format("{}: the agent said '{}'", target_.name,
-                                         agent_buffer_.substr(0, 200)));
+    ready = UnavailableError(
+        fmt::format("{}: the agent said '{}'", target_.name, agent_buffer_.substr(0, 200)));
   }
   if (!ready.ok()) {
     // No bash there (or it failed at once): commands go on channels of their own.

@@ -93,6 +93,10 @@ bool JsonCursor::SkipValue() {
   return Fail("the text ends inside a value");
 }
 
+bool JsonCursor::LiteralAt() {
+  return Literal(*p_ == 't' ? "true" : *p_ == 'f' ? "false" : "null");
+}
+
 bool JsonCursor::Literal(std::string_view word) {
   if (static_cast<std::size_t>(end_ - p_) < word.size() ||
       std::memcmp(p_, word.data(), word.size()) != 0) {
@@ -146,11 +150,9 @@ bool JsonCursor::CheckValue(int depth) {
       return Decode(&ignored);
     }
     case 't':
-      return Literal("true");
     case 'f':
-      return Literal("false");
     case 'n':
-      return Literal("null");
+      return LiteralAt();
     case '{':
     case '[':
       return CheckContainer(depth);

@@ -109,6 +109,8 @@ class JsonCursor {
   bool SkipValue();
   bool Decode(std::string* out);
   bool Literal(std::string_view word);
+  // At a 't', 'f' or 'n': true, false or null, as its first letter says.
+  bool LiteralAt();
   // Passes over `word` if it is next (no failure recorded when not).
   bool Accept(std::string_view word);
   bool Fail(const char* what);

@@ -196,14 +196,13 @@ bool JsonCursor::Build(const JsonMask& mask, int depth, Json::Value* out) {
       return true;
     }
     case 't':
-      *out = true;
-      return Literal("true");
     case 'f':
-      *out = false;
-      return Literal("false");
-    case 'n':
-      *out = Json::Value();
-      return Literal("null");
+    case 'n': {
+      const char first = *p_;
+      if (!LiteralAt()) return false;
+      *out = first == 'n' ? Json::Value() : Json::Value(first == 't');
+      return true;
+    }
     default:
       return Number(out);
   }

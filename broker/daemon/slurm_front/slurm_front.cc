@@ -67,6 +67,16 @@ struct Run {
   Result<CommandOutput> result = UnavailableError("not run");
 };
 
+// The clusters' exit codes: the worst, and whether any succeeded.
+struct ExitTally {
+  int worst = 0;
+  bool any_ok = false;
+  void Add(int code) {
+    any_ok = any_ok || code == 0;
+    worst = std::max(worst, code);
+  }
+};
+
 // One command's run: which cluster holds each job it names, each cluster's
 // command, and the outputs merged.
 class Invocation {
@@ -100,6 +110,9 @@ class Invocation {
   std::vector<Run*> Order();
   ClientCommandAnswer MergeDocuments();
   ClientCommandAnswer MergeText();
+  // The output of a run that ran (its exit code tallied); nullptr for one
+  // that could not, its error said in `err` (counted as exit code 1).
+  const CommandOutput* Ran(const Run& r, ExitTally& tally, std::string& err) const;
 
   JobManager& m_;
   const std::string& tool_name_;
@@ -292,8 +305,9 @@ void Invocation::ArrangeFormats() {
     dropped_.insert(w.option);
   }
   // -s with -O (or SQUEUE_FORMAT2): steps' fields, printed as they are.
-  const bool step_fields = cmd_->steps && (cmd_->field_format ||
-                                           (cmd_->format.empty() && env_.contains("SQUEUE_FORMAT2")));
+  const bool step_fields =
+      cmd_->steps &&
+      (cmd_->field_format || (cmd_->format.empty() && env_.contains("SQUEUE_FORMAT2")));
   if (*tool_ == ClientTool::kSqueue && !cmd_->structured && !step_fields) {
     if (cmd_->field_format) {
       if (!cmd_->field_format_spec.empty()) fields_ = MarkSqueueFields(cmd_->field_format_spec);
@@ -323,14 +337,13 @@ void Invocation::ArrangeFormats() {
     if (sacct_format_.empty()) {
       sacct_format_ = cmd_->long_format ? std::string(kSacctLongFormat) : kSacctDefaultFormat;
     }
-    sacct_format_ +=
-        cmd_->parsable ? ",Cluster" : fmt::format(",Cluster%{}", kSacctClusterWidth);
+    sacct_format_ += cmd_->parsable ? ",Cluster" : fmt::format(",Cluster%{}", kSacctClusterWidth);
     for (const std::size_t i : cmd_->format_words) dropped_.insert(i);
   }
   // -l with the format given in its place: the word without it (-l and -o
   // exclude each other); squeue's date line printed here.
-  without_long_ = cmd_->long_format &&
-                  (by_cluster_ || (*tool_ == ClientTool::kSqueue && (marked_ || fields_)));
+  without_long_ =
+      cmd_->long_format && (by_cluster_ || (*tool_ == ClientTool::kSqueue && (marked_ || fields_)));
   if (without_long_) {
     for (const std::size_t i : cmd_->long_words) rewritten_[i] = WithoutLongOption(args_[i]);
   }
@@ -443,22 +456,15 @@ std::vector<Run*> Invocation::Order() {
 ClientCommandAnswer Invocation::MergeDocuments() {
   ClientCommandAnswer answer;
   std::vector<JsonPart> parts;
-  int worst = 0;
-  bool any_ok = false;
+  ExitTally tally;
   for (Run* r : Order()) {
     if (r->argv.empty()) continue;
-    if (!r->result.ok()) {
-      answer.err += fmt::format("{}: error: skyslurm: {}: {}\n", tool_name_, r->cluster,
-                                r->result.status().message());
-      worst = std::max(worst, 1);
-      continue;
-    }
-    parts.push_back({r->result->out, &r->map, &r->unsettled});
-    answer.err += r->result->err;
-    const int code = r->result->term_signal != 0 ? 1 : r->result->exit_code;
-    if (code == 0) any_ok = true;
-    worst = std::max(worst, code);
+    const CommandOutput* o = Ran(*r, tally, answer.err);
+    if (o == nullptr) continue;
+    parts.push_back({o->out, &r->map, &r->unsettled});
+    answer.err += o->err;
   }
+  const int worst = tally.worst;
   auto merged = MergeJobsJson(parts);
   if (!merged.ok()) {
     // Not the JSON expected: what each printed, as it is.
@@ -480,25 +486,32 @@ ClientCommandAnswer Invocation::MergeDocuments() {
     }
     answer.out = *written;
   }
-  answer.exit_code = any_ok ? 0 : worst;
+  answer.exit_code = tally.any_ok ? 0 : worst;
   return answer;
+}
+
+const CommandOutput* Invocation::Ran(const Run& r, ExitTally& tally, std::string& err) const {
+  if (!r.result.ok()) {
+    err += fmt::format("{}: error: skyslurm: {}: {}\n", tool_name_, r.cluster,
+                       r.result.status().message());
+    tally.Add(1);
+    return nullptr;
+  }
+  tally.Add(r.result->term_signal != 0 ? 1 : r.result->exit_code);
+  return &*r.result;
 }
 
 // The text each cluster printed, its ids mapped, under one header.
 ClientCommandAnswer Invocation::MergeText() {
   ClientCommandAnswer answer;
   const int header_lines = *tool_ == ClientTool::kSacct && !cmd_->parsable ? 2 : 1;
-  bool header_written = false, any_ok = false;
-  int worst = 0;
+  bool header_written = false;
+  ExitTally tally;
   for (Run* r : Order()) {
     if (r->argv.empty()) continue;
-    if (!r->result.ok()) {
-      answer.err += fmt::format("{}: error: skyslurm: {}: {}\n", tool_name_, r->cluster,
-                                r->result.status().message());
-      worst = std::max(worst, 1);
-      continue;
-    }
-    const CommandOutput& o = *r->result;
+    const CommandOutput* ran = Ran(*r, tally, answer.err);
+    if (ran == nullptr) continue;
+    const CommandOutput& o = *ran;
     std::string text = o.out;
     if (*tool_ == ClientTool::kSqueue && (marked_ || fields_)) {
       auto unmark = [&](std::string_view part, const IdMap& map) {
@@ -533,9 +546,6 @@ ClientCommandAnswer Invocation::MergeText() {
     }
     answer.out += text;
     answer.err += MapScontrolOutput(o.err, r->map);
-    const int code = o.term_signal != 0 ? 1 : o.exit_code;
-    if (code == 0) any_ok = true;
-    worst = std::max(worst, code);
   }
   if (without_long_ && *tool_ == ClientTool::kSqueue && !cmd_->noheader && !answer.out.empty()) {
     answer.out = SqueueDateLine(m_.Now()) + answer.out;
@@ -543,7 +553,7 @@ ClientCommandAnswer Invocation::MergeText() {
   // squeue and sacct name several jobs and print those they find: one
   // cluster's "no such job" is not the command's failure while another
   // printed its job. scontrol and scancel fail for any job that failed.
-  answer.exit_code = (table_ && any_ok) ? 0 : worst;
+  answer.exit_code = (table_ && tally.any_ok) ? 0 : tally.worst;
   return answer;
 }
 
