@@ -28,6 +28,8 @@ packages=(
   slurmrestd
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
+  # scripts/structure-report measures functions' lengths with it
+  universal-ctags
   # a job's folder travels with rsync (both ends: here and the login nodes)
   rsync
   # kappa, the Kubernetes cluster (scripts/testbed/kube): its certificates,
