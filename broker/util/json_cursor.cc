@@ -11,6 +11,54 @@
 namespace skyslurm {
 namespace {
 
+// A JSON number (RFC 8259's grammar, checked before) that is a whole
+// int64: "12", "-3", "2.0", "1e3", "1.5e1". Exact, in integers: no floating
+// point (which would round "9007199254740993.0", and would pull libm's
+// rounding-mode calls into the shim's static front).
+std::optional<std::int64_t> WholeNumber(std::string_view text) {
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  const std::size_t e = text.find_first_of("eE");
+  std::string_view mantissa = text.substr(0, e);
+  std::int64_t exponent = 0;
+  if (e != std::string_view::npos) {
+    std::string_view exp_text = text.substr(e + 1);
+    if (!exp_text.empty() && exp_text.front() == '+') exp_text.remove_prefix(1);
+    const auto r = std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
+    if (r.ec != std::errc() || r.ptr != exp_text.data() + exp_text.size()) return std::nullopt;
+  }
+  std::string digits;
+  if (const std::size_t dot = mantissa.find('.'); dot != std::string_view::npos) {
+    digits = std::string(mantissa.substr(0, dot)) + std::string(mantissa.substr(dot + 1));
+    exponent -= static_cast<std::int64_t>(mantissa.size() - dot - 1);
+  } else {
+    digits = std::string(mantissa);
+  }
+  // A negative exponent drops trailing digits, which must be zeros.
+  for (; exponent < 0; ++exponent) {
+    if (digits.empty() || digits.back() != '0') {
+      if (digits.find_first_not_of('0') == std::string::npos) return 0;  // 0.0e-5
+      return std::nullopt;
+    }
+    digits.pop_back();
+  }
+  // The magnitude, negative all the way so that INT64_MIN fits.
+  std::int64_t value = 0;
+  for (const char c : digits) {
+    if (__builtin_mul_overflow(value, 10, &value) ||
+        __builtin_sub_overflow(value, c - '0', &value)) {
+      return std::nullopt;
+    }
+  }
+  for (; exponent > 0; --exponent) {
+    if (value == 0) break;
+    if (__builtin_mul_overflow(value, 10, &value)) return std::nullopt;
+  }
+  if (negative) return value;
+  if (value == std::numeric_limits<std::int64_t>::min()) return std::nullopt;
+  return -value;
+}
+
 constexpr int kMaxDepth = 256;
 
 }  // namespace
@@ -289,19 +337,10 @@ Status JsonCursor::Int(std::int64_t* out) {
   if (p_ == end_ || !(*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) || !CheckNumber()) {
     return Error(failure_.empty() ? "a number was expected" : failure_);
   }
-  std::int64_t v = 0;
-  if (const auto r = std::from_chars(start, p_, v); r.ec == std::errc() && r.ptr == p_) {
-    *out = v;
-    return OkStatus();
-  }
-  // A whole number written with a fraction or an exponent ("2.0", "1e3").
-  double d = 0;
-  const auto r = std::from_chars(start, p_, d);
-  if (r.ec != std::errc() || r.ptr != p_ ||
-      d != static_cast<double>(static_cast<std::int64_t>(d)) || d < -9.2e18 || d > 9.2e18) {
-    return Error("an integer was expected");
-  }
-  *out = static_cast<std::int64_t>(d);
+  const std::optional<std::int64_t> whole =
+      WholeNumber(std::string_view(start, static_cast<std::size_t>(p_ - start)));
+  if (!whole) return Error("an integer was expected");
+  *out = *whole;
   return OkStatus();
 }
 

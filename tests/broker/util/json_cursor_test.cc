@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace skyslurm {
@@ -64,6 +66,38 @@ TEST(JsonCursorTest, KindMismatchesAreErrorsWithTheirOffset) {
     JsonCursor c(R"("not an object")");
     Status st = c.Object([&](std::string_view) { return c.Skip(); });
     EXPECT_NE(st.message().find("an object was expected"), std::string::npos) << st.message();
+  }
+}
+
+// Whole numbers in any JSON spelling are integers, exactly (no double in
+// between: the shim's static front must not need libm).
+TEST(JsonCursorTest, AWholeNumberInAnySpellingIsAnExactInteger) {
+  const std::vector<std::pair<std::string, std::int64_t>> whole = {
+      {"12", 12},
+      {"-3", -3},
+      {"2.0", 2},
+      {"1e3", 1000},
+      {"1.5e1", 15},
+      {"-3E+2", -300},
+      {"0.0e-5", 0},
+      {"-0", 0},
+      {"1500e-2", 15},
+      {"9223372036854775807", 9223372036854775807},
+      {"-9223372036854775808", std::numeric_limits<std::int64_t>::min()},
+      {"9007199254740993.0", 9007199254740993},
+      {"0e999999999999", 0}};
+  for (const auto& [text, expected] : whole) {
+    JsonCursor c(text);
+    std::int64_t v = 0;
+    Status st = c.Int(&v);
+    EXPECT_TRUE(st.ok()) << text << ": " << st.message();
+    EXPECT_EQ(v, expected) << text;
+  }
+  for (const char* text : {"2.5", "1.50e-1", "9223372036854775808", "-9223372036854775809", "1e19",
+                           "1e99999999999999999999", "1e-999999999999"}) {
+    JsonCursor c(text);
+    std::int64_t v = 0;
+    EXPECT_FALSE(c.Int(&v).ok()) << text;
   }
 }
 
