@@ -152,13 +152,14 @@ Subcommand AddStatus(CLI::App& app) {
 }
 
 Subcommand AddCost(CLI::App& app) {
+  CLI::App* cost =
+      app.add_subcommand("cost", "What elastic clusters billed, per cluster, and your share of it");
   auto since = std::make_shared<std::string>("month");
-  Subcommand cost =
-      AddWithJson(app, "cost", "What elastic clusters billed, per cluster, and your share of it",
-                  [since](bool json) { return cli::RunCost(*since, json); });
-  cost.app->add_option("--since", *since,
-                       "month (default), today, 7d, 24h, or a UTC date/time (2026-12-01)");
-  return cost;
+  auto json = std::make_shared<bool>(false);
+  cost->add_option("--since", *since,
+                   "month (default), today, 7d, 24h, or a UTC date/time (2026-12-01)");
+  cost->add_flag("--json", *json, "Print JSON");
+  return {cost, [since, json] { return cli::RunCost(*since, *json); }};
 }
 
 Subcommand AddSyncDown(CLI::App& app) {

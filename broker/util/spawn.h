@@ -52,8 +52,10 @@ struct SpawnedProcess {
 // Starts request.argv in a process group of its own (so a timeout can stop
 // what it started too), with an empty signal mask and default dispositions
 // whatever this process blocks or ignores, and none of our descriptors but
-// its three pipes. Errors say "cannot run <program>: <why>": NotFound when
-// there is no such program, PermissionDenied when it may not be run.
+// its three pipes. A program that could not be started is an error saying
+// "cannot run <program>: <why>" (NotFound when there is no such program,
+// PermissionDenied when it may not be run); pipes that could not be made
+// (no descriptors left) an Internal one saying "cannot create pipes ...".
 Result<SpawnedProcess> Spawn(const SpawnRequest& request);
 
 // This process's environment without the names in `unset`, then with each

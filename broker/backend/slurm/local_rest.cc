@@ -94,7 +94,12 @@ Result<std::unique_ptr<LocalRest::Process>> LocalRest::Start() {
   std::vector<std::pair<std::string, std::string>> env;
   if (!slurm_conf_.empty()) env.emplace_back("SLURM_CONF", slurm_conf_);
   auto spawned = Spawn({.argv = {program_, "-a", "rest_auth/local"}, .env = EnvironmentWith(env)});
-  if (!spawned.ok()) return UnavailableError(std::string(spawned.status().message()));
+  if (!spawned.ok()) {
+    // Only a program that cannot be started makes slurmrestd unavailable
+    // for good; no pipes (descriptors short for a moment) is this request's.
+    if (!spawned.status().message().starts_with("cannot run ")) return spawned.status();
+    return UnavailableError(std::string(spawned.status().message()));
+  }
   auto p = std::make_unique<Process>();
   p->pid = spawned->pid;
   p->in = spawned->in.Release();
