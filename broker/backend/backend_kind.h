@@ -39,10 +39,10 @@ struct FactoryOptions {
 
 struct MadeCluster {
   std::shared_ptr<Backend> backend;                 // a live cluster, or null
-  std::shared_ptr<const JobTranslator> translator;  // always set
-  Capabilities capabilities;                        // the backend's, else its kind's
-  std::optional<cluster::Description> offline;      // a description file's cluster
-  std::string unavailable;                          // why there is neither
+  std::shared_ptr<const JobTranslator> translator;  // null: the backend's, else the kind's
+  Capabilities capabilities;  // set by MakeCluster: the backend's, else its kind's
+  std::optional<cluster::Description> offline;  // a description file's cluster
+  std::string unavailable;                      // why there is neither
 };
 
 struct BackendKind {
@@ -53,8 +53,7 @@ struct BackendKind {
   // The backend of a cluster reached as `entry` says (never a description
   // file's: the factory reads those itself), or why there is none.
   std::function<MadeCluster(const cluster::ClusterEntry& entry,
-                            const config::ClusterSettings& settings,
-                            const FactoryOptions& options)>
+                            const config::ClusterSettings& settings, const FactoryOptions& options)>
       make;
 };
 

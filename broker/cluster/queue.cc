@@ -1,21 +1,10 @@
 #include "broker/cluster/queue.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "broker/util/strings.h"
 
 namespace skyslurm::cluster {
-namespace {
-
-std::int64_t ToInt(std::string_view s) {
-  std::int64_t v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);
-  return v;
-}
-
-}  // namespace
-
 std::int64_t ArrayTaskCount(std::string_view expression) {
   expression = expression.substr(0, expression.find('%'));  // "%N": a throttle, not a count
   std::int64_t count = 0;
@@ -28,9 +17,12 @@ std::int64_t ArrayTaskCount(std::string_view expression) {
     // "lo-hi" or "lo-hi:step"
     const auto colon = item.find(':');
     const std::int64_t step =
-        colon == std::string::npos ? 1 : std::max<std::int64_t>(1, ToInt(std::string_view(item).substr(colon + 1)));
+        colon == std::string::npos
+            ? 1
+            : std::max<std::int64_t>(1, LeadingInt(std::string_view(item).substr(colon + 1)));
     const std::string_view range = std::string_view(item).substr(0, colon);
-    const std::int64_t lo = ToInt(range.substr(0, dash)), hi = ToInt(range.substr(dash + 1));
+    const std::int64_t lo = LeadingInt(range.substr(0, dash)),
+                       hi = LeadingInt(range.substr(dash + 1));
     count += hi >= lo ? (hi - lo) / step + 1 : 1;
   }
   return std::max<std::int64_t>(count, 1);

@@ -36,7 +36,6 @@ struct GpuDemand {
   bool exact_per_node() const { return !per_task && !per_socket && (!per_job || nodes == 1); }
   // A per-job count's share of each of its nodes, rounded up (spread evenly).
   std::int64_t EvenShare() const;
-  bool any() const { return total > 0 || per_node > 0; }
 };
 
 // The request's GPU demand (ParseRequest keeps it in Request::gpu_demand).

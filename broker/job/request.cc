@@ -23,8 +23,8 @@ class Interpreter {
   Status Apply(const Setting& s) {
     const std::string& value = s.occurrence.value ? *s.occurrence.value : kEmpty;
     auto fail = [&](const Status& st) {
-      return InvalidArgumentError(fmt::format("{}: --{}: {}", s.origin.Describe(r_.script_name),
-                                              s.name(), st.message()));
+      return InvalidArgumentError(
+          fmt::format("{}: --{}: {}", s.origin.Describe(r_.script_name), s.name(), st.message()));
     };
     switch (s.id()) {
       case Opt::kNodes: {
@@ -33,11 +33,16 @@ class Interpreter {
         r_.nodes = *v;
         break;
       }
-      case Opt::kNtasks: return Count(s, value, &r_.ntasks, fail);
-      case Opt::kNtasksPerNode: return Count(s, value, &r_.ntasks_per_node, fail);
-      case Opt::kCpusPerTask: return Count(s, value, &r_.cpus_per_task, fail);
-      case Opt::kNtasksPerGpu: return Count(s, value, &r_.ntasks_per_gpu, fail);
-      case Opt::kMem: return Memory(value, &r_.mem_mb, fail);
+      case Opt::kNtasks:
+        return Count(s, value, &r_.ntasks, fail);
+      case Opt::kNtasksPerNode:
+        return Count(s, value, &r_.ntasks_per_node, fail);
+      case Opt::kCpusPerTask:
+        return Count(s, value, &r_.cpus_per_task, fail);
+      case Opt::kNtasksPerGpu:
+        return Count(s, value, &r_.ntasks_per_gpu, fail);
+      case Opt::kMem:
+        return Memory(value, &r_.mem_mb, fail);
       case Opt::kMemPerCpu: {
         SKY_RETURN_IF_ERROR(Memory(value, &r_.mem_per_cpu_mb, fail));
         if (r_.mem_per_cpu_mb == 0) {  // Slurm: all of each node's memory, as --mem=0
@@ -46,7 +51,8 @@ class Interpreter {
         }
         break;
       }
-      case Opt::kMemPerGpu: return Memory(value, &r_.mem_per_gpu_mb, fail);
+      case Opt::kMemPerGpu:
+        return Memory(value, &r_.mem_per_gpu_mb, fail);
       case Opt::kTime:
       case Opt::kTimeMin: {
         auto v = ParseTimeLimit(value);
@@ -61,26 +67,38 @@ class Interpreter {
         r_.other_gres.clear();
         for (const auto& item : *items) {
           if (item.name == "gpu") {
-            r_.gpus.push_back({GpuAsk::Scope::kPerNode, item.type, item.count, Opt::kGres,
-                               s.origin});
+            r_.gpus.push_back(
+                {GpuAsk::Scope::kPerNode, item.type, item.count, Opt::kGres, s.origin});
           } else {
             r_.other_gres.push_back(item);
           }
         }
         break;
       }
-      case Opt::kGpus: return Gpus(s, value, GpuAsk::Scope::kPerJob, fail);
-      case Opt::kGpusPerNode: return Gpus(s, value, GpuAsk::Scope::kPerNode, fail);
-      case Opt::kGpusPerTask: return Gpus(s, value, GpuAsk::Scope::kPerTask, fail);
-      case Opt::kGpusPerSocket: return Gpus(s, value, GpuAsk::Scope::kPerSocket, fail);
+      case Opt::kGpus:
+        return Gpus(s, value, GpuAsk::Scope::kPerJob, fail);
+      case Opt::kGpusPerNode:
+        return Gpus(s, value, GpuAsk::Scope::kPerNode, fail);
+      case Opt::kGpusPerTask:
+        return Gpus(s, value, GpuAsk::Scope::kPerTask, fail);
+      case Opt::kGpusPerSocket:
+        return Gpus(s, value, GpuAsk::Scope::kPerSocket, fail);
       case Opt::kConstraint:
         r_.constraint = value;
         r_.features = ConstraintFeatures(value);
         break;
-      case Opt::kPartition: r_.partitions = SplitList(value); break;
-      case Opt::kAccount: r_.account = value; break;
-      case Opt::kQos: r_.qos = value; break;
-      case Opt::kJobName: r_.job_name = value; break;
+      case Opt::kPartition:
+        r_.partitions = SplitList(value);
+        break;
+      case Opt::kAccount:
+        r_.account = value;
+        break;
+      case Opt::kQos:
+        r_.qos = value;
+        break;
+      case Opt::kJobName:
+        r_.job_name = value;
+        break;
       case Opt::kArray: {
         auto indices = ParseArrayIndices(value);
         if (!indices.ok()) return fail(indices.status());
@@ -89,37 +107,63 @@ class Interpreter {
         r_.array = *indices ? std::optional<std::string>(value) : std::nullopt;
         break;
       }
-      case Opt::kDependency: r_.dependency = value; break;
-      case Opt::kOutput: r_.output = value; break;
-      case Opt::kError: r_.error = value; break;
-      case Opt::kInput: r_.input = value; break;
-      case Opt::kChdir: r_.chdir = value; break;
-      case Opt::kContainer: r_.container = value; break;
-      case Opt::kExport: r_.export_env = value; break;
-      case Opt::kReservation: r_.reservation = value; break;
-      case Opt::kNodelist: r_.nodelist = value; break;
-      case Opt::kExclude: r_.exclude = value; break;
-      case Opt::kLicenses: r_.licenses = value; break;
-      case Opt::kComment: r_.comment = value; break;
-      case Opt::kWrap: r_.wrap = value; break;
-      case Opt::kHold: r_.hold = true; break;
+      case Opt::kDependency:
+        r_.dependency = value;
+        break;
+      case Opt::kOutput:
+        r_.output = value;
+        break;
+      case Opt::kError:
+        r_.error = value;
+        break;
+      case Opt::kInput:
+        r_.input = value;
+        break;
+      case Opt::kChdir:
+        r_.chdir = value;
+        break;
+      case Opt::kContainer:
+        r_.container = value;
+        break;
+      case Opt::kExport:
+        r_.export_env = value;
+        break;
+      case Opt::kReservation:
+        r_.reservation = value;
+        break;
+      case Opt::kNodelist:
+        r_.nodelist = value;
+        break;
+      case Opt::kExclude:
+        r_.exclude = value;
+        break;
+      case Opt::kLicenses:
+        r_.licenses = value;
+        break;
+      case Opt::kComment:
+        r_.comment = value;
+        break;
+      case Opt::kWrap:
+        r_.wrap = value;
+        break;
+      case Opt::kHold:
+        r_.hold = true;
+        break;
       case Opt::kWait:
         if (r_.tool == Tool::kSbatch) r_.wait = true;
         break;
-      case Opt::kParsable: r_.parsable = true; break;
-      case Opt::kTestOnly: r_.test_only = true; break;
-      case Opt::kSkyAnyCluster:
-      case Opt::kSkyInfra:
-      case Opt::kSkyExplain:
-      case Opt::kSkyManaged:
-      case Opt::kSkyRetryOnFailure:
-      case Opt::kSkyImage:
-      case Opt::kSkyWorkdir:
-      case Opt::kSkySyncBack: return Sky(s);
+      case Opt::kParsable:
+        r_.parsable = true;
+        break;
+      case Opt::kTestOnly:
+        r_.test_only = true;
+        break;
       case Opt::kSpank:
         if (s.name().starts_with("container")) r_.other_container_options.push_back(s.name());
         break;
-      default: break;
+      default:
+        if (const auto sky = SkyOptionOf(s.id())) return Sky(s, *sky);
+        break;
     }
     return OkStatus();
   }
@@ -151,11 +195,10 @@ class Interpreter {
     for (const auto& g : *list) r_.gpus.push_back({scope, g.type, g.count, s.id(), s.origin});
     return OkStatus();
   }
-  Status Sky(const Setting& s) {
+  Status Sky(const Setting& s, sky::SkyOption which) {
     using sky::SkyOption;
     const auto& value = s.occurrence.value;
     const char* raw = value ? value->c_str() : nullptr;
-    const SkyOption which = SkyOptionOf(s.id()).value_or(SkyOption::kAnyCluster);
     if (std::string problem = sky::ValidateOptionValue(which, raw); !problem.empty()) {
       return InvalidArgumentError(
           fmt::format("{}: {}", s.origin.Describe(r_.script_name), problem));
@@ -165,13 +208,27 @@ class Interpreter {
         r_.sky.any_cluster = true;
         r_.sky.clusters = sky::IsAbsentValue(raw) ? std::vector<std::string>{} : SplitList(*value);
         break;
-      case SkyOption::kInfra: r_.sky.infra = *value; break;
-      case SkyOption::kExplain: r_.sky.explain = true; break;
-      case SkyOption::kManaged: r_.sky.managed = true; break;
-      case SkyOption::kRetryOnFailure: r_.sky.retry_on_failure = std::stoi(*value); break;
-      case SkyOption::kImage: r_.sky.image = *value; break;
-      case SkyOption::kWorkdir: r_.sky.workdir = *value; break;
-      case SkyOption::kSyncBack: r_.sky.sync_back.push_back(*value); break;
+      case SkyOption::kInfra:
+        r_.sky.infra = *value;
+        break;
+      case SkyOption::kExplain:
+        r_.sky.explain = true;
+        break;
+      case SkyOption::kManaged:
+        r_.sky.managed = true;
+        break;
+      case SkyOption::kRetryOnFailure:
+        r_.sky.retry_on_failure = std::stoi(*value);
+        break;
+      case SkyOption::kImage:
+        r_.sky.image = *value;
+        break;
+      case SkyOption::kWorkdir:
+        r_.sky.workdir = *value;
+        break;
+      case SkyOption::kSyncBack:
+        r_.sky.sync_back.push_back(*value);
+        break;
     }
     return OkStatus();
   }
@@ -184,19 +241,26 @@ class Interpreter {
 
 std::string Origin::Describe(std::string_view script_name) const {
   switch (kind) {
-    case Kind::kDirective: return fmt::format("{}:{}", script_name, line);
-    case Kind::kEnvironment: return variable;
-    case Kind::kCommandLine: return "command line";
+    case Kind::kDirective:
+      return fmt::format("{}:{}", script_name, line);
+    case Kind::kEnvironment:
+      return variable;
+    case Kind::kCommandLine:
+      return "command line";
   }
   return "command line";
 }
 
 std::string_view ScopeName(GpuAsk::Scope scope) {
   switch (scope) {
-    case GpuAsk::Scope::kPerNode: return "per node";
-    case GpuAsk::Scope::kPerJob: return "per job";
-    case GpuAsk::Scope::kPerTask: return "per task";
-    case GpuAsk::Scope::kPerSocket: return "per socket";
+    case GpuAsk::Scope::kPerNode:
+      return "per node";
+    case GpuAsk::Scope::kPerJob:
+      return "per job";
+    case GpuAsk::Scope::kPerTask:
+      return "per task";
+    case GpuAsk::Scope::kPerSocket:
+      return "per socket";
   }
   return "per node";
 }
@@ -268,8 +332,9 @@ Result<Request> ParseRequest(const RequestInput& input) {
       // Only the first heterogeneous component describes this request; the
       // job as a whole stays at home (see portability.h).
       if (directive.het_separator) break;
-      SKY_ASSIGN_OR_RETURN(ParsedArgs parsed, ParseArgs(table, directive.words, OperandPolicy::kReject,
-                                                        r.script_name, directive.line));
+      SKY_ASSIGN_OR_RETURN(
+          ParsedArgs parsed,
+          ParseArgs(table, directive.words, OperandPolicy::kReject, r.script_name, directive.line));
       for (const auto& warning : parsed.warnings) {
         r.warnings.push_back(fmt::format("{}:{}: {}", r.script_name, directive.line, warning));
       }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "broker/job/option_table.h"
 #include "broker/place/start_estimate.h"
 #include "broker/util/strings.h"
 
@@ -15,17 +16,31 @@ namespace {
 bool SizeOnly(job::Opt id) {
   using job::Opt;
   switch (id) {
-    case Opt::kGres: case Opt::kGpus: case Opt::kGpusPerNode: case Opt::kNodes:
-    case Opt::kNtasks: case Opt::kNtasksPerNode: case Opt::kCpusPerTask: case Opt::kMem:
-    case Opt::kMemPerCpu: case Opt::kTime: case Opt::kJobName: case Opt::kOutput:
-    case Opt::kError: case Opt::kInput: case Opt::kHold: case Opt::kParsable: case Opt::kComment:
-    case Opt::kChdir: case Opt::kExport: case Opt::kPartition: case Opt::kQuiet:
-    case Opt::kVerbose: case Opt::kSkyAnyCluster: case Opt::kSkyInfra: case Opt::kSkyManaged:
-    case Opt::kSkyExplain: case Opt::kSkyRetryOnFailure: case Opt::kSkyImage:
-    case Opt::kSkyWorkdir: case Opt::kSkySyncBack:
+    case Opt::kGres:
+    case Opt::kGpus:
+    case Opt::kGpusPerNode:
+    case Opt::kNodes:
+    case Opt::kNtasks:
+    case Opt::kNtasksPerNode:
+    case Opt::kCpusPerTask:
+    case Opt::kMem:
+    case Opt::kMemPerCpu:
+    case Opt::kTime:
+    case Opt::kJobName:
+    case Opt::kOutput:
+    case Opt::kError:
+    case Opt::kInput:
+    case Opt::kHold:
+    case Opt::kParsable:
+    case Opt::kComment:
+    case Opt::kChdir:
+    case Opt::kExport:
+    case Opt::kPartition:
+    case Opt::kQuiet:
+    case Opt::kVerbose:
       return true;
     default:
-      return false;
+      return job::SkyOptionOf(id).has_value();  // skyslurm's own: no size
   }
 }
 

@@ -16,13 +16,12 @@ namespace {
 
 // A YAML scalar: plain when YAML reads it back as the same string.
 std::string YamlScalar(std::string_view text) {
-  const bool plain = !text.empty() &&
-                     text.find_first_of("#{}[],&*!|>'\"%@`\n") == std::string_view::npos &&
-                     text.find(": ") == std::string_view::npos && text.front() != ':' &&
-                     text.back() != ':' &&
-                     text.front() != '-' && text.front() != ' ' && text.back() != ' ' &&
-                     Lower(text) != "true" && Lower(text) != "false" && Lower(text) != "null" &&
-                     Lower(text) != "yes" && Lower(text) != "no" && text != "~";
+  const bool plain =
+      !text.empty() && text.find_first_of("#{}[],&*!|>'\"%@`\n") == std::string_view::npos &&
+      text.find(": ") == std::string_view::npos && text.front() != ':' && text.back() != ':' &&
+      text.front() != '-' && text.front() != ' ' && text.back() != ' ' && Lower(text) != "true" &&
+      Lower(text) != "false" && Lower(text) != "null" && Lower(text) != "yes" &&
+      Lower(text) != "no" && text != "~";
   if (plain) return std::string(text);
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
@@ -110,11 +109,12 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
   }
   // Where: a cluster (and partition) the script pins.
   auto infra_of = [&](const std::string& cluster) {
-    const auto it = std::ranges::find_if(site, [&](const SiteCluster& c) { return c.name == cluster; });
-    if (it != site.end() && it->cloud == "k8s") {
-      return "k8s/" + (it->context.empty() ? it->name : it->context);
-    }
-    return "slurm/" + cluster;
+    const auto it =
+        std::ranges::find_if(site, [&](const SiteCluster& c) { return c.name == cluster; });
+    if (it == site.end()) return "slurm/" + cluster;  // not configured here
+    if (it->cloud == "k8s") return "k8s/" + (it->context.empty() ? it->name : it->context);
+    // A kind SkyPilot has no name for: the cluster's name alone reaches it.
+    return it->cloud.empty() ? cluster : it->cloud + "/" + cluster;
   };
   std::optional<std::string> infra;
   if (r.sky.infra) {
@@ -123,8 +123,8 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
   } else if (r.sky.clusters.size() == 1) {
     infra = infra_of(r.sky.clusters[0]);
   }
-  if (!r.partitions.empty() && !(infra && infra->starts_with("slurm/") && r.sky.infra &&
-                                 r.partitions.size() == 1)) {
+  if (!r.partitions.empty() &&
+      !(infra && infra->starts_with("slurm/") && r.sky.infra && r.partitions.size() == 1)) {
     out.not_carried.push_back(
         fmt::format("--partition={}: a task names a partition with its cluster "
                     "(infra: slurm/<cluster>/<partition>)",

@@ -16,6 +16,13 @@ namespace {
 // point (which would round "9007199254740993.0", and would pull libm's
 // rounding-mode calls into the shim's static front).
 std::optional<std::int64_t> WholeNumber(std::string_view text) {
+  // The usual spelling ("12", "-3") at from_chars' speed: a probe reads
+  // thousands of these.
+  std::int64_t plain = 0;
+  if (const auto r = std::from_chars(text.data(), text.data() + text.size(), plain);
+      r.ec == std::errc() && r.ptr == text.data() + text.size()) {
+    return plain;
+  }
   const bool negative = !text.empty() && text.front() == '-';
   if (negative) text.remove_prefix(1);
   const std::size_t e = text.find_first_of("eE");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace skyslurm {
 
@@ -15,6 +16,12 @@ std::vector<std::string> SplitList(std::string_view text, char separator) {
     start = end + 1;
   }
   return parts;
+}
+
+std::int64_t LeadingInt(std::string_view text) {
+  std::int64_t v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
 }
 
 std::string Trim(std::string_view text) {

@@ -1,6 +1,7 @@
 // Small string helpers shared across the broker.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,9 @@ namespace skyslurm {
 
 // "a,b,,c" -> a, b, c (empty items dropped).
 std::vector<std::string> SplitList(std::string_view text, char separator = ',');
+// The number `text` begins with (its leading optional minus and digits), 0
+// when it begins with none: a field of Slurm's output read leniently.
+std::int64_t LeadingInt(std::string_view text);
 // Without leading and trailing blanks (spaces, tabs, newlines).
 std::string Trim(std::string_view text);
 // ASCII lower case.

@@ -95,9 +95,9 @@ int WaitOnCluster(const DirectJob& job, const backend::JobKey& key,
     const std::time_t now = std::time(nullptr);
     auto jobs = job.target.backend->Jobs(std::chrono::seconds(10));
     if (!jobs.ok()) {
-      if (auto error = bound.GiveUp(now, "cluster " + job.target.name, job_name,
-                                    "skyslurm queue shows it once " + job.target.name +
-                                        " answers again")) {
+      if (auto error =
+              bound.GiveUp(now, "cluster " + job.target.name, job_name,
+                           "skyslurm queue shows it once " + job.target.name + " answers again")) {
         return Fail(job.tool, "skyslurm: " + *error + " (" + jobs.status().message() + ")");
       }
       continue;
@@ -136,9 +136,9 @@ int SubmitDirect(const DirectJob& job, const config::Environment& env, Progress&
       !job.target.home && !job.request.parsable && !job.request.test_only && !job.quiet;
   CommandSteps steps(job, sub, progress, say);
   // --test-only submits nothing: nothing is sent for it either.
-  const Status sent = place::Send(
-      sub, job.target, steps,
-      {.timeout = std::chrono::seconds(30), .send_folder = !job.request.test_only});
+  const Status sent =
+      place::Send(sub, job.target, steps,
+                  {.timeout = std::chrono::seconds(30), .send_folder = !job.request.test_only});
   progress.Clear();
   if (!sent.ok()) {
     // The cluster's own refusal as it said it; anything before it is ours.
@@ -194,18 +194,6 @@ std::vector<std::string> SshCommand(const DirectJob& job, const config::SshHost&
   }
   ssh.push_back(remote);
   return ssh;
-}
-
-// Runs `argv` in place of this process (execvp when `search`).
-void Exec(std::vector<std::string> argv, const std::string& program, bool search) {
-  std::vector<char*> c;
-  for (auto& a : argv) c.push_back(a.data());
-  c.push_back(nullptr);
-  if (search) {
-    execvp(program.c_str(), c.data());
-  } else {
-    execv(program.c_str(), c.data());
-  }
 }
 
 }  // namespace

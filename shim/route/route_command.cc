@@ -100,7 +100,8 @@ Result<job::Request> Route::ReadJob() {
     auto parsed = job::ParseArgs(table, args_, job::OperandPolicy::kStopAtFirst, "command line");
     bool wrap = false;
     if (parsed.ok()) {
-      for (const auto& o : parsed->options) wrap = wrap || (o.spec && o.spec->id == job::Opt::kWrap);
+      for (const auto& o : parsed->options)
+        wrap = wrap || (o.spec && o.spec->id == job::Opt::kWrap);
     }
     if (parsed.ok() && parsed->operands.empty() && !wrap) {
       input.script_text = std::string(std::istreambuf_iterator<char>(std::cin), {});
@@ -116,7 +117,8 @@ std::optional<int> Route::HandToDaemon(const job::Request& request,
   if (request.sky.infra) {
     auto registry = cluster::ClusterRegistry::FromConfig(*loaded_, env_);
     if (registry.ok() && registry->Find(*request.sky.infra) == nullptr) {
-      return Fail(tool_, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request.sky.infra));
+      return Fail(tool_,
+                  fmt::format("skyslurm: --sky-infra={}: no such cluster", *request.sky.infra));
     }
   }
   cli::DaemonClient client(env_, *loaded_, fs::path(real_).parent_path().string());
@@ -175,15 +177,16 @@ int Route::PlaceHere(const job::Request& request, const job::Request& placed) {
   options.policy = place::PlacementPolicy(*ws, options.probe_timeout);
   if (request.sky.infra) options.pinned = *request.sky.infra;
   if (request.sky.infra && ws->registry.Find(*request.sky.infra) == nullptr) {
-    return Fail(tool_, fmt::format("skyslurm: --sky-infra={}: no such cluster", *request.sky.infra));
+    return Fail(tool_,
+                fmt::format("skyslurm: --sky-infra={}: no such cluster", *request.sky.infra));
   }
   place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
   progress_.Clear();
   if (request.sky.explain) {
     const place::ExplainText view = place::RenderExplain(request, *ws, plan, true);
     std::fputs(view.text.c_str(), stdout);
-    cli::AppendAudit(
-        *ws, place::AuditLine(plan, ws->config.paths.user, "explain", request.script_name));
+    cli::AppendAudit(*ws,
+                     place::AuditLine(plan, ws->config.paths.user, "explain", request.script_name));
     return view.some_cluster_can_run_it && plan.decision.chosen ? 0 : 1;
   }
   if (!plan.decision.chosen) return Fail(tool_, "skyslurm: " + place::NoClusterMessage(plan));
@@ -261,11 +264,8 @@ int RunClient(const std::string& tool, const std::vector<std::string>& args) {
                  why.c_str());
     std::vector<std::string> argv = {tool};
     argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
     setenv("SKYSLURM_CLIENT_DIRECT", "1", 1);
-    execv(real.c_str(), c.data());
+    Exec(std::move(argv), real);
     return Fail(tool, "skyslurm: cannot run " + real + ": " + std::strerror(errno));
   };
   if (!loaded.ok()) return exec_real(loaded.status().message());

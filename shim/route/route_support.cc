@@ -75,17 +75,25 @@ void MarkRealCommand() {
   unsetenv("SKYSLURM_ANY_CLUSTER");
 }
 
+void Exec(std::vector<std::string> argv, const std::string& program, bool search) {
+  std::vector<char*> c;
+  for (auto& a : argv) c.push_back(a.data());
+  c.push_back(nullptr);
+  if (search) {
+    execvp(program.c_str(), c.data());
+  } else {
+    execv(program.c_str(), c.data());
+  }
+}
+
 [[noreturn]] void ExecReal(const std::string& real, const std::string& tool, job::Tool jtool,
                            const std::vector<std::string>& args) {
   std::vector<std::string> argv = {tool};
   const std::vector<std::string> kept =
       job::RemoveOptions(job::OptionTable(jtool), args, job::SkyOptionIds());
   argv.insert(argv.end(), kept.begin(), kept.end());
-  std::vector<char*> c;
-  for (auto& a : argv) c.push_back(a.data());
-  c.push_back(nullptr);
   MarkRealCommand();
-  execv(real.c_str(), c.data());
+  Exec(std::move(argv), real);
   std::fprintf(stderr, "%s: error: skyslurm: cannot run %s: %s\n", tool.c_str(), real.c_str(),
                std::strerror(errno));
   std::exit(1);

@@ -62,6 +62,9 @@ void MarkRealCommand();
 // Runs the real command in place of this process: the fallback home. The
 // --sky-* options go (the plugin may be missing there); the script's own
 // words after it stay, whatever they look like.
+// Runs `argv` in place of this process (`program` looked up in PATH when
+// `search`); returns only when it could not, errno saying why.
+void Exec(std::vector<std::string> argv, const std::string& program, bool search = false);
 [[noreturn]] void ExecReal(const std::string& real, const std::string& tool, job::Tool jtool,
                            const std::vector<std::string>& args);
 

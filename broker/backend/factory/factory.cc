@@ -52,12 +52,6 @@ void RegisterBackendKind(BackendKind kind) {
   t.kinds.push_back(std::make_unique<const BackendKind>(std::move(kind)));
 }
 
-std::shared_ptr<const JobTranslator> TranslatorFor(std::string_view kind) {
-  const BackendKind* k = FindBackendKind(kind);
-  if (k == nullptr) k = FindBackendKind(config::kDefaultKind);
-  return k->translator;
-}
-
 MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::ClusterSettings& settings,
                         const FactoryOptions& options) {
   MadeCluster made;
@@ -79,8 +73,13 @@ MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::Cluste
   } else {
     made = kind->make(entry, settings, options);
   }
-  if (made.translator == nullptr) made.translator = kind->translator;
-  if (made.backend == nullptr) made.capabilities = kind->capabilities;
+  // A live cluster translates and answers for itself; otherwise its kind.
+  if (made.translator == nullptr) {
+    made.translator = made.backend != nullptr ? std::shared_ptr<const JobTranslator>(made.backend)
+                                              : kind->translator;
+  }
+  made.capabilities = made.backend != nullptr ? made.backend->capabilities() : kind->capabilities;
+  made.capabilities.kind = kind->name;  // the table's name, whatever the backend says
   return made;
 }
 

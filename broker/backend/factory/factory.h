@@ -25,10 +25,6 @@ const BackendKind* FindBackendKind(std::string_view name);
 // name one the configuration accepts; a kind of the same name is replaced.
 void RegisterBackendKind(BackendKind kind);
 
-// The translator of a kind, for a cluster without a backend (Slurm's for a
-// kind not known).
-std::shared_ptr<const JobTranslator> TranslatorFor(std::string_view kind);
-
 // The cluster's backend (a live cluster), its description (a description
 // file's), or why there is neither; its translator and capabilities always.
 MadeCluster MakeCluster(const cluster::ClusterEntry& entry, const config::ClusterSettings& settings,

@@ -1,7 +1,6 @@
 #include "broker/backend/kubernetes/job_translator.h"
 
 #include <fmt/format.h>
-#include <json/json.h>
 
 #include <algorithm>
 #include <memory>
@@ -69,19 +68,10 @@ std::string Describe(const job::Origin& o, const Request& r) { return o.Describe
 }  // namespace
 
 std::string JobShape::Key() const {
-  Json::Value v(Json::objectValue);
-  v["image"] = image;
-  v["pods"] = Json::Int64(pods);
-  v["gpus_per_pod"] = Json::Int64(gpus_per_pod);
-  v["gpu_label"] = gpu_label;
-  v["gpu_type"] = gpu_type;
-  v["millicores"] = Json::Int64(millicores);
-  v["memory_mb"] = Json::Int64(memory_mb);
-  v["deadline_seconds"] = Json::Int64(deadline_seconds);
-  v["job_name"] = job_name;
-  Json::StreamWriterBuilder w;
-  w["indentation"] = "";
-  return Json::writeString(w, v);
+  // Each field ends with a unit separator, which no image, label or name holds.
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f", image, pods,
+                     gpus_per_pod, gpu_label, gpu_type, millicores, memory_mb, deadline_seconds,
+                     job_name);
 }
 
 std::string JobShape::Summary() const {
@@ -135,11 +125,8 @@ void AddUnsupported(const Request& r, std::vector<std::string>& no) {
 JobShape SizeOf(const Request& r, std::vector<std::string>& no) {
   JobShape shape;
   shape.pods = r.nodes ? r.nodes->min : 1;
-  const std::int64_t tasks_per_pod =
-      r.ntasks_per_node ? *r.ntasks_per_node
-                        : (r.ntasks ? (*r.ntasks + shape.pods - 1) / shape.pods : 1);
-  shape.millicores = r.cpus_per_task.value_or(1) * tasks_per_pod * 1000;
   const job::GpuDemand& demand = r.gpu_demand;
+  shape.millicores = r.cpus_per_task.value_or(1) * demand.tasks_per_node * 1000;
   shape.gpus_per_pod = std::max(demand.per_node, demand.EvenShare());
   for (const GpuAsk& g : r.gpus) {
     if (g.scope == GpuAsk::Scope::kPerJob && g.count % shape.pods != 0) {

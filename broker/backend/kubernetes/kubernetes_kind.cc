@@ -35,8 +35,6 @@ MadeCluster MakeKubernetesCluster(const cluster::ClusterEntry& entry,
   auto k8s = std::make_shared<KubernetesBackend>(entry.name, settings, std::move(*loaded),
                                                  options.exec_runner, options.watch);
   made.backend = k8s;
-  made.translator = k8s;
-  made.capabilities = k8s->capabilities();
   return made;
 }
 

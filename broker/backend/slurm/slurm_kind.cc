@@ -25,8 +25,8 @@ MadeCluster MakeSlurmCluster(const cluster::ClusterEntry& entry,
   MadeCluster made;
   std::shared_ptr<SlurmBackend> slurm;
   if (entry.access == cluster::ClusterEntry::Access::kLocal) {
-    auto local = std::make_shared<SlurmLocalBackend>(entry.name, entry.slurm_conf,
-                                                     entry.modulepath, options.slurm_bin_dir);
+    auto local = std::make_shared<SlurmLocalBackend>(entry.name, entry.slurm_conf, entry.modulepath,
+                                                     options.slurm_bin_dir);
     local->UseRest(settings.access == "rest");
     slurm = local;
   } else if (entry.ssh) {
@@ -41,8 +41,6 @@ MadeCluster MakeSlurmCluster(const cluster::ClusterEntry& entry,
   }
   if (!options.cache_dir.empty()) slurm->CacheModules(options.cache_dir, std::chrono::hours(1));
   made.backend = slurm;
-  made.translator = slurm;
-  made.capabilities = slurm->capabilities();
   return made;
 }
 

@@ -33,8 +33,6 @@ std::string Join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
-std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
-
 // Whether a --dependency names job ids (which exist only where they ran).
 bool DependsOnJobIds(const std::string& dependency) {
   // type:id[:id][+time] items separated by ',' or '?'; "singleton" has none.
@@ -209,8 +207,7 @@ class Translator {
     needs_.gpus_per_node = r_.gpu_demand.per_node;
     needs_.gpus_total = r_.gpu_demand.asked_in_all;
     const std::int64_t nodes = r_.nodes ? r_.nodes->min : 1;
-    const std::int64_t tasks_per_node =
-        r_.ntasks_per_node ? *r_.ntasks_per_node : (r_.ntasks ? CeilDiv(*r_.ntasks, nodes) : 1);
+    const std::int64_t tasks_per_node = r_.gpu_demand.tasks_per_node;
     // Rewrite the options that named a type this cluster spells otherwise.
     for (Opt option :
          {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask, Opt::kGpusPerSocket}) {
@@ -898,7 +895,7 @@ std::string QuoteDirectiveWord(const std::string& word) {
 }
 
 Translation TranslateForSlurm(const job::Request& request, const cluster::Description& target,
-                      const TranslateContext& context) {
+                              const TranslateContext& context) {
   static const config::ClusterSettings kNoSettings;
   static const catalog::AcceleratorCatalog kBuiltin;
   TranslateContext ctx = context;

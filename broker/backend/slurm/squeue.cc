@@ -20,19 +20,13 @@ namespace {
 using cluster::ArrayTaskCount;
 using cluster::QueuedJob;
 
-std::int64_t ToInt(std::string_view s) {
-  std::int64_t v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);
-  return v;
-}
-
 // The fields of SqueueActiveArgs, in order; the comment, free text, last.
 // Fields end with \x1f (unit separator) and records with \x1e (record
 // separator), which no job id, state, partition, user or time holds.
-constexpr const char* kActiveFields[] = {
-    "JobArrayID", "State",    "Reason",    "Partition", "UserName",  "tres-per-node", "tres-per-job",
-    "NumNodes",   "SubmitTime", "StartTime", "EndTime",   "TimeLimit", "NodeList",      "Name",
-    "exit_code",  "Comment"};
+constexpr const char* kActiveFields[] = {"JobArrayID", "State",         "Reason",       "Partition",
+                                         "UserName",   "tres-per-node", "tres-per-job", "NumNodes",
+                                         "SubmitTime", "StartTime",     "EndTime",      "TimeLimit",
+                                         "NodeList",   "Name",          "exit_code",    "Comment"};
 constexpr std::size_t kActiveFieldCount = std::size(kActiveFields);
 
 std::string Excerpt(std::string_view record) {
@@ -85,17 +79,18 @@ Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
       from = sep + 1;
     }
     if (f.size() + 1 != kActiveFieldCount) {
-      return InvalidArgumentError(fmt::format("squeue: expected {} fields, got '{}'",
-                                              kActiveFieldCount, Excerpt(record)));
+      return InvalidArgumentError(
+          fmt::format("squeue: expected {} fields, got '{}'", kActiveFieldCount, Excerpt(record)));
     }
     f.push_back(record.substr(from));  // the comment: anything, separators included
     auto bad = [&](std::size_t i) {
-      return InvalidArgumentError(fmt::format("squeue: job {}: unreadable {} '{}'", f[0],
-                                              kActiveFields[i], Excerpt(f[i])));
+      return InvalidArgumentError(
+          fmt::format("squeue: job {}: unreadable {} '{}'", f[0], kActiveFields[i], Excerpt(f[i])));
     };
     QueuedJob q;
     q.job_id = std::string(f[0]);
-    if (const auto bracket = f[0].find("_["); bracket != std::string_view::npos && f[0].ends_with(']')) {
+    if (const auto bracket = f[0].find("_[");
+        bracket != std::string_view::npos && f[0].ends_with(']')) {
       q.tasks = ArrayTaskCount(f[0].substr(bracket + 2, f[0].size() - bracket - 3));
     }
     q.state = std::string(f[1]);
@@ -161,9 +156,9 @@ std::optional<std::pair<std::string, std::int64_t>> GpusInTres(std::string_view 
     const auto sep = item.find_last_of(":=");
     if (sep != std::string_view::npos) {
       type = std::string(item.substr(0, sep));
-      count = ToInt(item.substr(sep + 1));
+      count = LeadingInt(item.substr(sep + 1));
     } else if (!item.empty() && std::isdigit(static_cast<unsigned char>(item[0]))) {
-      count = ToInt(item);
+      count = LeadingInt(item);
     } else if (!item.empty()) {
       type = std::string(item);
     }
@@ -178,15 +173,16 @@ Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json) {
   Json::Value root;
   std::string errors;
   if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors)) {
-    return InvalidArgumentError(fmt::format("squeue --json printed something that is not JSON: {}",
-                                            errors));
+    return InvalidArgumentError(
+        fmt::format("squeue --json printed something that is not JSON: {}", errors));
   }
   if (!root.isObject() || !root["jobs"].isArray()) {
     return InvalidArgumentError("squeue --json: no 'jobs' list in its output");
   }
   std::vector<QueuedJob> jobs;
   for (const Json::Value& j : root["jobs"]) {
-    const std::string label = j["job_id"].isIntegral() ? std::to_string(j["job_id"].asInt64()) : "?";
+    const std::string label =
+        j["job_id"].isIntegral() ? std::to_string(j["job_id"].asInt64()) : "?";
     auto need = [&](const char* field, bool ok) -> Status {
       if (ok) return OkStatus();
       return InvalidArgumentError(fmt::format(
@@ -206,7 +202,8 @@ Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json) {
     q.nodes = j["node_count"].asInt64();
     q.start_time = static_cast<std::time_t>(j["start_time"].asInt64());
     q.end_time = static_cast<std::time_t>(j["end_time"].asInt64());
-    if (j["submit_time"].isIntegral()) q.submit_time = static_cast<std::time_t>(j["submit_time"].asInt64());
+    if (j["submit_time"].isIntegral())
+      q.submit_time = static_cast<std::time_t>(j["submit_time"].asInt64());
     if (j["time_limit"].isIntegral()) q.time_limit_minutes = j["time_limit"].asInt64();
     if (j["state_reason"].isString()) q.reason = j["state_reason"].asString();
     if (j["name"].isString()) q.name = j["name"].asString();

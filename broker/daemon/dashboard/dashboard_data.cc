@@ -43,7 +43,7 @@ std::vector<ClusterCard> DashboardData::ClusterCards() {
     } else if (i < states.size() && states[i].looked) {
       const JobManager::ClusterState& v = states[i];
       card.reachable = v.reachable;
-      card.answered = v.answered;
+      card.answered = v.heard;
       card.since = v.since;
       card.error = v.error;
     }

@@ -75,7 +75,8 @@ ClusterViews::Seen ClusterViews::Look(const store::SkyJob& job, std::time_t now)
   o.now = now;
   std::lock_guard lock(mu_);
   const auto it = views_.find(job.cluster);
-  const ClusterView v = it != views_.end() ? it->second : ClusterView{};
+  static const ClusterView kNeverSeen;
+  const ClusterView& v = it != views_.end() ? it->second : kNeverSeen;  // not a copy of its queue
   o.cluster_answered = v.answered_now ? v.heard() : v.silent_since();
   o.answered_now = v.answered_now;
   o.queue_read = v.read_at;
@@ -105,13 +106,6 @@ void ClusterViews::Visit(
     const std::function<void(const std::map<std::string, ClusterView>&)>& f) const {
   std::lock_guard lock(mu_);
   f(views_);
-}
-
-std::optional<ClusterView> ClusterViews::Of(const std::string& cluster) const {
-  std::lock_guard lock(mu_);
-  auto it = views_.find(cluster);
-  if (it == views_.end()) return std::nullopt;
-  return it->second;
 }
 
 }  // namespace skyslurm::daemon

@@ -80,8 +80,6 @@ class ClusterViews {
                                                         const std::string& native_id) const;
   // Calls `f` with every cluster's view by name, under the views' lock.
   void Visit(const std::function<void(const std::map<std::string, ClusterView>&)>& f) const;
-  // A cluster's view (nullopt: never read).
-  std::optional<ClusterView> Of(const std::string& cluster) const;
 
  private:
   mutable std::mutex mu_;

@@ -17,8 +17,7 @@
 // across clusters is a piece of its own (lifecycle.h). See docs/failover.md.
 namespace skyslurm::daemon {
 
-JobManager::JobManager(store::JobStore& store, place::Workspace& workspace,
-                       ManagerOptions options)
+JobManager::JobManager(store::JobStore& store, place::Workspace& workspace, ManagerOptions options)
     : l_(std::make_unique<Lifecycle>(store, workspace, std::move(options))) {}
 
 JobManager::~JobManager() = default;
@@ -188,8 +187,8 @@ std::vector<QueueRow> JobManager::Queue(bool expand) {
         if (!backend::IsLive(j.phase)) continue;  // as squeue: what has not ended
         // This user's jobs there, and the sky jobs in this user's store
         // (over a login node they may run under another account).
-        auto sky = j.sky_id.empty() ? Result<store::SkyJob>(NotFoundError("no sky id"))
-                                    : db.Get(j.sky_id);
+        auto sky =
+            j.sky_id.empty() ? Result<store::SkyJob>(NotFoundError("no sky id")) : db.Get(j.sky_id);
         if (j.user != user && !sky.ok()) continue;
         QueueRow r{j.sky_id,      j.key.cluster,
                    j.key.job_id,  j.user,
@@ -282,26 +281,28 @@ std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
     for (const auto& h : l_->ctx.ws.handles) {
       auto it = views.find(h.name);
       if (it == views.end()) {
-        out.push_back({h.name, 0, h.backend == nullptr ? "not reachable from skyslurmd" : ""});
+        out.push_back({h.name, 0, 0, h.backend == nullptr ? "not reachable from skyslurmd" : ""});
         continue;
       }
       const ClusterView& v = it->second;
-      out.push_back({h.name, v.heard(), v.answer_error(), true, v.answered_now,
+      out.push_back({h.name, v.answered, v.heard(), v.answer_error(), true, v.answered_now,
                      v.answered_now ? v.up_since : v.failing_since});
     }
   });
   return out;
 }
 
-std::string JobManager::Activity(const std::string& sky_id) {
-  return l_->ctx.Activity(sky_id);
-}
+std::string JobManager::Activity(const std::string& sky_id) { return l_->ctx.Activity(sky_id); }
 
 Status JobManager::RequestMove(const std::string& id) { return l_->mover.Ask(id); }
 
 Result<place::ExplainText> JobManager::Explain(const JobInput& input) {
+  SKY_ASSIGN_OR_RETURN(const job::Request request, job::ParseRequest(input.ToRequestInput()));
+  return ExplainRequest(request);
+}
+
+Result<place::ExplainText> JobManager::ExplainRequest(const job::Request& request) {
   JobContext& ctx = l_->ctx;
-  SKY_ASSIGN_OR_RETURN(job::Request request, job::ParseRequest(input.ToRequestInput()));
   place::PlanOptions options;
   options.probe_timeout = ctx.options.probe_timeout;
   options.estimate_timeout = ctx.options.estimate_timeout;
@@ -319,8 +320,8 @@ Result<place::ExplainText> JobManager::Explain(const JobInput& input) {
 Result<place::ExplainText> JobManager::ExplainJob(const std::string& id) {
   SKY_ASSIGN_OR_RETURN(store::SkyJob job, Find(id));
   if (job.input_json.empty()) return NotFoundError(job.sky_id + " has no input kept");
-  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromText(job.input_json));
-  return Explain(input);
+  SKY_ASSIGN_OR_RETURN(const auto parsed, l_->ctx.parsed.Of(job));  // read once, kept
+  return ExplainRequest(parsed->request);
 }
 
 std::mutex& JobManager::LockFor(const std::string& sky_id) { return l_->ctx.LockFor(sky_id); }

@@ -112,7 +112,8 @@ class JobManager {
   // Each cluster as the last look at its queue found it, in configuration order.
   struct ClusterState {
     std::string name;
-    std::time_t answered = 0;  // last answer (0: none yet)
+    std::time_t answered = 0;  // its queue's last read (0: none yet)
+    std::time_t heard = 0;     // last heard from, by a read or an answer (0: never)
     std::string error;         // why the last look failed
     bool looked = false;       // its queue has been read (else the rest is empty)
     bool reachable = false;    // the last read answered
@@ -174,6 +175,7 @@ class JobManager {
   const std::string& home_dir() const;
 
  private:
+  Result<place::ExplainText> ExplainRequest(const job::Request& request);
   // One job at the look: its queue's answer decided on and acted on.
   void LookAt(store::SkyJob job, const std::set<std::string>& unsettled, std::time_t now);
   void Act(store::SkyJob& job, const Decision& d, const ClusterViews::Seen& seen, bool asked,

@@ -25,11 +25,6 @@ void ParsedJobs::Keep(const std::string& sky_id, const std::string& input_json,
   kept_[sky_id] = {input_json, std::move(parsed)};
 }
 
-void ParsedJobs::Forget(const std::string& sky_id) {
-  std::lock_guard lock(mu_);
-  kept_.erase(sky_id);
-}
-
 void ParsedJobs::KeepOnly(const std::set<std::string>& live) {
   std::lock_guard lock(mu_);
   std::erase_if(kept_, [&](const auto& kept) { return !live.contains(kept.first); });

@@ -29,8 +29,6 @@ class ParsedJobs {
   // Keeps what the caller read of a job's input text (a new submission).
   void Keep(const std::string& sky_id, const std::string& input_json,
             std::shared_ptr<const ParsedJob> parsed);
-  // Forgets an ended job's.
-  void Forget(const std::string& sky_id);
   // Forgets every job's but those of `live` (the jobs that have not ended).
   void KeepOnly(const std::set<std::string>& live);
 

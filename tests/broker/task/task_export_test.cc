@@ -41,11 +41,11 @@ struct Asked {
 };
 
 void PrintTo(const Asked& a, std::ostream* os) {
-  *os << fmt::format("nodes {} gpus {} cpus {} memory {}G name {} infra {} image {} partitions {} "
-                     "retries {}",
-                     a.nodes, a.gpus, a.cpus, a.memory_gb, a.job_name.value_or("-"),
-                     a.infra.value_or("-"), a.image.value_or("-"), fmt::join(a.partitions, ","),
-                     a.retries);
+  *os << fmt::format(
+      "nodes {} gpus {} cpus {} memory {}G name {} infra {} image {} partitions {} "
+      "retries {}",
+      a.nodes, a.gpus, a.cpus, a.memory_gb, a.job_name.value_or("-"), a.infra.value_or("-"),
+      a.image.value_or("-"), fmt::join(a.partitions, ","), a.retries);
 }
 
 Asked AskedOf(const job::Request& r) {
@@ -138,6 +138,18 @@ TEST(TaskExportTest, WhatATaskCannotSayIsListed) {
   ASSERT_TRUE(from_pyxis.ok()) << from_pyxis.status().message();
   EXPECT_THAT(from_pyxis->yaml, HasSubstr("  image_id: docker:nvcr.io/nvidia/pytorch:24.01-py3\n"));
   EXPECT_THAT(k8s->yaml, HasSubstr("  image_id: docker:nvcr.io/nvidia/pytorch:24.01-py3\n"));
+}
+
+// A cluster of a kind SkyPilot has no name for is named alone, as a task's
+// infra reaches it (not as a Slurm cluster it is not).
+TEST(TaskExportTest, AClusterOfAKindWithoutASkyPilotNameIsNamedAlone) {
+  std::vector<SiteCluster> site = kSite;
+  site.push_back({.name = "mem1", .cloud = ""});
+  job::RequestInput in;
+  in.script_text = "#!/bin/bash\n#SBATCH --sky-infra=mem1\nhostname\n";
+  auto exported = ExportTask(Parse(in), site);
+  ASSERT_TRUE(exported.ok()) << exported.status().message();
+  EXPECT_THAT(exported->yaml, HasSubstr("  infra: mem1\n"));
 }
 
 }  // namespace

@@ -166,7 +166,6 @@ backend::BackendKind MemoryKind() {
             auto& c = Clusters()[entry.name];
             if (c == nullptr) c = std::make_shared<MemoryCluster>();
             made.backend = std::make_shared<MemoryBackend>(entry.name, c);
-            made.capabilities = made.backend->capabilities();
             return made;
           }};
 }
@@ -193,8 +192,8 @@ TEST(NewBackendKindTest, RegisteredThroughTheTableItIsPlacedSubmittedMovedAndCan
               HasSubstr("kind must be slurm or kubernetes, not 'memory'"));
   backend::RegisterBackendKind(MemoryKind());
 
-  const fs::path dir = fs::temp_directory_path() / ("skyslurm-new-kind-" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("skyslurm-new-kind-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   config::LoadedConfig loaded;
   ASSERT_TRUE(config::MergeSettingsYaml(kSettings, "skyslurm.yaml", false, &loaded.settings).ok());
