@@ -281,6 +281,17 @@ void CopyReadyHome(const Testbed& tb, const std::string& home) {
        {"/skyslurmd.db", "/skyslurmd.db-wal", "/skyslurmd.db-shm", "/skyslurmd.lock", "/routed"}) {
     std::filesystem::remove(state + f);
   }
+  // Its history starts empty too: the ready user's decisions and daemon log
+  // grow with every run on this testbed, and a test that reads its own
+  // (the first decisions of a burst, a failure's daemon log) read theirs.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(state, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "decisions.log" || name.starts_with("skyslurmd.log") ||
+        name == "skyslurmd.stderr") {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
 }
 
 int UserDaemonPid(const std::string& home) {
