@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 
-#include "broker/ssh/session_pool.h"
+#include "broker/ssh/command_lines.h"
 
 namespace skyslurm::ssh {
 
@@ -48,28 +46,7 @@ done
 std::string AgentCommandLine(const Command& command) {
   std::string line;
   if (!command.cwd.empty()) line += "cd " + ShellQuote(command.cwd) + " || exit 1; ";
-  auto identifier = [](const std::string& name) {
-    return !name.empty() &&
-           (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
-           std::all_of(name.begin(), name.end(), [](char c) {
-             return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-           });
-  };
-  const bool assignable =
-      std::all_of(command.env_set.begin(), command.env_set.end(),
-                  [&](const auto& kv) { return identifier(kv.first); }) &&
-      std::all_of(command.env_unset.begin(), command.env_unset.end(), identifier);
-  if (!assignable) {
-    // A name the shell cannot assign: env sets it (one exec more).
-    Command rest = command;
-    rest.cwd.clear();
-    return line + RemoteCommandLine(rest);
-  }
-  for (const auto& name : command.env_unset) line.append("unset -v ").append(name).append("; ");
-  for (const auto& [name, value] : command.env_set) {
-    line.append("export ").append(name).append("=").append(ShellQuote(value)).append("; ");
-  }
-  return line + "exec " + ShellJoin(command.argv);
+  return line + EnvironmentAssignments(command, /*bash=*/true) + "exec " + ShellJoin(command.argv);
 }
 
 std::string AgentRequest(std::uint64_t id, std::string_view line, std::string_view input) {

@@ -30,7 +30,8 @@ std::string AgentScript();
 constexpr std::string_view kAgentReady = "skyslurm-agent ready\n";
 
 // The command line an agent runs for `command`: cd, then the environment
-// changes as shell assignments, then `exec` of the program (no `env`).
+// changes as bash's assignments (EnvironmentAssignments), then `exec` of
+// the program (no `env`, whose arguments would show the values).
 std::string AgentCommandLine(const Command& command);
 
 std::string AgentRequest(std::uint64_t id, std::string_view line, std::string_view input);

@@ -6,6 +6,7 @@
 
 #include "broker/ssh/agent_script.h"
 #include "broker/ssh/command_batch.h"
+#include "broker/ssh/command_lines.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::ssh {
@@ -29,24 +30,19 @@ SshTarget TargetFromConfig(const config::SshHost& host) {
   return t;
 }
 
-std::string RemoteCommandLine(const Command& command) {
-  std::string line;
-  if (!command.cwd.empty()) line += "cd " + ShellQuote(command.cwd) + " && ";
-  if (!command.env_set.empty() || !command.env_unset.empty()) {
-    line += "exec env";
-    // append(), not " " + string: GCC 12 at -O3 reports a false -Wrestrict
-    // inside the latter (GCC bug 105651).
-    for (const auto& name : command.env_unset) line.append(" -u ").append(ShellQuote(name));
-    for (const auto& [name, value] : command.env_set) {
-      line.append(" ").append(ShellQuote(name + "=" + value));
-    }
-    line += " ";
-  } else if (!command.cwd.empty()) {
-    line += "exec ";
+namespace {
+
+// What a trace line says of a command: its program and first argument,
+// never its environment's values or its input.
+std::string Traced(const Command& command) {
+  std::string said;
+  for (std::size_t i = 0; i < command.argv.size() && i < 2; ++i) {
+    said.append(i == 0 ? "" : " ").append(ShellQuote(command.argv[i]).substr(0, 60));
   }
-  line += ShellJoin(command.argv);
-  return line;
+  return said;
 }
+
+}  // namespace
 
 SessionPool::SessionPool(SshTarget target, PoolOptions options)
     : target_(std::move(target)), options_(options) {}
@@ -60,9 +56,7 @@ int SessionPool::connections_opened() const {
 
 std::unique_ptr<Connection> SessionPool::Take(bool* reused) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] {
-    return !idle_.empty() || in_use_ < options_.max_connections;
-  });
+  cv_.wait(lock, [&] { return !idle_.empty() || in_use_ < options_.max_connections; });
   ++in_use_;
   // Close connections idle for too long; reuse the most recent one.
   const auto now = Clock::now();
@@ -106,10 +100,9 @@ Status SessionPool::Check(std::chrono::milliseconds timeout) {
   return OkStatus();
 }
 
-Result<CommandOutput> SessionPool::Exec(const std::string& channel_line,
-                                        const std::string& agent_line,
-                                        const std::optional<std::string>& stdin_data,
-                                        Clock::time_point deadline, std::size_t max_output) {
+Result<CommandOutput> SessionPool::Exec(std::string_view what, const Spelled& channel,
+                                        const Spelled& agent, Clock::time_point deadline,
+                                        std::size_t max_output) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool reused = false;
     SKY_ASSIGN_OR_RETURN(auto c, Acquire(deadline, &reused));
@@ -121,9 +114,8 @@ Result<CommandOutput> SessionPool::Exec(const std::string& channel_line,
     }
     Result<CommandOutput> result = InternalError("not run");
     if (use_agent) {
-      trace::Span span(fmt::format("agent {}: {}", target_.name, agent_line.substr(0, 70)),
-                       trace::Cost::kAgentCommand);
-      result = c->AgentExec(agent_line, stdin_data, deadline, max_output, &sent);
+      trace::Span span(fmt::format("agent {}: {}", target_.name, what), trace::Cost::kAgentCommand);
+      result = c->AgentExec(agent.line, agent.input, deadline, max_output, &sent);
       if (!result.ok() && c->agent_unavailable()) {
         std::lock_guard<std::mutex> lock(mu_);
         agents_unavailable_ = true;
@@ -131,9 +123,8 @@ Result<CommandOutput> SessionPool::Exec(const std::string& channel_line,
       }
     }
     if (!use_agent && !sent && !c->broken()) {
-      trace::Span span(fmt::format("ssh {}: {}", target_.name, channel_line.substr(0, 70)),
-                       trace::Cost::kRemoteCommand);
-      result = c->Exec(channel_line, stdin_data, deadline, max_output, &sent);
+      trace::Span span(fmt::format("ssh {}: {}", target_.name, what), trace::Cost::kRemoteCommand);
+      result = c->Exec(channel.line, channel.input, deadline, max_output, &sent);
     }
     const bool retry = !result.ok() && !sent && reused && attempt == 0;
     Give(std::move(c));
@@ -182,15 +173,32 @@ bool SessionPool::UsesAgents() const {
 Result<CommandOutput> SessionPool::Run(const Command& command) {
   if (command.argv.empty()) return InvalidArgumentError("no program given to run");
   const auto timeout = command.timeout.count() > 0 ? command.timeout : options_.default_timeout;
-  return Exec(RemoteCommandLine(command), AgentCommandLine(command), command.stdin_data,
-              Clock::now() + timeout, command.max_output_bytes);
+  const auto deadline = Clock::now() + timeout;
+  if (ChangesEnvironment(command)) {
+    // On a channel the values would be arguments of `env`: sh reads them
+    // from its stdin instead.
+    return Exec(Traced(command), {.line = "sh -s", .input = CommandScript(command)},
+                {.line = AgentCommandLine(command), .input = command.stdin_data}, deadline,
+                command.max_output_bytes);
+  }
+  return Exec(Traced(command), {.line = RemoteCommandLine(command), .input = command.stdin_data},
+              {.line = AgentCommandLine(command), .input = command.stdin_data}, deadline,
+              command.max_output_bytes);
+}
+
+Result<CommandOutput> SessionPool::RunScript(const std::string& script,
+                                             std::chrono::milliseconds timeout,
+                                             std::size_t max_output) {
+  return Exec("a script", {.line = "sh -s", .input = script},
+              {.line = script, .input = std::nullopt}, Clock::now() + timeout, max_output);
 }
 
 std::vector<Result<CommandOutput>> SessionPool::RunAll(const std::vector<Command>& commands) {
   std::vector<Result<CommandOutput>> results;
-  const bool batchable = commands.size() > 1 && std::none_of(commands.begin(), commands.end(), [](const Command& c) {
-                           return c.argv.empty() || c.stdin_data.has_value();
-                         });
+  const bool batchable =
+      commands.size() > 1 && std::none_of(commands.begin(), commands.end(), [](const Command& c) {
+        return c.argv.empty() || c.stdin_data.has_value();
+      });
   if (!batchable) {
     for (const auto& c : commands) results.push_back(Run(c));
     return results;
@@ -200,13 +208,16 @@ std::vector<Result<CommandOutput>> SessionPool::RunAll(const std::vector<Command
   auto timeout = options_.default_timeout;
   std::size_t total_limit = 0;
   for (const auto& c : commands) {
-    lines.push_back(RemoteCommandLine(c));
+    lines.push_back(PosixCommandLine(c));
     limits.push_back(c.max_output_bytes);
     if (c.timeout.count() > 0) timeout = std::min(timeout, c.timeout);
     // Room for every command's output and the frame headers.
     total_limit += std::min<std::size_t>(c.max_output_bytes, std::size_t{1} << 40) * 2 + 100;
   }
-  auto ran = Exec("sh -s", "exec sh -s", BatchScript(lines), Clock::now() + timeout, total_limit);
+  const std::string script = BatchScript(lines);
+  auto ran = Exec(fmt::format("{} commands side by side", commands.size()),
+                  {.line = "sh -s", .input = script}, {.line = "exec sh -s", .input = script},
+                  Clock::now() + timeout, total_limit);
   auto outputs = [&]() -> Result<std::vector<CommandOutput>> {
     if (!ran.ok()) return ran.status();
     if (!ran->out.starts_with("skyslurm-batch ")) {

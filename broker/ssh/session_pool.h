@@ -40,10 +40,16 @@ class SessionPool {
   SessionPool& operator=(const SessionPool&) = delete;
 
   // Runs a command on the login node: argv quoted for the remote shell,
-  // env_set/env_unset through `env`, cwd through `cd`, stdin_data written
-  // to it. Command::timeout (else the pool's default) bounds everything,
+  // env_set/env_unset as shell assignments that no process's arguments
+  // show (command_lines.h), cwd through `cd`, stdin_data written to it.
+  // Command::timeout (else the pool's default) bounds everything,
   // connecting included.
   Result<CommandOutput> Run(const Command& command);
+  // Runs a POSIX sh script on the login node, the script on a stdin (an
+  // agent's request, else `sh -s` on a channel): what it holds is in no
+  // process's arguments.
+  Result<CommandOutput> RunScript(const std::string& script, std::chrono::milliseconds timeout,
+                                  std::size_t max_output = std::size_t{64} << 20);
   // Runs independent commands side by side on the login node through one
   // channel (command_batch.h), bounded by the shortest of their timeouts.
   // Commands with stdin data run one after another instead.
@@ -74,11 +80,16 @@ class SessionPool {
   // A pooled connection (`*reused`) or a new one; the caller Give()s it back.
   Result<std::unique_ptr<Connection>> Acquire(Clock::time_point deadline, bool* reused);
   std::unique_ptr<Connection> Take(bool* reused);
-  // Runs one command (`agent_line` through the connection's agent, or
-  // `channel_line` on a channel of its own), retrying once on a fresh
-  // connection when a pooled one turns out dead before the command was sent.
-  Result<CommandOutput> Exec(const std::string& channel_line, const std::string& agent_line,
-                             const std::optional<std::string>& stdin_data,
+  // A command as one way of running it spells it: its line and its stdin.
+  struct Spelled {
+    std::string line;
+    std::optional<std::string> input;
+  };
+  // Runs one command (through the connection's agent as `agent` spells
+  // it, or on a channel of its own as `channel` does), retrying once on a
+  // fresh connection when a pooled one turns out dead before the command
+  // was sent. A trace line names it as `what` says.
+  Result<CommandOutput> Exec(std::string_view what, const Spelled& channel, const Spelled& agent,
                              Clock::time_point deadline, std::size_t max_output);
   void Give(std::unique_ptr<Connection> c);
 
@@ -92,9 +103,6 @@ class SessionPool {
   bool agents_unavailable_ = false;  // the login node cannot run one (under mu_)
   bool rest_unavailable_ = false;    // nor slurmrestd (under mu_)
 };
-
-// The remote shell command line for a Command.
-std::string RemoteCommandLine(const Command& command);
 
 // A CommandRunner whose commands run on a cluster's login node.
 class SshCommandRunner final : public CommandRunner {

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
 #include <regex>
 
 #include "tests/shim/route_fixture.h"
@@ -36,12 +39,13 @@ class LaunchTest : public RouteTest {
 
   // skyslurm launch ARGS in the tasks' folder; the sky id it printed kept
   // (cancelled at the end) and returned with the cluster.
-  CommandOutput Launch(std::vector<std::string> args, std::vector<std::string> wrapper = {}) {
+  CommandOutput Launch(std::vector<std::string> args, std::vector<std::string> wrapper = {},
+                       std::vector<std::pair<std::string, std::string>> env = {}) {
     std::vector<std::string> argv = {"sh", "-c", "cd \"$0\" && exec \"$@\"", tmp_.File("tasks")};
     argv.insert(argv.end(), wrapper.begin(), wrapper.end());
     argv.insert(argv.end(), {kSkyslurm, "launch"});
     argv.insert(argv.end(), args.begin(), args.end());
-    CommandOutput out = Typed(argv);
+    CommandOutput out = Typed(argv, env);
     std::smatch m;
     if (std::regex_search(out.out, m, std::regex("(sky-[0-9a-f-]+) on (\\S+) \\(job [0-9]+; "))) {
       launched_.push_back(m[1]);
@@ -98,6 +102,55 @@ TEST_F(LaunchTest, ASecretReachesTheJobAndNeverTheStoreInClear) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("secret.yaml:3: secrets.HF_TOKEN has no value: give it with "
                                      "--secret HF_TOKEN=..."));
+}
+
+// A single candidate gets its estimate and its submission in one round
+// trip to the login node. Every user of a shared login node can read any
+// process's arguments: sampled with `ps -eo args` there while such
+// submissions are made, none shows the secret or a line of the script, and
+// neither does the submission's trace.
+TEST_F(LaunchTest, NeitherTheSecretNorTheScriptIsInAnyProcesssArgumentsOnTheLoginNode) {
+  const std::string secret = "hf_arg_5ecret_value_23";
+  std::ofstream(tmp_.File("tasks/quiet.yaml"))
+      << "name: quiet\nsecrets:\n  HF_TOKEN:\nrun: |\n"
+         "  # distinctive-comment-of-the-script\n"
+         "  echo \"length ${#HF_TOKEN}\"\n";
+  // The patterns match the secret and the line, but not themselves (so the
+  // sampler's own grep is never a finding); "sbatc[h]" shows that the
+  // samples did see submissions being made.
+  const std::string sampler =
+      "end=$(( $(date +%s) + 40 )); rm -f /tmp/skyslurm-argv-stop; "
+      "while [ $(date +%s) -lt $end ] && [ ! -e /tmp/skyslurm-argv-stop ]; do "
+      "ps -eo args | grep -E '5ecre[t]|distinctive-[c]omment|sbatc[h]'; done | sort -u";
+  std::future<CommandOutput> sampled = std::async(std::launch::async, [&] {
+    return SshAsUser(tb_, "beta", sampler, std::chrono::seconds(60));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 3; ++i) {
+    // (--secret NAME: its value from here, never in the command's own arguments.)
+    CommandOutput out = Launch(
+        {"quiet.yaml", "--infra", "slurm/beta/h100-cluster", "--secret", "HF_TOKEN", "--detach-run"},
+        {}, {{"HF_TOKEN", secret}});
+    EXPECT_EQ(out.exit_code, 0) << out.err << out.out;
+    EXPECT_EQ(cluster_, "beta");
+  }
+  // And sbatch's: a value the job's --export takes from here.
+  const std::string job = Script("quiet.sh",
+                                 "#!/bin/bash\n#SBATCH -p h100-cluster -t 1 -o /dev/null\n"
+                                 "# distinctive-comment-of-the-script\ntrue\n");
+  const CommandOutput traced =
+      Typed({"sbatch", "--sky-infra=beta", "--export=HF_TOKEN", job},
+            {{"HF_TOKEN", secret}, {"SKYSLURM_TRACE", "1"}});
+  EXPECT_EQ(traced.exit_code, 0) << traced.err;
+  Submitted(traced);
+  SshAsUser(tb_, "beta", "touch /tmp/skyslurm-argv-stop");
+  const CommandOutput samples = sampled.get();
+  EXPECT_THAT(samples.out, HasSubstr("sbatch")) << "the samples saw no submission: " << samples.err;
+  EXPECT_THAT(samples.out, Not(HasSubstr("5ecret"))) << samples.out;
+  EXPECT_THAT(samples.out, Not(HasSubstr("distinctive-comment"))) << samples.out;
+  // The estimate and the submission went as one script.
+  EXPECT_THAT(traced.err, HasSubstr("agent beta: a script")) << traced.err;
+  EXPECT_THAT(traced.out + traced.err, Not(HasSubstr(secret)));
 }
 
 TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {

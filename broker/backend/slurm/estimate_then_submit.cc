@@ -13,13 +13,14 @@ std::string NewEstimateMarker() {
   return fmt::format("skyslurm-estimate-{:016x}", bits);
 }
 
-std::string EstimateThenSubmitLine(std::string_view test_only_line, std::string_view submit_line,
-                                   std::string_view marker) {
+std::string EstimateThenSubmitScript(const EstimateThenSubmitParts& parts,
+                                     std::string_view marker) {
   // The marker starts a line of its own whatever the estimate printed last;
-  // printf is sh's own, so the scripts cost no process.
-  return fmt::format(
-      "printf %s \"$1\" | ({}) 2>&1; printf '\\n{} %d\\n' \"$?\"; printf %s \"$2\" | ({})",
-      test_only_line, marker, submit_line);
+  // printf is sh's own, so the scripts cost no process and sit in no
+  // process's arguments.
+  return fmt::format("printf %s {} | ({}) 2>&1; printf '\\n{} %d\\n' \"$?\"; printf %s {} | ({})\n",
+                     ShellQuote(parts.probe_script), parts.test_only_line, marker,
+                     ShellQuote(parts.job_script), parts.submit_line);
 }
 
 Result<std::pair<CommandOutput, CommandOutput>> SplitEstimateThenSubmit(const CommandOutput& both,

@@ -4,7 +4,7 @@
 
 #include "broker/backend/slurm/estimate_then_submit.h"
 #include "broker/backend/slurm/slurm_state.h"
-#include "broker/ssh/agent_script.h"
+#include "broker/ssh/command_lines.h"
 #include "broker/util/deadline.h"
 #include "broker/util/trace.h"
 
@@ -21,7 +21,8 @@ SlurmSshBackend::SlurmSshBackend(std::string name, ssh::SshTarget target, ssh::P
     : SlurmSshBackend(std::move(name), Make(std::move(target), options)) {}
 
 SlurmSshBackend::SlurmSshBackend(std::string name, Parts parts)
-    : SlurmBackend(std::move(name), *parts.runner, {}), pool_(std::move(parts.pool)),
+    : SlurmBackend(std::move(name), *parts.runner, {}),
+      pool_(std::move(parts.pool)),
       runner_(std::move(parts.runner)) {}
 
 Result<LoginFacts> SlurmSshBackend::Login(std::chrono::milliseconds timeout) {
@@ -44,30 +45,25 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const SubmitSpec& spec,
                                                         std::chrono::milliseconds timeout) {
   // Through slurmrestd the submission is a request on a channel already
   // open: the estimate's command, then that request, cost about what one
-  // command holding both sbatch runs would. The scripts travel inside the
-  // command line, which only the agent's bash may read: a channel's login
-  // shell (csh) would not take their newlines.
-  constexpr std::size_t kMaxInline = std::size_t{64} << 10;  // Linux takes 128 KiB per argument
+  // script holding both sbatch runs would. The script travels on the
+  // agent's stdin, with the job's script and environment inside it: no
+  // process on the login node has them in its arguments.
+  constexpr std::size_t kMaxInline = std::size_t{4} << 20;
   if (rest_ || !pool_->UsesAgents() || !spec.first_attempt || !spec.job.script_args.empty() ||
       spec.job.script.size() > kMaxInline) {
     return Backend::EstimateThenSubmit(spec, timeout);
   }
   const Deadline deadline(timeout);
   Command test_only = TestOnlyCommand(spec.job);
-  const std::string probe_script = test_only.stdin_data.value_or("");
-  test_only.stdin_data.reset();  // given as $1
   Command submit = SubmitCommand(spec);
   Prepare(submit, /*utc=*/false);
   const std::string marker = NewEstimateMarker();
-  Command both;
-  both.argv = {"sh",
-               "-c",
-               EstimateThenSubmitLine(ssh::AgentCommandLine(test_only),
-                                      ssh::AgentCommandLine(submit), marker),
-               "sh",
-               probe_script,
-               spec.job.script};
-  both.timeout = timeout;
+  const std::string script =
+      EstimateThenSubmitScript({.test_only_line = ssh::PosixCommandLine(test_only),
+                                .probe_script = test_only.stdin_data.value_or(""),
+                                .submit_line = ssh::PosixCommandLine(submit),
+                                .job_script = spec.job.script},
+                               marker);
   EstimatedSubmission answer;
   // Neither answer came back. A timeout stays one: the submission may have
   // been made (the caller settles it by the job's tag).
@@ -77,7 +73,7 @@ EstimatedSubmission SlurmSshBackend::EstimateThenSubmit(const SubmitSpec& spec,
     answer.key = said;
     return answer;
   };
-  auto ran = pool_->Run(both);
+  auto ran = pool_->RunScript(script, timeout);
   if (!ran.ok()) return neither(ran.status());
   auto split = SplitEstimateThenSubmit(*ran, marker);
   if (!split.ok()) return neither(split.status());
@@ -133,7 +129,8 @@ CheckAnswer SlurmSshBackend::Check(std::chrono::milliseconds timeout) {
   CheckAnswer answer = SlurmBackend::Check(deadline.left());
   if (rest_) answer.access_note = "rest+";
   // After the version, before the partitions.
-  if (answer.ok()) answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);
+  if (answer.ok())
+    answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);
   return answer;
 }
 

@@ -17,6 +17,7 @@ namespace skyslurm::ssh {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // bash -c AgentScript(), spoken to through pipes as sshd would.
 class LocalAgent {
@@ -121,13 +122,22 @@ TEST(AgentScriptTest, EachRequestHasItsOwnInputFolderAndEnvironment) {
   EXPECT_THAT(nodir.err, HasSubstr("nonexistent-skyslurm"));
 }
 
-TEST(AgentScriptTest, ANameTheShellCannotAssignGoesThroughEnv) {
+// A value never goes to `env` as an argument (every user of a login node
+// reads a process's arguments): a name no shell assigns is left out, and
+// bash's exported functions are defined and exported again.
+TEST(AgentScriptTest, ValuesAreNeverArgumentsAndExportedFunctionsArrive) {
   LocalAgent agent;
   agent.Read(kAgentReady.size());
-  // (A shell would drop it again: the program here is env itself.)
-  Command c{.argv = {"env"}, .env_set = {{"weird.name", "v"}}};
-  EXPECT_THAT(AgentCommandLine(c), HasSubstr("exec env"));
-  EXPECT_THAT(agent.Run(1, c).out, HasSubstr("\nweird.name=v\n"));
+  Command c{.argv = {"bash", "-c", "greet; env"},
+            .env_set = {{"weird.name", "v"},
+                        {"BASH_FUNC_greet%%", "() {  echo \"hello $USER_WORD\"\n}"},
+                        {"USER_WORD", "there"}}};
+  const std::string line = AgentCommandLine(c);
+  EXPECT_THAT(line, Not(HasSubstr("env ")));
+  EXPECT_THAT(line, Not(HasSubstr("weird.name")));
+  CommandOutput out = agent.Run(1, c);
+  EXPECT_THAT(out.out, ::testing::StartsWith("hello there\n")) << out.err;
+  EXPECT_THAT(out.out, Not(HasSubstr("weird.name")));
 }
 
 TEST(AgentScriptTest, HeadersAreStrict) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "broker/ssh/command_lines.h"
 #include "broker/ssh/session_pool.h"
 
 namespace skyslurm::ssh {
@@ -17,7 +18,7 @@ std::vector<CommandOutput> RunBatch(const std::vector<Command>& commands, const 
                                     std::vector<std::size_t> limits = {}, const std::string& tmpdir = "") {
   std::vector<std::string> lines;
   for (const auto& c : commands) {
-    lines.push_back(RemoteCommandLine(c));
+    lines.push_back(PosixCommandLine(c));
     if (limits.size() < lines.size()) limits.push_back(c.max_output_bytes);
   }
   LocalCommandRunner local;

@@ -228,14 +228,6 @@ TEST_F(SessionPoolTest, ParallelCommandsShareABoundedPool) {
   EXPECT_LE(pool.connections_opened(), 3);
 }
 
-TEST(RemoteCommandLineTest, QuotesEverything) {
-  EXPECT_EQ(ssh::RemoteCommandLine({.argv = {"sbatch", "--parsable"}}), "sbatch --parsable");
-  EXPECT_EQ(ssh::RemoteCommandLine({.argv = {"squeue", "-o", "%i %T"},
-                                    .env_set = {{"TZ", "UTC"}, {"A", "b c"}},
-                                    .env_unset = {"SBATCH_PARTITION"},
-                                    .cwd = "/scratch/my dir"}),
-            "cd '/scratch/my dir' && exec env -u SBATCH_PARTITION TZ=UTC 'A=b c' squeue -o '%i %T'");
-}
 
 }  // namespace
 }  // namespace skyslurm::testing

@@ -1,4 +1,4 @@
-// The estimate-then-submit line, run by a real sh with stand-ins for the
+// The estimate-then-submit script, run by a real sh with stand-ins for the
 // two sbatch runs: each gets its own script and environment, and the
 // output splits back into the two answers.
 #include "broker/backend/slurm/estimate_then_submit.h"
@@ -15,8 +15,12 @@ CommandOutput RunLine(const std::string& test_only, const std::string& submit,
                       const std::string& marker, const std::string& probe_script,
                       const std::string& job_script) {
   LocalCommandRunner runner;
-  auto out = runner.Run({.argv = {"sh", "-c", EstimateThenSubmitLine(test_only, submit, marker),
-                                  "sh", probe_script, job_script},
+  auto out = runner.Run({.argv = {"sh", "-s"},
+                         .stdin_data = EstimateThenSubmitScript({.test_only_line = test_only,
+                                                                 .probe_script = probe_script,
+                                                                 .submit_line = submit,
+                                                                 .job_script = job_script},
+                                                                marker),
                          .timeout = std::chrono::seconds(10)});
   EXPECT_TRUE(out.ok()) << out.status().message();
   return out.ok() ? *out : CommandOutput{};
