@@ -69,6 +69,20 @@ Result<std::string> Scalar(std::string_view file, const YAML::Node& node, std::s
   return node.Scalar();
 }
 
+// A path: no shell reads this file, so a '$' would stay one, and
+// '/scratch/$USER' would be one folder that every user shares.
+Result<std::string> PathValue(std::string_view file, const YAML::Node& node, std::string_view key) {
+  SKY_ASSIGN_OR_RETURN(std::string path, Scalar(file, node, key));
+  if (path.find('$') != std::string::npos) {
+    return Bad(file, node,
+               fmt::format("{}: '{}' has a '$', which is not expanded here (no shell reads "
+                           "this file): write %u for the user's login name and ~ for the home, "
+                           "as in /scratch/%u",
+                           key, path));
+  }
+  return path;
+}
+
 Result<bool> Boolean(std::string_view file, const YAML::Node& node, std::string_view key) {
   SKY_ASSIGN_OR_RETURN(std::string v, Scalar(file, node, key));
   const std::string lower = Lower(v);
@@ -327,10 +341,13 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
       }
       c->job_id_index = index;
     } else if (key == "workdir") {
-      SKY_ASSIGN_OR_RETURN(c->workdir, Scalar(file, v, key));
+      SKY_ASSIGN_OR_RETURN(c->workdir, PathValue(file, v, key));
     } else if (key == "paths") {
       SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
       for (auto& [root, pattern] : m) {
+        if (pattern.find('$') != std::string::npos) {
+          SKY_RETURN_IF_ERROR(PathValue(file, v[root], "paths." + root).status());
+        }
         if (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos) {
           return Bad(file, v,
                      fmt::format("paths: {} must be an absolute path other than / (%u for the "
@@ -340,9 +357,9 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
         c->paths[root] = pattern;
       }
     } else if (key == "slurm_conf") {
-      SKY_ASSIGN_OR_RETURN(c->slurm_conf, Scalar(file, v, key));
+      SKY_ASSIGN_OR_RETURN(c->slurm_conf, PathValue(file, v, key));
     } else if (key == "modulepath") {
-      SKY_ASSIGN_OR_RETURN(c->modulepath, Scalar(file, v, key));
+      SKY_ASSIGN_OR_RETURN(c->modulepath, PathValue(file, v, key));
     } else if (key == "description") {
       SKY_ASSIGN_OR_RETURN(c->description, Scalar(file, v, key));
     } else if (key == "kind") {
@@ -353,7 +370,7 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "context") {
       SKY_ASSIGN_OR_RETURN(c->context, Scalar(file, v, key));
     } else if (key == "kubeconfig") {
-      SKY_ASSIGN_OR_RETURN(c->kubeconfig, Scalar(file, v, key));
+      SKY_ASSIGN_OR_RETURN(c->kubeconfig, PathValue(file, v, key));
     } else if (key == "namespace") {
       SKY_ASSIGN_OR_RETURN(c->namespace_name, Scalar(file, v, key));
     } else if (key == "images") {
@@ -368,7 +385,7 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "suspend_time") {
       SKY_ASSIGN_OR_RETURN(c->suspend_time, Seconds(file, v, key, 0));
     } else if (key == "ledger") {
-      SKY_ASSIGN_OR_RETURN(c->ledger, Scalar(file, v, key));
+      SKY_ASSIGN_OR_RETURN(c->ledger, PathValue(file, v, key));
     } else if (key == "spot") {
       SKY_ASSIGN_OR_RETURN(c->spot, List(file, v, key));
     } else if (key == "cost") {
@@ -773,7 +790,7 @@ Status MergeKey(std::string_view file, const YAML::Node& key_node, const YAML::N
     if (user_level) return Bad(file, v, "dashboard_address: only the site file may set it");
     SKY_ASSIGN_OR_RETURN(s->dashboard_address, Scalar(file, v, key));
   } else if (key == "real_bin_dir") {
-    SKY_ASSIGN_OR_RETURN(s->real_bin_dir, Scalar(file, v, key));
+    SKY_ASSIGN_OR_RETURN(s->real_bin_dir, PathValue(file, v, key));
   } else if (key == "clusters_allowed") {
     SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
     if (user_level) {

@@ -74,6 +74,8 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
     const std::string login =
         entry.ssh && !entry.ssh->user.empty() ? entry.ssh->user : ws.config.paths.user;
     h.roots = translate::ExpandRoots(h.settings.paths, login);
+    h.settings.workdir =
+        translate::ExpandFolder(h.settings.workdir, login, entry.home ? ws.config.paths.home : "");
     h.login = login;
     h.rewrite_script_paths = ws.config.settings.rewrite_script_paths;
     if (!ws.config.settings.Allowed(entry.name)) {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "broker/config/settings.h"
+#include "broker/sync/remote_folder.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::sync {
@@ -135,8 +136,9 @@ std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& 
   if (progress) argv.push_back("--info=progress2");
   argv.push_back("-e");
   argv.push_back(SshCommand(remote));
-  // The folder is made first (with its parents: rsync makes only the last).
-  argv.push_back("--rsync-path=mkdir -p " + ShellQuote(dest) + " && rsync");
+  // The folder is made first (with its parents: rsync makes only the
+  // last), private to the user, after the folders on its way are checked.
+  argv.push_back("--rsync-path=" + MakePrivateFolderCommand(dest) + " && rsync");
   argv.push_back(Slash(source));
   argv.push_back(remote.host + ":" + Slash(dest));
   return argv;

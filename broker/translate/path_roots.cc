@@ -83,6 +83,17 @@ bool IsCommentLine(std::string_view line) {
 
 }  // namespace
 
+std::string ExpandFolder(std::string_view pattern, const std::string& user,
+                         const std::string& home) {
+  std::string path = Expand(pattern, user);
+  if (path == "~") return home;
+  if (path.starts_with("~/")) {
+    const std::string rest = path.substr(2);
+    return home.empty() ? rest : DropTrailingSlashes(home) + "/" + rest;
+  }
+  return path;
+}
+
 const PathRoot* PathRoots::Find(std::string_view name) const {
   for (const PathRoot& r : roots) {
     if (r.name == name) return &r;

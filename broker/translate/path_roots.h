@@ -29,6 +29,13 @@ struct PathRoots {
 // dropped, `%%` a literal `%`.
 PathRoots ExpandRoots(const std::map<std::string, std::string>& patterns, const std::string& user);
 
+// A folder setting (a cluster's workdir) for `user` there: %u the user's
+// login name, %% a '%', a leading ~ the home there. `home` empty: the
+// home is the folder commands start in there, so "~/x" becomes "x" and
+// "~" the empty path (the home itself).
+std::string ExpandFolder(std::string_view pattern, const std::string& user,
+                         const std::string& home);
+
 // "home /home/skyuser1, scratch /lustre/scratch/skyuser1" (for explain).
 std::string DescribeRoots(const PathRoots& roots);
 

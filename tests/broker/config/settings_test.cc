@@ -1,5 +1,6 @@
 #include "broker/config/settings.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -70,9 +71,8 @@ TEST(SettingsTest, OnlyTheSiteFileSetsWhereTheDashboardListens) {
 
 TEST(SettingsTest, UserFileMergesOnTopButCannotLoosenPolicy) {
   Settings s;
-  ASSERT_TRUE(MergeSettingsYaml("routing: off\nclusters_allowed: [alpha, beta]\n", "site", false,
-                                &s)
-                  .ok());
+  ASSERT_TRUE(
+      MergeSettingsYaml("routing: off\nclusters_allowed: [alpha, beta]\n", "site", false, &s).ok());
   ASSERT_TRUE(MergeSettingsYaml("routing: on\nclusters_allowed: [beta, gamma]\n"
                                 "clusters:\n  beta:\n    preference: 5\n",
                                 "user", true, &s)
@@ -88,9 +88,9 @@ TEST(SettingsTest, UnknownKeysAreErrorsWithTheLine) {
   Settings s;
   EXPECT_EQ(MergeSettingsYaml("home: a\nhoem: b\n", "s.yaml", false, &s).message(),
             "s.yaml:2: unknown key 'hoem' (did you mean 'home'?)");
-  EXPECT_EQ(MergeSettingsYaml("clusters:\n  beta:\n    gpu_alias: {}\n", "s.yaml", false, &s)
-                .message(),
-            "s.yaml:3: unknown key 'gpu_alias' under clusters.beta (did you mean 'gpu_aliases'?)");
+  EXPECT_EQ(
+      MergeSettingsYaml("clusters:\n  beta:\n    gpu_alias: {}\n", "s.yaml", false, &s).message(),
+      "s.yaml:3: unknown key 'gpu_alias' under clusters.beta (did you mean 'gpu_aliases'?)");
   EXPECT_EQ(MergeSettingsYaml("completely_wrong: 1\n", "s.yaml", false, &s).message(),
             "s.yaml:1: unknown key 'completely_wrong'");
 }
@@ -108,7 +108,8 @@ TEST(SettingsTest, BadValuesAreErrorsWithTheLine) {
               HasSubstr("s:3: modules: map a name to a name"));
   EXPECT_THAT(MergeSettingsYaml("accelerators: {X1: [y]}\n", "s", false, &s).message(),
               HasSubstr("s:1: unknown accelerator 'X1'"));
-  EXPECT_THAT(MergeSettingsYaml("home: [a\n", "s", false, &s).message(), HasSubstr("not valid YAML"));
+  EXPECT_THAT(MergeSettingsYaml("home: [a\n", "s", false, &s).message(),
+              HasSubstr("not valid YAML"));
   EXPECT_THAT(MergeSettingsYaml("- a\n", "s", false, &s).message(), HasSubstr("must be a mapping"));
   EXPECT_TRUE(MergeSettingsYaml("", "s", false, &s).ok());
   // Issue 17: two clusters pinned to one global id index would share ids.
@@ -118,9 +119,32 @@ TEST(SettingsTest, BadValuesAreErrorsWithTheLine) {
             "s:5: job_id_index 5 is a's already: each cluster needs its own");
 }
 
+// No shell reads the file: '/scratch/$USER' would be one folder for every
+// user, so a '$' in a path is refused with its line and the way to say it.
+TEST(SettingsTest, ADollarInAPathIsRefusedWithTheWayToSayIt) {
+  Settings s;
+  EXPECT_EQ(
+      MergeSettingsYaml("clusters:\n  b:\n    workdir: /scratch/$USER\n", "s", false, &s).message(),
+      "s:3: workdir: '/scratch/$USER' has a '$', which is not expanded here (no shell reads "
+      "this file): write %u for the user's login name and ~ for the home, as in /scratch/%u");
+  EXPECT_THAT(
+      MergeSettingsYaml("clusters:\n  b:\n    paths:\n      scratch: /s/${USER}\n", "s", false, &s)
+          .message(),
+      HasSubstr("s:4: paths.scratch: '/s/${USER}' has a '$'"));
+  for (const char* key : {"slurm_conf", "modulepath", "kubeconfig", "ledger"}) {
+    EXPECT_THAT(
+        MergeSettingsYaml(fmt::format("clusters:\n  b:\n    {}: $HOME/x\n", key), "s", false, &s)
+            .message(),
+        HasSubstr(fmt::format("s:3: {}: '$HOME/x' has a '$'", key)));
+  }
+  EXPECT_TRUE(
+      MergeSettingsYaml("clusters:\n  b:\n    workdir: /scratch/%u\n", "s", false, &s).ok());
+}
+
 TEST(SettingsTest, EnvironmentAndFlags) {
   Settings s;
-  ASSERT_TRUE(ApplyOverrides({{"home", "beta"}, {"clusters_denied", "x,y"}}, "environment", &s).ok());
+  ASSERT_TRUE(
+      ApplyOverrides({{"home", "beta"}, {"clusters_denied", "x,y"}}, "environment", &s).ok());
   EXPECT_EQ(s.home, "beta");
   EXPECT_THAT(s.clusters_denied, ElementsAre("x", "y"));
   EXPECT_EQ(ApplyOverrides({{"routing", "sometimes"}}, "environment", &s).message(),
@@ -152,9 +176,9 @@ TEST(SettingsTest, FailoverDurationsAndCounts) {
 TEST(SettingsTest, SyncLimitAndSharedFilesystems) {
   Settings s;
   EXPECT_EQ(s.sync_limit, std::uint64_t{1} << 30);  // 1 GiB by default
-  ASSERT_TRUE(MergeSettingsYaml("sync_limit: 500M\nshared_fs: [alpha, beta]\n", "site.yaml", false,
-                                &s)
-                  .ok());
+  ASSERT_TRUE(
+      MergeSettingsYaml("sync_limit: 500M\nshared_fs: [alpha, beta]\n", "site.yaml", false, &s)
+          .ok());
   EXPECT_EQ(s.sync_limit, 500u << 20);
   EXPECT_TRUE(s.ShareFilesystem("alpha", "beta"));
   EXPECT_TRUE(s.ShareFilesystem("beta", "alpha"));

@@ -10,6 +10,8 @@
 #include <iterator>
 #include <thread>
 
+#include "broker/sync/remote_folder.h"
+
 namespace skyslurm::sync {
 namespace {
 
@@ -26,7 +28,8 @@ TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettin
   EXPECT_THAT(argv, Contains("--filter=:- .skyignore"));
   EXPECT_THAT(argv, Contains("ssh -F /home/ana/.slurm/config -o BatchMode=yes -o LogLevel=ERROR "
                              "-o StrictHostKeyChecking=yes"));
-  EXPECT_THAT(argv, Contains("--rsync-path=mkdir -p '/users/ana 2/proj' && rsync"));
+  EXPECT_THAT(argv, Contains("--rsync-path=" + MakePrivateFolderCommand("/users/ana 2/proj") +
+                             " && rsync"));
   // Never --delete: the job's earlier results there stay.
   EXPECT_THAT(argv, ::testing::Not(Contains("--delete")));
   EXPECT_EQ(argv[argv.size() - 2], "/home/ana/proj/");

@@ -24,6 +24,17 @@ TEST(PathRootsTest, ExpandsTheUserAndDropsTrailingSlashes) {
   EXPECT_EQ(ExpandRoots({{"home", "/home/%u/"}}, "x").roots[0].path, "/home/x");
 }
 
+TEST(PathRootsTest, AFolderSettingTakesTheUserAndTheHome) {
+  EXPECT_EQ(ExpandFolder("/scratch/%u", "ana", ""), "/scratch/ana");
+  EXPECT_EQ(ExpandFolder("/a/100%%/%u", "ana", ""), "/a/100%/ana");
+  // A peer's home is where its commands start: relative to it.
+  EXPECT_EQ(ExpandFolder("~/jobs", "ana", ""), "jobs");
+  EXPECT_EQ(ExpandFolder("~", "ana", ""), "");
+  // Here, the home is known.
+  EXPECT_EQ(ExpandFolder("~/jobs", "ana", "/home/ana/"), "/home/ana/jobs");
+  EXPECT_EQ(ExpandFolder("/x~/y", "ana", "/home/ana"), "/x~/y");
+}
+
 TEST(PathRootsTest, APathUnderARootIsSpelledAsTheTargetSpellsThatRoot) {
   PathMapping m = MapPath("/scratch/ana/logs/%j.out", kAlpha, kBeta);
   EXPECT_EQ(m.fate, Fate::kMapped);
