@@ -20,4 +20,16 @@ inline std::string RoutedMarkerIn(const std::string& state_dir) { return state_d
 // The socket in a run folder.
 inline std::string SocketIn(const std::string& run_dir) { return run_dir + "/skyslurmd.sock"; }
 
+// Nothing is sent to a socket before both of these hold: another user who
+// could make the folder (an XDG_RUNTIME_DIR they can write) or plant a
+// socket would receive the job's environment, script and secrets.
+//
+// Why `dir` is not to be trusted with the daemon's socket: missing, not a
+// folder (a link, a file), another user's, or open to others; nullopt when
+// it is this user's own with mode 0700 (no group or other bits).
+std::optional<std::string> PrivateDirProblem(const std::string& dir);
+// Why the process at the other end of the connected UNIX socket `fd` is
+// not this user (its SO_PEERCRED uid); nullopt when it is.
+std::optional<std::string> PeerProblem(int fd);
+
 }  // namespace skyslurm::config

@@ -1,7 +1,5 @@
 #include "broker/daemon/daemon_paths.h"
 
-#include "broker/config/run_dir.h"
-
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include "broker/config/run_dir.h"
 
 namespace skyslurm::daemon {
 
@@ -33,21 +33,8 @@ Status EnsurePrivateDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return UnavailableError(fmt::format("cannot create {}: {}", dir, std::strerror(errno)));
   }
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    return UnavailableError(fmt::format("cannot read {}: {}", dir, std::strerror(errno)));
-  }
-  if (!S_ISDIR(st.st_mode)) return FailedPreconditionError(fmt::format("{} is not a folder", dir));
-  if (st.st_uid != ::geteuid()) {
-    return PermissionDeniedError(
-        fmt::format("{} belongs to uid {}, not to this user (uid {}); refusing to use it", dir,
-                    st.st_uid, ::geteuid()));
-  }
-  if ((st.st_mode & 077) != 0) {
-    return PermissionDeniedError(fmt::format(
-        "{} can be entered by others (mode {:04o}); refusing to use it: make it private "
-        "(chmod 700 {}) or remove it",
-        dir, st.st_mode & 07777, dir));
+  if (auto problem = config::PrivateDirProblem(dir)) {
+    return PermissionDeniedError(*problem);
   }
   return OkStatus();
 }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "broker/config/run_dir.h"
 #include "broker/daemon/jobs/job_input.h"
 
 namespace skyslurm::cli {
@@ -24,6 +25,34 @@ namespace skyslurm::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// HTTP on the daemon's socket that sends nothing to a listener that is not
+// this user (config::PeerProblem): a socket planted at the path would get
+// the job's environment, script and secrets.
+class OwnDaemonClient final : public httplib::ClientImpl {
+ public:
+  explicit OwnDaemonClient(const std::string& socket) : httplib::ClientImpl(socket) {
+    set_address_family(AF_UNIX);
+  }
+  // Why the last connection was refused ("" when none was).
+  const std::string& refused() const { return refused_; }
+
+ protected:
+  bool create_and_connect_socket(Socket& socket, httplib::Error& error) override {
+    if (!httplib::ClientImpl::create_and_connect_socket(socket, error)) return false;
+    if (auto problem = config::PeerProblem(socket.sock)) {
+      refused_ = *problem;
+      shutdown_socket(socket);
+      close_socket(socket);
+      error = httplib::Error::Connection;
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string refused_;
+};
 
 // The read end of the pipe a started daemon holds the write end of: closed
 // on destruction.
@@ -95,8 +124,10 @@ DaemonClient::DaemonClient(const config::Environment& env, const config::LoadedC
 
 Result<Json::Value> DaemonClient::Call(const std::string& method, const std::string& path,
                                        const Json::Value* body, std::chrono::seconds timeout) {
-  httplib::Client client(paths_.socket);
-  client.set_address_family(AF_UNIX);
+  if (auto problem = config::PrivateDirProblem(paths_.run_dir)) {
+    return PermissionDeniedError("skyslurm: " + *problem);
+  }
+  OwnDaemonClient client(paths_.socket);
   client.set_connection_timeout(std::chrono::seconds(2));
   client.set_read_timeout(timeout);
   client.set_write_timeout(std::chrono::seconds(10));
@@ -104,6 +135,7 @@ Result<Json::Value> DaemonClient::Call(const std::string& method, const std::str
                             ? client.Get(path)
                             : client.Post(path, body != nullptr ? daemon::WriteJson(*body) : "{}",
                                           "application/json");
+  if (!client.refused().empty()) return PermissionDeniedError("skyslurm: " + client.refused());
   if (!res) {
     return UnavailableError(fmt::format("skyslurmd does not answer on {}: {}", paths_.socket,
                                         httplib::to_string(res.error())));
@@ -143,17 +175,23 @@ Result<Json::Value> DaemonClient::Post(const std::string& path, const Json::Valu
 }
 
 bool DaemonClient::Alive() {
-  httplib::Client client(paths_.socket);
-  client.set_address_family(AF_UNIX);
+  if (config::PrivateDirProblem(paths_.run_dir)) return false;
+  OwnDaemonClient client(paths_.socket);
   client.set_connection_timeout(std::chrono::milliseconds(500));
   client.set_read_timeout(std::chrono::seconds(5));
   auto res = client.Get("/v1/health");
+  refused_ = client.refused();
   return res && res->status == 200;
 }
 
 Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
+  // The folder first: nothing, not even a look, goes to a socket in a
+  // folder that is not the user's own.
+  if (Status st = daemon::EnsurePrivateDir(paths_.run_dir); !st.ok()) {
+    return st.WithContext("skyslurm");
+  }
   if (Alive()) return OkStatus();
-  if (Status st = daemon::EnsurePrivateDir(paths_.run_dir); !st.ok()) return st;
+  if (!refused_.empty()) return PermissionDeniedError("skyslurm: " + refused_);
   std::error_code ec;
   fs::create_directories(fs::path(paths_.log).parent_path(), ec);
   const std::string program = SkyslurmdPath();

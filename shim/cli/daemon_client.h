@@ -24,7 +24,8 @@ class DaemonClient {
   DaemonClient(const config::Environment& env, const config::LoadedConfig& config,
                std::string slurm_bin_dir = "");
 
-  // Whether a daemon answers now.
+  // Whether the user's own daemon answers now (a listener that is not the
+  // user's is none: EnsureRunning then refuses, saying why).
   bool Alive();
   // Starts the daemon unless one answers; waits until it does, or until
   // the daemon started has left twice while no other held its lock (it
@@ -50,6 +51,7 @@ class DaemonClient {
   bool LockIsFree() const;
 
   daemon::DaemonPaths paths_;
+  std::string refused_;  // why the last look refused the listener ("" if it did not)
   std::string slurm_bin_dir_;
 };
 

@@ -111,16 +111,21 @@ class Socket {
   ~Socket() {
     if (fd_ >= 0) close(fd_);
   }
-  // Connected to the UNIX socket at `path`; false when nobody listens.
+  // Connected to the user's own daemon at `path`; false when nobody listens
+  // there, or when the folder or the listener is not the user's own
+  // (config::PrivateDirProblem, PeerProblem): then nothing is sent, and
+  // the slow path (skyslurm __route) says why.
   bool Connect(const std::string& path) {
     sockaddr_un addr{};
     if (path.size() >= sizeof addr.sun_path) return false;
+    if (config::PrivateDirProblem(path.substr(0, path.rfind('/')))) return false;
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return false;
     // A full backlog makes connect() wait its turn (blocking socket).
-    return connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    if (connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) return false;
+    return !config::PeerProblem(fd_);
   }
   bool SendAll(std::string_view data) {
     while (!data.empty()) {

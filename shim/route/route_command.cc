@@ -148,6 +148,11 @@ std::optional<int> Route::HandToDaemon(const job::Request& request,
                                loaded_->settings.failover);
   }
   progress_.Clear();
+  if (up.code() == StatusCode::kPermissionDenied) {
+    // Someone else's folder or listener at the socket's path is not a
+    // broker that failed: the user is told, and nothing goes anywhere.
+    return Fail(tool_, fmt::format("{}; nothing is submitted", up.message()));
+  }
   if (!sky_dependency.conditions.empty()) {
     return Fail(tool_, fmt::format("skyslurm: --dependency={} names sky jobs, which only "
                                    "skyslurmd can wait for, and {}; nothing is submitted",

@@ -1,5 +1,6 @@
 #include "broker/daemon/api/api_server.h"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <json/json.h>
 #include <sys/socket.h>
@@ -12,7 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
+#include "broker/daemon/daemon_log.h"
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_input.h"
 #include "broker/daemon/slurm_front/submit_text.h"
@@ -88,6 +93,23 @@ std::string NotForDirectSubmission(const JobInput& input,
   return "";
 }
 
+// Why the process `pid` (a request's peer) is not this user; nullopt when
+// it is. Its effective uid, from /proc (the pid is the peer's while the
+// request is answered: it waits for the answer).
+std::optional<std::string> PeerUidProblem(int pid) {
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (pid > 0 && std::getline(status, line)) {
+    if (!line.starts_with("Uid:")) continue;
+    std::istringstream ids(line.substr(4));
+    unsigned long real = 0, effective = 0;
+    if (ids >> real >> effective && effective == ::geteuid()) return std::nullopt;
+    return fmt::format("a process of uid {} (pid {}) is not this user (uid {})", effective, pid,
+                       ::geteuid());
+  }
+  return fmt::format("cannot tell who asked (pid {})", pid);
+}
+
 void ReplyError(httplib::Response& res, const Status& s) {
   Json::Value v(Json::objectValue);
   v["error"] = s.message();
@@ -108,7 +130,15 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
   // shells (each mostly waiting for a cluster); beyond that they queue on
   // the socket's backlog and are served in turn.
   s.new_task_queue = [] { return new httplib::ThreadPool(kApiThreads); };
-  s.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // Only the user's own processes are served, whatever the socket's
+    // mode became (on a UNIX socket httplib gives the peer's pid, from
+    // SO_PEERCRED, as the remote port).
+    if (auto problem = PeerUidProblem(req.remote_port)) {
+      LogWarning("refused a request on the socket: " + *problem);
+      ReplyError(res, PermissionDeniedError(*problem));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     Touch();
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -190,9 +220,9 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
     if ((*body).get("trace", false).asBool()) {
       const auto origin_ns = (*body).get("trace_origin_ns", Json::Int64{0}).asInt64();
       tr = std::make_shared<trace::Trace>(
-          "skyslurmd", origin_ns > 0 ? std::chrono::steady_clock::time_point(
-                                            std::chrono::nanoseconds(origin_ns))
-                                      : std::chrono::steady_clock::now());
+          "skyslurmd",
+          origin_ns > 0 ? std::chrono::steady_clock::time_point(std::chrono::nanoseconds(origin_ns))
+                        : std::chrono::steady_clock::now());
     }
     trace::Install install(tr);
     auto input = JobInputFromJson((*body)["input"]);
@@ -213,8 +243,7 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
       }
     }
     SubmitRequest r{(*body)["sky_id"].asString(), std::move(*input),
-                    (*body).get("managed", false).asBool(),
-                    parsed.ok() ? *parsed : nullptr};
+                    (*body).get("managed", false).asBool(), parsed.ok() ? *parsed : nullptr};
     auto answer = manager_.Submit(r);
     if (!answer.ok()) return ReplyError(res, answer.status());
     Json::Value v(Json::objectValue);

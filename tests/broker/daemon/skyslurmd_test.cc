@@ -19,6 +19,7 @@
 #include <mutex>
 #include <regex>
 #include <set>
+#include <future>
 #include <thread>
 
 #include "broker/daemon/jobs/fault_points.h"
@@ -31,6 +32,7 @@
 namespace skyslurm::testing {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -1361,6 +1363,127 @@ TEST_F(DaemonTest, TheSocketIsPrivateToItsUser) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.err, HasSubstr("can be entered by others (mode 0755); refusing to use it"));
   EXPECT_FALSE(fs::exists(open_home + "/.local/state/skyslurm/run/skyslurmd.sock"));
+}
+
+// skyuser2's listener on a UNIX socket at argv[1] (its folder made first,
+// open to all, as an attacker would), counting into argv[2] the bytes it
+// receives, until argv[2].stop exists.
+constexpr const char* kPlantedListener = R"PY(
+import os, socket, sys, time
+path, got = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.dirname(path), exist_ok=True)
+os.chmod(os.path.dirname(path), 0o777)
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+os.chmod(path, 0o777)
+s.listen(8)
+s.settimeout(0.2)
+open(got + '.ready', 'w').close()
+n = 0
+while not os.path.exists(got + '.stop'):
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    c.settimeout(2)
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            n += len(b)
+            open(got, 'w').write(str(n))
+    except OSError:
+        pass
+)PY";
+
+// Another user who can make the socket's folder (an XDG_RUNTIME_DIR they
+// can write), or who has a listener at the path, gets nothing: the shim
+// checks the folder and the listener's uid before it sends a byte, and
+// says why.
+TEST_F(DaemonTest, ASocketAnotherUserPlantedGetsNothing) {
+  const std::string xdg = tmp_.File("xdg");
+  fs::create_directories(xdg);
+  ::chmod(xdg.c_str(), 0777);
+  const std::string got = tmp_.File("got");
+  auto plant = [&](const std::string& path) {
+    return std::async(std::launch::async, [=, this] {
+      return Exec({.argv = {"runuser", "-u", "skyuser2", "--", "python3", "-c", kPlantedListener,
+                            path, got},
+                   .timeout = std::chrono::seconds(90)});
+    });
+  };
+  auto wait_ready = [&] {
+    for (int i = 0; i < 100 && !fs::exists(got + ".ready"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(fs::exists(got + ".ready"));
+    fs::remove(got + ".ready");
+  };
+  auto submit = [&](const std::string& runtime_dir) {
+    Command c{.argv = {"sbatch", "--sky-any-cluster", "-t", "1", "-o", "/dev/null", "--wrap",
+                       "echo the-job's-secret-script"}};
+    c.env_set = Env();
+    c.env_set.emplace_back("XDG_RUNTIME_DIR", runtime_dir);
+    c.env_set.emplace_back("API_TOKEN", "planted-socket-secret");
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME"};
+    c.cwd = tmp_.path();
+    c.timeout = std::chrono::seconds(60);
+    return Exec(c);
+  };
+
+  // 1. The folder is skyuser2's: refused before any connection.
+  auto listener = plant(xdg + "/skyslurm/skyslurmd.sock");
+  wait_ready();
+  CommandOutput out = submit(xdg);
+  EXPECT_NE(out.exit_code, 0) << out.out;
+  EXPECT_THAT(out.err, ContainsRegex(xdg + "/skyslurm belongs to uid [0-9]+, not to this user"))
+      << out.err;
+  EXPECT_THAT(out.err, HasSubstr("nothing is submitted"));
+  WriteFile(got + ".stop", "");
+  listener.get();
+  EXPECT_FALSE(fs::exists(got)) << "the planted socket received " << ReadFile(got) << " bytes";
+  fs::remove(got + ".stop");
+
+  // 2. The folder is the user's own and private, but the listener at the
+  // path is skyuser2's (a socket moved in): refused after connect, before
+  // a byte is sent.
+  const std::string own = tmp_.File("own-runtime");
+  fs::create_directories(own + "/skyslurm");
+  ::chmod((own + "/skyslurm").c_str(), 0700);
+  listener = plant(tmp_.File("planted/skyslurmd.sock"));
+  wait_ready();
+  fs::rename(tmp_.File("planted/skyslurmd.sock"), own + "/skyslurm/skyslurmd.sock");
+  out = submit(own);
+  EXPECT_NE(out.exit_code, 0) << out.out;
+  EXPECT_THAT(out.err, ContainsRegex("the process listening on the socket \\(pid [0-9]+\\) runs as "
+                                     "uid [0-9]+, not as this user \\(uid 0\\); nothing was sent"))
+      << out.err;
+  WriteFile(got + ".stop", "");
+  listener.get();
+  EXPECT_FALSE(fs::exists(got)) << "the planted socket received " << ReadFile(got) << " bytes";
+}
+
+// The daemon serves its own user only, whatever its socket's mode became.
+TEST_F(DaemonTest, TheDaemonAnswersNoOtherUser) {
+  ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // started
+  const std::string run = state_ + "/run";
+  ::chmod(run.c_str(), 0711);
+  ::chmod((run + "/skyslurmd.sock").c_str(), 0777);
+  for (std::string dir = state_; dir.size() > tmp_.path().size(); dir = fs::path(dir).parent_path()) {
+    ::chmod(dir.c_str(), 0711);  // the way there (0700 folders the user made)
+  }
+  CommandOutput asked = Exec(
+      {.argv = {"runuser", "-u", "skyuser2", "--", "python3", "-c",
+                "import socket,sys\n"
+                "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+                "s.sendall(b'GET /v1/queue HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')\n"
+                "print(s.recv(4096).decode().split('\\r\\n')[0])\n",
+                run + "/skyslurmd.sock"}});
+  ::chmod(run.c_str(), 0700);
+  EXPECT_EQ(asked.out, "HTTP/1.1 403 Forbidden\n") << asked.err;
+  EXPECT_EQ(Sky({"queue"}).exit_code, 0);  // its own user still served
 }
 
 // SIGKILL at every fault point, the daemon started again: every sky job has
