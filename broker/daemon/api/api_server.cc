@@ -17,7 +17,6 @@
 #include <optional>
 #include <sstream>
 
-#include "broker/daemon/daemon_log.h"
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_input.h"
 #include "broker/daemon/slurm_front/submit_text.h"
@@ -135,7 +134,6 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
     // mode became (on a UNIX socket httplib gives the peer's pid, from
     // SO_PEERCRED, as the remote port).
     if (auto problem = PeerUidProblem(req.remote_port)) {
-      LogWarning("refused a request on the socket: " + *problem);
       ReplyError(res, PermissionDeniedError(*problem));
       return httplib::Server::HandlerResponse::Handled;
     }
