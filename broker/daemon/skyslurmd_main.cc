@@ -3,6 +3,7 @@
 // --user, logging to the journal through stderr), or started on demand by
 // `skyslurm`/the shim, which detach it with --log-file <state dir>/skyslurmd.log.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,6 +202,21 @@ int Serve(place::Workspace& ws, store::JobStore& store, const daemon::DaemonPath
   return Leave();
 }
 
+// As daemons do: its working folder is its state folder, never the folder
+// of the command that started it (which may be removed later: every
+// command it runs would then fail in it), and a umask of its own. The
+// user's umask, which it was started with, stays the one the user's jobs
+// get: sbatch takes SLURM_UMASK when it is set (the job's own environment
+// may still name another).
+Status BecomeDaemon(const std::string& state_dir) {
+  if (::chdir(state_dir.c_str()) != 0) {
+    return UnavailableError(fmt::format("cannot work in {}: {}", state_dir, std::strerror(errno)));
+  }
+  const mode_t users = ::umask(077);
+  ::setenv("SLURM_UMASK", fmt::format("{:04o}", users & 0777).c_str(), /*overwrite=*/0);
+  return OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,6 +246,7 @@ int main(int argc, char** argv) {
   if (!flags.log.file.empty()) {
     if (Status st = daemon::SetUpLog(flags.log); !st.ok()) return Fail(st.message());
   }
+  if (Status st = BecomeDaemon(loaded->paths.state_dir); !st.ok()) return Fail(st.message());
   auto store = store::JobStore::Open(paths.database);
   if (!store.ok()) return Fail(store.status().message());
   // A task's secrets are kept in the store sealed with the user's own key.

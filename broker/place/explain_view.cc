@@ -130,7 +130,7 @@ std::string RenderPlacement(const place::Plan& plan) {
 }  // namespace
 
 ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const place::Plan& plan,
-                          bool with_placement) {
+                          bool with_placement, const std::string& submit_dir) {
   // The options as typed (and from SBATCH_* variables), to compare with
   // what each cluster gets.
   std::vector<std::string> original_options;
@@ -182,9 +182,7 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     if (!h.roots.empty()) out += fmt::format("  paths: {}\n", translate::DescribeRoots(h.roots));
     if (!h.home) {
       // Where it would run there, and whether its folder is copied first.
-      std::error_code ec;
-      const std::string cwd = std::filesystem::current_path(ec).string();
-      const sync::WorkdirPlan folder = place::PlanJobFolder(ws, h, request, "<sky id>", cwd);
+      const sync::WorkdirPlan folder = place::PlanJobFolder(ws, h, request, "<sky id>", submit_dir);
       if (!folder.reason.empty()) out += fmt::format("  folder: {}\n", folder.reason);
     }
     if (!job.changes.empty()) {

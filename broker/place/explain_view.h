@@ -19,7 +19,9 @@ struct ExplainText {
   bool some_cluster_can_run_it = false;
 };
 
+// `submit_dir`: where the job was submitted from (its folder is copied
+// from there), never the caller's own folder (skyslurmd's is its state).
 ExplainText RenderExplain(const job::Request& request, const Workspace& ws, const Plan& plan,
-                          bool with_placement);
+                          bool with_placement, const std::string& submit_dir);
 
 }  // namespace skyslurm::place

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -109,7 +110,8 @@ int RunExplain(const std::vector<std::string>& raw) {
   }
   place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
 
-  const place::ExplainText view = place::RenderExplain(*request, *ws, plan, options.estimate);
+  const place::ExplainText view = place::RenderExplain(*request, *ws, plan, options.estimate,
+                                                       std::filesystem::current_path().string());
   std::fputs(view.text.c_str(), stdout);
   if (options.estimate) {
     AppendAudit(*ws,

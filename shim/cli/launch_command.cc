@@ -144,7 +144,8 @@ int PrintDryRun(const std::vector<Weighed>& weighed, const Workspace& ws, bool e
                   names.c_str());
     }
     std::printf("=== %s: on each cluster ===\n", w.job->label.c_str());
-    const place::ExplainText view = place::RenderExplain(w.request, ws, w.plan, estimate);
+    const place::ExplainText view =
+        place::RenderExplain(w.request, ws, w.plan, estimate, fs::current_path().string());
     std::fputs(view.text.c_str(), stdout);
     std::printf("\n");
     any = any || view.some_cluster_can_run_it;

@@ -188,7 +188,8 @@ int Route::PlaceHere(const job::Request& request, const job::Request& placed) {
   place::Plan plan = place::MakePlan(placed, ws->handles, ws->catalog, ws->home(), options);
   progress_.Clear();
   if (request.sky.explain) {
-    const place::ExplainText view = place::RenderExplain(request, *ws, plan, true);
+    const place::ExplainText view =
+        place::RenderExplain(request, *ws, plan, true, fs::current_path().string());
     std::fputs(view.text.c_str(), stdout);
     cli::AppendAudit(*ws,
                      place::AuditLine(plan, ws->config.paths.user, "explain", request.script_name));

@@ -35,7 +35,8 @@ Result<StartEstimate> ParseTestOnly(std::string_view output) {
   StartEstimate e;
   auto when = ParseUtcTimestamp(rest.substr(0, rest.find(' ')));
   if (!when) {
-    return InvalidArgumentError(fmt::format("sbatch --test-only: unreadable time in: {}", Trim(output)));
+    return InvalidArgumentError(
+        fmt::format("sbatch --test-only: unreadable time in: {}", Trim(output)));
   }
   e.start = *when;
   if (auto n = rest.find(" on nodes "); n != std::string_view::npos) {
@@ -52,8 +53,11 @@ Result<StartEstimate> ParseTestOnly(std::string_view output) {
 SlurmBackend::SlurmBackend(std::string name, CommandRunner& runner,
                            std::vector<std::pair<std::string, std::string>> env,
                            std::string modulepath, std::string slurm_bin_dir)
-    : name_(std::move(name)), runner_(runner), env_(std::move(env)),
-      modulepath_(std::move(modulepath)), slurm_bin_dir_(std::move(slurm_bin_dir)) {}
+    : name_(std::move(name)),
+      runner_(runner),
+      env_(std::move(env)),
+      modulepath_(std::move(modulepath)),
+      slurm_bin_dir_(std::move(slurm_bin_dir)) {}
 
 void SlurmBackend::Prepare(Command& command, bool utc) const {
   static const char* kSlurm[] = {"sbatch", "salloc",   "srun",    "squeue",
@@ -154,9 +158,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
     std::filesystem::create_directories(module_cache_dir_, ec);
     const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
     // A name of its own: the daemon and a command may write the same cache.
-    const std::string tmp =
-        fmt::format("{}.tmp.{}.{}", file, ::getpid(),
-                    std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    const std::string tmp = fmt::format("{}.tmp.{}.{}", file, ::getpid(),
+                                        std::hash<std::thread::id>{}(std::this_thread::get_id()));
     std::ofstream(tmp) << fmt::format("{}\n", fmt::join(lines, "\n"));
     std::filesystem::rename(tmp, file, ec);
   };
@@ -175,9 +178,10 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   if (!modules_cached) {
     // Lmod or Tcl modules, whichever the login shell has.
     Command modules;
-    modules.argv = {"bash", "-c",
-                    "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
-                    ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
+    modules.argv = {
+        "bash", "-c",
+        "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
+        ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
     if (!modulepath_.empty()) modules.env_set.emplace_back("MODULEPATH", modulepath_);
     queries.push_back(std::move(modules));
   }
@@ -290,9 +294,8 @@ Result<StartEstimate> SlurmBackend::TestOnlyAnswer(Result<CommandOutput> out) co
   // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
-    return UnavailableError(
-        fmt::format("{}: sbatch --test-only refused the job: {}", name_,
-                    Trim(out->err + out->out)));
+    return UnavailableError(fmt::format("{}: sbatch --test-only refused the job: {}", name_,
+                                        Trim(out->err + out->out)));
   }
   auto e = ParseTestOnly(out->err + out->out);
   if (!e.ok()) return e.status().WithContext(name_);
@@ -307,7 +310,7 @@ Result<StartEstimate> SlurmBackend::EstimateStart(const translate::TranslatedJob
 }
 
 Result<std::vector<JobInfo>> SlurmBackend::JobsWithTag(const std::string& tag,
-                                                      std::chrono::milliseconds timeout) {
+                                                       std::chrono::milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(std::vector<JobInfo> all, Jobs(timeout));
   // Only a live job: an ended one (a managed job's preempted copy) must not
   // stand in for the one being submitted now.
@@ -405,7 +408,9 @@ Command SlurmBackend::SubmitCommand(const SubmitSpec& spec) const {
     for (char** e = environ; *e != nullptr; ++e) {
       const std::string_view entry(*e);
       const std::string name(entry.substr(0, entry.find('=')));
-      if (!spec.environment->contains(name)) c.env_unset.push_back(name);
+      // (SLURM_UMASK: the user's umask, which skyslurmd keeps for the
+      // user's jobs while its own is 077.)
+      if (!spec.environment->contains(name) && name != "SLURM_UMASK") c.env_unset.push_back(name);
     }
     for (const auto& [k, v] : *spec.environment) {
       // skyslurm's own hand-over marks must not reach the real sbatch.
@@ -453,10 +458,10 @@ Result<JobKey> SlurmBackend::Submit(const SubmitSpec& spec, std::chrono::millise
     SKY_ASSIGN_OR_RETURN(CommandOutput tmp,
                          RunChecked({.argv = {"mktemp", "-t", "skyslurm-job.XXXXXX"}}, left()));
     const std::string path = Trim(tmp.out);
-    SKY_RETURN_IF_ERROR(
-        RunChecked({.argv = {"sh", "-c", "cat > \"$1\"", "sh", path}, .stdin_data = spec.job.script},
-                   left())
-            .status());
+    SKY_RETURN_IF_ERROR(RunChecked({.argv = {"sh", "-c", "cat > \"$1\"", "sh", path},
+                                    .stdin_data = spec.job.script},
+                                   left())
+                            .status());
     c.argv.push_back(path);
     c.argv.insert(c.argv.end(), spec.job.script_args.begin(), spec.job.script_args.end());
     auto submitted = RunChecked(c, left(), /*utc=*/false);

@@ -42,15 +42,22 @@ Result<LoginFacts> SlurmLocalBackend::Facts(const SubmitSpec& spec) const {
     return InternalError("cannot read this machine's host name");
   }
   facts.hostname = host;
-  std::error_code ec;
-  facts.home = std::filesystem::current_path(ec).string();  // sbatch's folder without --chdir
-  // The umask sbatch would inherit, read without changing it (umask(2)
+  // sbatch's folder without --chdir: where the job was submitted (never
+  // this process's own folder: skyslurmd works in its state folder).
+  const char* home = std::getenv("HOME");
+  facts.home = !spec.submit_dir.empty() ? spec.submit_dir : home != nullptr ? home : "/";
+  // The umask sbatch would use: SLURM_UMASK when set (skyslurmd keeps the
+  // user's there), else this process's, read without changing it (umask(2)
   // sets it for every thread).
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("Umask:")) {
-      facts.umask = line.substr(line.find_first_not_of(" \t", 6));
-      break;
+  if (const char* kept = std::getenv("SLURM_UMASK"); kept != nullptr && *kept != '\0') {
+    facts.umask = kept;
+  } else {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("Umask:")) {
+        facts.umask = line.substr(line.find_first_not_of(" \t", 6));
+        break;
+      }
     }
   }
   // The environment sbatch would run with (SubmitCommand, prepared):

@@ -298,10 +298,11 @@ Status JobManager::RequestMove(const std::string& id) { return l_->mover.Ask(id)
 
 Result<place::ExplainText> JobManager::Explain(const JobInput& input) {
   SKY_ASSIGN_OR_RETURN(const job::Request request, job::ParseRequest(input.ToRequestInput()));
-  return ExplainRequest(request);
+  return ExplainRequest(request, input.cwd);
 }
 
-Result<place::ExplainText> JobManager::ExplainRequest(const job::Request& request) {
+Result<place::ExplainText> JobManager::ExplainRequest(const job::Request& request,
+                                                      const std::string& submit_dir) {
   JobContext& ctx = l_->ctx;
   place::PlanOptions options;
   options.probe_timeout = ctx.options.probe_timeout;
@@ -314,14 +315,14 @@ Result<place::ExplainText> JobManager::ExplainRequest(const job::Request& reques
   std::vector<place::ClusterHandle> handles =
       ctx.HandlesWithout(ctx.DeadClusters(), "not answering");
   place::Plan plan = place::MakePlan(placed, handles, ctx.ws.catalog, ctx.ws.home(), options);
-  return place::RenderExplain(request, ctx.ws, plan, true);
+  return place::RenderExplain(request, ctx.ws, plan, true, submit_dir);
 }
 
 Result<place::ExplainText> JobManager::ExplainJob(const std::string& id) {
   SKY_ASSIGN_OR_RETURN(store::SkyJob job, Find(id));
   if (job.input_json.empty()) return NotFoundError(job.sky_id + " has no input kept");
   SKY_ASSIGN_OR_RETURN(const auto parsed, l_->ctx.parsed.Of(job));  // read once, kept
-  return ExplainRequest(parsed->request);
+  return ExplainRequest(parsed->request, parsed->input.cwd);
 }
 
 std::mutex& JobManager::LockFor(const std::string& sky_id) { return l_->ctx.LockFor(sky_id); }

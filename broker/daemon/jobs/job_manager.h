@@ -175,7 +175,8 @@ class JobManager {
   const std::string& home_dir() const;
 
  private:
-  Result<place::ExplainText> ExplainRequest(const job::Request& request);
+  Result<place::ExplainText> ExplainRequest(const job::Request& request,
+                                            const std::string& submit_dir);
   // One job at the look: its queue's answer decided on and acted on.
   void LookAt(store::SkyJob job, const std::set<std::string>& unsettled, std::time_t now);
   void Act(store::SkyJob& job, const Decision& d, const ClusterViews::Seen& seen, bool asked,

@@ -1465,6 +1465,42 @@ TEST_F(DaemonTest, ASocketAnotherUserPlantedGetsNothing) {
   EXPECT_FALSE(fs::exists(got)) << "the planted socket received " << ReadFile(got) << " bytes";
 }
 
+// A daemon works in its state folder with a umask of its own, whatever
+// folder started it: that folder removed later, a job routed from another
+// folder still has its folder copied to a peer and is submitted there
+// (before, every copy failed in the gone folder, rsync's getcwd).
+TEST_F(DaemonTest, ADaemonStartedFromAFolderLaterRemovedStillCopiesFolders) {
+  const std::string gone = tmp_.File("gone");
+  fs::create_directories(gone);
+  Command start{.argv = {kSkyslurm, "queue"}};
+  start.env_set = Env();
+  start.env_unset = {"SKYSLURM_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+  start.cwd = gone;
+  start.timeout = std::chrono::seconds(60);
+  ASSERT_EQ(Exec(start).exit_code, 0);
+  fs::remove_all(gone);
+  const int pid = DaemonPid();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(fs::read_symlink(fmt::format("/proc/{}/cwd", pid)), fs::canonical(state_));
+  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(status, line) && !line.starts_with("Umask:")) {
+  }
+  EXPECT_EQ(line, "Umask:\t0077");
+
+  fs::create_directories(tmp_.File("proj"));
+  Script("proj/train.py", "print(1)\n");
+  const std::string id =
+      SubmitManaged({"--sky-infra=beta", "--sky-workdir=proj",
+                     Script("job.sh", "#!/bin/bash\n#SBATCH -t 1\n#SBATCH -o /dev/null\ntrue\n")});
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(SshAsUser(tb_, "beta",
+                      "stat -c %a /lustre/scratch/skyuser1/skyslurm-jobs/" + id + "/train.py")
+                .exit_code,
+            0);
+  SshAsUser(tb_, "beta", "rm -rf /lustre/scratch/skyuser1/skyslurm-jobs/" + id);
+}
+
 // The daemon serves its own user only, whatever its socket's mode became.
 TEST_F(DaemonTest, TheDaemonAnswersNoOtherUser) {
   ASSERT_EQ(Sky({"queue"}).exit_code, 0);  // started
