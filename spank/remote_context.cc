@@ -1,22 +1,16 @@
 // Remote context: inside slurmstepd, once per step on each node (user_init),
 // and in each task (task_init). Nothing here may fail a job: every problem
-// is logged and the step goes on without the variable.
-#include <arpa/inet.h>
-#include <netdb.h>
-
-#include <chrono>
+// is logged and the step goes on without the variable. Nothing here costs
+// the controller or the network anything: no RPC to slurmctld, no name
+// lookup, no thread, in any step of any job. What a step needs comes from
+// its own environment (SLURM_*, and what skyslurm put there when it routed
+// the job) and from spank_get_item.
 #include <cstdint>
 #include <cstdio>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "spank/context.h"
@@ -26,15 +20,12 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
-// Bound to the Slurm library slurmstepd already has loaded; weak, so that a
-// host without them (none known) leaves the plugin working on fallbacks.
+// Bound to the Slurm library slurmstepd already has loaded (host lists are
+// parsed in this process: no RPC); weak, so that a host without them (none
+// known) leaves the plugin working on a plain comma list.
 #pragma weak slurm_hostlist_create
 #pragma weak slurm_hostlist_shift
 #pragma weak slurm_hostlist_destroy
-#pragma weak slurm_load_node
-#pragma weak slurm_free_node_info_msg
-#pragma weak slurm_load_job
-#pragma weak slurm_free_job_info_msg
 
 namespace skyslurm::spank {
 namespace {
@@ -79,80 +70,6 @@ std::vector<std::string> ExpandNodes(const std::string& list) {
   }
   if (!current.empty()) names.push_back(current);
   return names;
-}
-
-// Each name looked up on a helper thread, waiting at most ~300 ms in all.
-// The thread owns everything it touches (shared with us), so when we stop
-// waiting it finishes on its own without touching freed memory. (Not
-// getaddrinfo_a: a request it cannot cancel goes on using our buffers.)
-std::vector<std::optional<std::string>> Resolve(const std::vector<std::string>& names) {
-  struct Shared {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<std::string> names;
-    std::vector<std::optional<std::string>> addresses;
-    bool done = false;
-  };
-  auto shared = std::make_shared<Shared>();
-  shared->names = names;
-  shared->addresses.resize(names.size());
-  try {
-    std::thread([shared] {
-      std::vector<std::optional<std::string>> found(shared->names.size());
-      for (std::size_t i = 0; i < shared->names.size(); ++i) {
-        addrinfo hints{};
-        hints.ai_family = AF_INET;
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo* result = nullptr;
-        if (getaddrinfo(shared->names[i].c_str(), nullptr, &hints, &result) == 0 && result != nullptr) {
-          char text[64];
-          const auto* sin = reinterpret_cast<const sockaddr_in*>(result->ai_addr);
-          if (inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text) != nullptr) found[i] = text;
-          freeaddrinfo(result);
-        }
-      }
-      std::lock_guard<std::mutex> lock(shared->mu);
-      shared->addresses = std::move(found);
-      shared->done = true;
-      shared->cv.notify_all();
-    }).detach();
-  } catch (const std::system_error&) {
-    return std::vector<std::optional<std::string>>(names.size());
-  }
-  std::unique_lock<std::mutex> lock(shared->mu);
-  shared->cv.wait_for(lock, std::chrono::milliseconds(300), [&] { return shared->done; });
-  if (!shared->done) return std::vector<std::optional<std::string>>(names.size());
-  return shared->addresses;
-}
-
-// The NodeAddr slurmctld has for names that do not resolve: one RPC for all.
-void FillFromController(const std::vector<std::string>& names,
-                        std::vector<std::optional<std::string>>* addresses) {
-  if (slurm_load_node == nullptr || slurm_free_node_info_msg == nullptr) return;
-  node_info_msg_t* nodes = nullptr;
-  if (slurm_load_node(0, &nodes, SHOW_ALL) != 0 || nodes == nullptr) return;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if ((*addresses)[i]) continue;
-    for (uint32_t k = 0; k < nodes->record_count; ++k) {
-      const node_info_t& n = nodes->node_array[k];
-      if (n.name != nullptr && names[i] == n.name && n.node_addr != nullptr) {
-        (*addresses)[i] = n.node_addr;
-      }
-    }
-  }
-  slurm_free_node_info_msg(nodes);
-}
-
-std::time_t SubmitTime(const std::string& job_id) {
-  if (slurm_load_job == nullptr || slurm_free_job_info_msg == nullptr) return std::time(nullptr);
-  job_info_msg_t* jobs = nullptr;
-  const auto id = static_cast<uint32_t>(std::strtoul(job_id.c_str(), nullptr, 10));
-  if (slurm_load_job(&jobs, id, SHOW_ALL) != 0 || jobs == nullptr || jobs->record_count == 0) {
-    return std::time(nullptr);
-  }
-  const std::time_t t = jobs->job_array[0].submit_time;
-  slurm_free_job_info_msg(jobs);
-  return t;
 }
 
 // What this plugin set, carried in the job's environment as
@@ -200,13 +117,9 @@ int RemoteUserInit(spank_t sp) {
   StepFacts f;
   const std::string nodelist = JobEnv(sp, "SLURM_JOB_NODELIST").value_or("");
   const std::vector<std::string> names = ExpandNodes(nodelist);
-  auto addresses = Resolve(names);
-  bool missing = false;
-  for (const auto& a : addresses) missing = missing || !a;
-  if (missing) FillFromController(names, &addresses);
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    f.node_addresses.push_back(addresses[i].value_or(names[i]));
-  }
+  // The addresses skyslurm read from the cluster's description when it
+  // routed the job; else (a job it did not route) the names themselves.
+  f.node_addresses = AddressesFor(names, JobEnv(sp, kNodeAddressesVar).value_or(""));
   // S_JOB_NNODES is 0 in the batch step; the job's count is in its env.
   uint32_t nnodes = 0, nodeid = 0;
   spank_get_item(sp, S_JOB_NNODES, &nnodes);
@@ -217,7 +130,8 @@ int RemoteUserInit(spank_t sp) {
   f.node_rank = nodeid;
   const auto gpus = JobEnv(sp, "SLURM_GPUS_ON_NODE");
   const auto job_gpus = JobEnv(sp, "SLURM_JOB_GPUS");
-  f.gpus_per_node = GpusFrom(gpus ? gpus->c_str() : nullptr, job_gpus ? job_gpus->c_str() : nullptr);
+  f.gpus_per_node =
+      GpusFrom(gpus ? gpus->c_str() : nullptr, job_gpus ? job_gpus->c_str() : nullptr);
   f.cluster = JobEnv(sp, "SLURM_CLUSTER_NAME").value_or("");
   f.partition = JobEnv(sp, "SLURM_JOB_PARTITION").value_or("");
   uint32_t job_id = 0;
@@ -227,7 +141,6 @@ int RemoteUserInit(spank_t sp) {
   // A routed job brings its task id (stable across moves): never replaced.
   const auto task_id = JobEnv(sp, "SKYPILOT_TASK_ID");
   const bool task_id_known = task_id.has_value();
-  if (!task_id_known) f.submit_time = SubmitTime(f.job_id);
   f.task_id = task_id.value_or("");
   f.array_task_id = JobEnv(sp, "SLURM_ARRAY_TASK_ID").value_or("");
   for (const auto& [name, value] : SkypilotEnv(f, task_id_known)) {

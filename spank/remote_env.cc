@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string_view>
 
 namespace skyslurm::spank {
 namespace {
@@ -27,13 +29,28 @@ std::string JsonString(const std::string& s) {
 
 }  // namespace
 
-std::string TaskIdForUnroutedJob(std::time_t submit_time, const std::string& cluster,
-                                 const std::string& job_id) {
-  std::tm tm{};
-  gmtime_r(&submit_time, &tm);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-  return "sky-" + std::string(when) + "_" + cluster + "_" + job_id;
+std::string TaskIdForUnroutedJob(const std::string& cluster, const std::string& job_id) {
+  return "sky-" + cluster + "_" + job_id;
+}
+
+std::vector<std::string> AddressesFor(const std::vector<std::string>& names,
+                                      const std::string& map) {
+  std::map<std::string_view, std::string_view> known;
+  for (std::size_t start = 0; start < map.size();) {
+    std::size_t end = map.find(';', start);
+    if (end == std::string::npos) end = map.size();
+    const std::string_view entry(map.data() + start, end - start);
+    if (const auto eq = entry.find('='); eq != std::string_view::npos && eq > 0) {
+      known.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  std::vector<std::string> addresses;
+  for (const std::string& name : names) {
+    const auto it = known.find(name);
+    addresses.emplace_back(it != known.end() && !it->second.empty() ? it->second : name);
+  }
+  return addresses;
 }
 
 std::string ClusterInfoJson(const std::string& cluster, const std::string& partition) {
@@ -42,7 +59,8 @@ std::string ClusterInfoJson(const std::string& cluster, const std::string& parti
 }
 
 long GpusFrom(const char* gpus_on_node, const char* job_gpus) {
-  if (gpus_on_node != nullptr && *gpus_on_node != '\0') return std::strtol(gpus_on_node, nullptr, 10);
+  if (gpus_on_node != nullptr && *gpus_on_node != '\0')
+    return std::strtol(gpus_on_node, nullptr, 10);
   if (job_gpus == nullptr || *job_gpus == '\0') return 0;
   long count = 0;
   const char* p = job_gpus;
@@ -94,7 +112,7 @@ std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& f,
       {"SKYPILOT_CLUSTER_INFO", ClusterInfoJson(f.cluster, f.partition)},
   };
   if (!task_id_known) {
-    env.emplace_back("SKYPILOT_TASK_ID", TaskIdForUnroutedJob(f.submit_time, f.cluster, f.job_id));
+    env.emplace_back("SKYPILOT_TASK_ID", TaskIdForUnroutedJob(f.cluster, f.job_id));
   } else if (!f.array_task_id.empty() && IsSkyId(f.task_id)) {
     env.emplace_back("SKYPILOT_TASK_ID", f.task_id + "_" + f.array_task_id);
   }

@@ -3,7 +3,6 @@
 // Plain C++: remote_context.cc gathers the facts inside slurmstepd.
 #pragma once
 
-#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,14 +12,13 @@ namespace skyslurm::spank {
 struct StepFacts {
   std::vector<std::string> node_addresses;  // the job's nodes, host-list order
   long num_nodes = 0;
-  long node_rank = 0;          // SLURM_NODEID
+  long node_rank = 0;  // SLURM_NODEID
   long gpus_per_node = 0;
   std::string cluster;
   std::string partition;
   std::string job_id;
-  std::time_t submit_time = 0; // for a task id when the job was not routed
-  std::string task_id;         // the SKYPILOT_TASK_ID the job brings ("": none)
-  std::string array_task_id;   // SLURM_ARRAY_TASK_ID ("": not an array's task)
+  std::string task_id;        // the SKYPILOT_TASK_ID the job brings ("": none)
+  std::string array_task_id;  // SLURM_ARRAY_TASK_ID ("": not an array's task)
 };
 
 // SKYPILOT_NODE_IPS (newline-separated), SKYPILOT_NUM_NODES,
@@ -32,9 +30,15 @@ struct StepFacts {
 std::vector<std::pair<std::string, std::string>> SkypilotEnv(const StepFacts& facts,
                                                              bool task_id_known);
 
-// sky-<submit time yyyymmdd-HHMMSS UTC>_<cluster>_<job id>
-std::string TaskIdForUnroutedJob(std::time_t submit_time, const std::string& cluster,
-                                 const std::string& job_id);
+// sky-<cluster>_<job id>: what a step knows without asking slurmctld.
+std::string TaskIdForUnroutedJob(const std::string& cluster, const std::string& job_id);
+
+// The variable skyslurm sets in a job it routes: each node of the chosen
+// partition whose address is not its name, "name=address;name=address".
+inline constexpr const char* kNodeAddressesVar = "SKYSLURM_NODE_ADDRS";
+// Each name's address in `map` (kNodeAddressesVar's value), else the name.
+std::vector<std::string> AddressesFor(const std::vector<std::string>& names,
+                                      const std::string& map);
 // {"cloud": "slurm", "cluster": ..., "region": <cluster>, "zone": <partition>}
 std::string ClusterInfoJson(const std::string& cluster, const std::string& partition);
 

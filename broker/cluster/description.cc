@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "broker/cluster/hostlist.h"
@@ -38,8 +39,9 @@ std::vector<std::string> AccessList(std::string_view value) {
 
 bool Node::usable() const {
   if (state.empty()) return true;  // a description file: assume so
-  for (std::string_view bad : {"down", "drain", "DRAIN", "fail", "FAIL", "POWER", "NOT_RESPONDING",
-                               "maint", "MAINT", "future", "unknown", "inval", "reboot", "REBOOT"}) {
+  for (std::string_view bad :
+       {"down", "drain", "DRAIN", "fail", "FAIL", "POWER", "NOT_RESPONDING", "maint", "MAINT",
+        "future", "unknown", "inval", "reboot", "REBOOT"}) {
     if (state.find(bad) != std::string::npos) return false;
   }
   return true;
@@ -158,7 +160,8 @@ Result<std::vector<Gres>> ParseNodeGres(std::string_view text) {
     if (auto paren = item.find('('); paren != std::string::npos) item.erase(paren);
     auto parsed = job::ParseGresList(item);
     if (!parsed.ok()) {
-      return InvalidArgumentError(fmt::format("node GRES '{}': {}", text, parsed.status().message()));
+      return InvalidArgumentError(
+          fmt::format("node GRES '{}': {}", text, parsed.status().message()));
     }
     for (const auto& g : *parsed) out.push_back({g.name, g.type, g.count});
   }
@@ -172,8 +175,8 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
   Json::Value root;
   std::string errors;
   if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors)) {
-    return InvalidArgumentError(fmt::format("sinfo --json printed something that is not JSON: {}",
-                                            Trim(errors)));
+    return InvalidArgumentError(
+        fmt::format("sinfo --json printed something that is not JSON: {}", Trim(errors)));
   }
   if (!root.isObject() || !root["nodes"].isArray()) {
     return InvalidArgumentError("sinfo --json: no 'nodes' list in its output");
@@ -183,8 +186,8 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     *slurm_version = release.isString() ? release.asString() : "";
   }
   if (root["errors"].isArray() && !root["errors"].empty()) {
-    return InvalidArgumentError(fmt::format("sinfo --json reported errors: {}",
-                                            Trim(root["errors"].toStyledString())));
+    return InvalidArgumentError(
+        fmt::format("sinfo --json reported errors: {}", Trim(root["errors"].toStyledString())));
   }
   std::vector<Node> nodes;
   Json::ArrayIndex index = 0;
@@ -194,9 +197,8 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     ++index;
     auto need = [&](const char* field, bool ok) -> Status {
       if (ok) return OkStatus();
-      return InvalidArgumentError(
-          fmt::format("sinfo --json: node {}: field '{}' is missing or has the wrong type", label,
-                      field));
+      return InvalidArgumentError(fmt::format(
+          "sinfo --json: node {}: field '{}' is missing or has the wrong type", label, field));
     };
     SKY_RETURN_IF_ERROR(need("name", n["name"].isString()));
     SKY_RETURN_IF_ERROR(need("cpus", n["cpus"].isIntegral()));
@@ -207,6 +209,7 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     SKY_RETURN_IF_ERROR(need("state", n["state"].isString()));
     Node node;
     node.name = n["name"].asString();
+    if (n["address"].isString()) node.address = n["address"].asString();
     node.cpus = n["cpus"].asInt64();
     node.memory_mb = n["real_memory"].asInt64();
     auto gres = ParseNodeGres(n["gres"].asString());
@@ -234,6 +237,28 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     nodes.push_back(std::move(node));
   }
   return nodes;
+}
+
+std::string NodeAddressMap(const Description& description,
+                           const std::vector<std::string>& partitions, std::size_t max_bytes) {
+  std::vector<const Partition*> chosen;
+  for (const std::string& name : partitions) {
+    if (const Partition* p = description.FindPartition(name)) chosen.push_back(p);
+  }
+  if (partitions.empty()) {
+    if (const Partition* p = description.DefaultPartition()) chosen.push_back(p);
+  }
+  std::string map;
+  std::set<std::string_view> listed;
+  for (const Partition* p : chosen) {
+    for (const Node* node : description.NodesOf(*p)) {
+      if (node->address.empty() || node->address == node->name) continue;
+      if (!listed.insert(node->name).second) continue;
+      map.append(map.empty() ? "" : ";").append(node->name).append("=").append(node->address);
+      if (map.size() > max_bytes) return "";
+    }
+  }
+  return map;
 }
 
 Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text) {
@@ -345,9 +370,11 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError(fmt::format("{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.msg));
+    return InvalidArgumentError(
+        fmt::format("{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.msg));
   }
-  if (!root.IsMap()) return InvalidArgumentError(fmt::format("{}: not a cluster description", file));
+  if (!root.IsMap())
+    return InvalidArgumentError(fmt::format("{}: not a cluster description", file));
   Description d;
   try {
     for (const auto& kv : root) {
@@ -382,6 +409,8 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
               proto.features = SplitList(f.second.as<std::string>());
             } else if (k == "state") {
               proto.state = f.second.as<std::string>();
+            } else if (k == "address") {
+              proto.address = f.second.as<std::string>();
             } else {
               return bad(f.first, fmt::format("unknown node key '{}'", k));
             }
@@ -440,7 +469,8 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
   } catch (const YAML::Exception& e) {
     return InvalidArgumentError(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
   }
-  if (d.name.empty()) return InvalidArgumentError(fmt::format("{}: the description needs a name", file));
+  if (d.name.empty())
+    return InvalidArgumentError(fmt::format("{}: the description needs a name", file));
   d.BuildIndex();
   // Nodes learn their partitions from the partitions' node lists.
   for (auto& node : d.nodes) {
@@ -473,7 +503,8 @@ std::string DescriptionToYaml(const Description& d) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << d.name;
-  if (!d.slurm_version.empty()) out << YAML::Key << "slurm_version" << YAML::Value << d.slurm_version;
+  if (!d.slurm_version.empty())
+    out << YAML::Key << "slurm_version" << YAML::Value << d.slurm_version;
   out << YAML::Key << "partitions" << YAML::Value << YAML::BeginSeq;
   auto time = [](const std::optional<std::int64_t>& m) {
     return m ? job::FormatTimeLimit(job::TimeLimit{m}) : std::string("UNLIMITED");
@@ -494,8 +525,10 @@ std::string DescriptionToYaml(const Description& d) {
       out << YAML::Key << "default_time" << YAML::Value << time(p.default_time_minutes);
     }
     if (p.max_nodes) out << YAML::Key << "max_nodes" << YAML::Value << *p.max_nodes;
-    if (!p.allow_accounts.empty()) out << YAML::Key << "allow_accounts" << YAML::Value << join(p.allow_accounts);
-    if (!p.deny_accounts.empty()) out << YAML::Key << "deny_accounts" << YAML::Value << join(p.deny_accounts);
+    if (!p.allow_accounts.empty())
+      out << YAML::Key << "allow_accounts" << YAML::Value << join(p.allow_accounts);
+    if (!p.deny_accounts.empty())
+      out << YAML::Key << "deny_accounts" << YAML::Value << join(p.deny_accounts);
     if (!p.allow_qos.empty()) out << YAML::Key << "allow_qos" << YAML::Value << join(p.allow_qos);
     if (!p.deny_qos.empty()) out << YAML::Key << "deny_qos" << YAML::Value << join(p.deny_qos);
     if (p.state != "UP") out << YAML::Key << "state" << YAML::Value << p.state;
@@ -506,6 +539,7 @@ std::string DescriptionToYaml(const Description& d) {
   out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
   for (const auto& n : d.nodes) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
+    if (!n.address.empty()) out << YAML::Key << "address" << YAML::Value << n.address;
     out << YAML::Key << "cpus" << YAML::Value << n.cpus;
     out << YAML::Key << "memory_mb" << YAML::Value << n.memory_mb;
     std::string gres;
@@ -561,9 +595,10 @@ Result<Description> Describe(const ClusterAccess& access) {
   // Environment modules: Lmod or Tcl modules, whichever the shell has; a
   // login shell may not define `module`, so fall back to Lmod's init.
   Command modules;
-  modules.argv = {"bash", "-c",
-                  "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
-                  ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
+  modules.argv = {
+      "bash", "-c",
+      "type module >/dev/null 2>&1 || . \"${LMOD_PKG:-/usr/share/lmod/lmod}/init/bash\" "
+      ">/dev/null 2>&1; type module >/dev/null 2>&1 || exit 127; module -t avail 2>&1"};
   modules.env_set = access.env;
   modules.timeout = access.timeout;
   if (auto out = access.runner->Run(modules); out.ok() && out->success()) {

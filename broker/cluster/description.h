@@ -7,9 +7,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "broker/util/command.h"
@@ -36,6 +36,8 @@ struct Node {
   std::vector<Gres> gres_used;
   std::int64_t alloc_cpus = 0;
   std::int64_t alloc_memory_mb = 0;
+  // NodeAddr: where the node is reached ("" when not known, or the name).
+  std::string address;
   // Whether the node can take jobs now (not down, drained, powered off...).
   bool usable() const;
   // A node of an elastic cluster powered down (or powering up or down) by
@@ -52,9 +54,9 @@ struct Partition {
   std::optional<std::int64_t> max_time_minutes;      // nullopt: UNLIMITED
   std::optional<std::int64_t> default_time_minutes;  // nullopt: none (jobs get MaxTime)
   std::optional<std::int64_t> max_nodes;             // nullopt: UNLIMITED
-  std::vector<std::string> allow_accounts;  // empty: ALL
+  std::vector<std::string> allow_accounts;           // empty: ALL
   std::vector<std::string> deny_accounts;
-  std::vector<std::string> allow_qos;       // empty: ALL
+  std::vector<std::string> allow_qos;  // empty: ALL
   std::vector<std::string> deny_qos;
   std::string state = "UP";
   // Hidden=YES: not offered to users; a job goes there only when it names it.
@@ -107,6 +109,15 @@ struct Description {
   std::unordered_map<std::string, std::vector<NodeShape>> shapes_;  // by partition name
   std::size_t indexed_nodes_ = 0, indexed_partitions_ = 0;
 };
+
+// The nodes of `partitions` (none: the default partition) whose address
+// is known and is not their name, as "name=address;name=address" (the
+// value of SKYSLURM_NODE_ADDRS, which the SPANK plugin reads in the job's
+// steps instead of looking names up or asking slurmctld). "" when none, or
+// when the map would pass `max_bytes` (the plugin then gives names).
+std::string NodeAddressMap(const Description& description,
+                           const std::vector<std::string>& partitions,
+                           std::size_t max_bytes = std::size_t{48} << 10);
 
 // "gpu:h100:8,nvme:1" -> items ("(null)" and "" -> none). Slurm adds
 // "(S:0-1)" socket bindings to some; they are dropped.

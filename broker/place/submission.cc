@@ -23,6 +23,11 @@ backend::SubmitSpec SpecFor(const job::Request& request, const translate::Transl
       {"SKYPILOT_TASK_ID", context.task_id.empty() ? context.sky_id : context.task_id},
       {"SKYSLURM_CLUSTER", target.name}};
   spec.export_env.insert(spec.export_env.end(), context.extra_env.begin(), context.extra_env.end());
+  if (context.description != nullptr) {
+    std::string addresses = cluster::NodeAddressMap(*context.description, job.partitions);
+    if (!addresses.empty())
+      spec.export_env.emplace_back("SKYSLURM_NODE_ADDRS", std::move(addresses));
+  }
   if (request.export_env) {
     // As translated (paths in its values spelled for the target), else as given.
     spec.user_export = job.export_env.value_or(*request.export_env);

@@ -37,6 +37,9 @@ struct SubmissionContext {
   std::string submit_dir;
   // More variables for the job (SKYSLURM_RESTART_COUNT...).
   std::vector<std::pair<std::string, std::string>> extra_env;
+  // The target's description as the plan read it: its nodes' addresses go
+  // with the job (SKYSLURM_NODE_ADDRS, cluster::NodeAddressMap).
+  const cluster::Description* description = nullptr;
 };
 
 // The spec for `target`. The job's --wait/--quiet/--parsable are the

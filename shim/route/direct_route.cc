@@ -127,9 +127,13 @@ int SubmitDirect(const DirectJob& job, const config::Environment& env, Progress&
   // --wait is ours to do (wherever the job runs), and so are --quiet and
   // --parsable: the cluster's sbatch returns at once, saying the job id.
   const auto environment = env.vars();
-  place::Submission sub = place::PrepareSubmission(
-      job.ws, job.target, job.request, *job.plan.chosen_job(),
-      {.sky_id = job.sky_id, .env = &environment}, fs::current_path().string());
+  place::SubmissionContext context{.sky_id = job.sky_id, .env = &environment};
+  for (const place::ClusterResult& c : job.plan.clusters) {
+    if (c.name == job.target.name && c.inventory) context.description = &c.inventory->description;
+  }
+  place::Submission sub =
+      place::PrepareSubmission(job.ws, job.target, job.request, *job.plan.chosen_job(), context,
+                               fs::current_path().string());
   // A peer's job is said where it goes, unless its answer is all sbatch
   // prints (--parsable, --quiet) or nothing goes (--test-only).
   const bool say =

@@ -34,6 +34,15 @@ TEST(PluginArgsTest, StrictAboutWhatItDoesNotKnow) {
   EXPECT_THAT(ParsePluginArgs({"reexec"}, &a), HasSubstr("reexec takes yes or no"));
 }
 
+// The addresses skyslurm sent with a routed job; a name it did not send
+// (or a job it did not route) stays a name.
+TEST(RemoteEnvTest, AddressesComeFromTheJobsMapElseTheNames) {
+  EXPECT_EQ(AddressesFor({"beta-n1", "beta-n2", "beta-n3"},
+                         "beta-n2=10.0.0.2;beta-n1=10.0.0.1;bad;=x;beta-n3="),
+            (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "beta-n3"}));
+  EXPECT_EQ(AddressesFor({"a", "b"}, ""), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(RemoteEnvTest, SkypilotVariables) {
   StepFacts f;
   f.node_addresses = {"10.0.0.1", "10.0.0.2"};
@@ -43,14 +52,13 @@ TEST(RemoteEnvTest, SkypilotVariables) {
   f.cluster = "beta";
   f.partition = "h100-cluster";
   f.job_id = "42";
-  f.submit_time = 1796013565;  // 2026-11-30T04:39:25Z
   auto env = SkypilotEnv(f, false);
   std::map<std::string, std::string> m(env.begin(), env.end());
   EXPECT_EQ(m["SKYPILOT_NODE_IPS"], "10.0.0.1\n10.0.0.2");
   EXPECT_EQ(m["SKYPILOT_NUM_NODES"], "2");
   EXPECT_EQ(m["SKYPILOT_NODE_RANK"], "1");
   EXPECT_EQ(m["SKYPILOT_NUM_GPUS_PER_NODE"], "4");
-  EXPECT_EQ(m["SKYPILOT_TASK_ID"], "sky-20261130-043925_beta_42");
+  EXPECT_EQ(m["SKYPILOT_TASK_ID"], "sky-beta_42");
   EXPECT_EQ(m["SKYPILOT_CLUSTER_INFO"],
             "{\"cloud\": \"slurm\", \"cluster\": \"beta\", \"region\": \"beta\", \"zone\": "
             "\"h100-cluster\"}");

@@ -43,5 +43,21 @@ TEST(PluginSymbolsTest, DoesNotLinkSlurmOrHeavyLibraries) {
   }
 }
 
+// Inside slurmstepd, in every step of every job: no RPC to slurmctld, no
+// name lookup, no thread (the libslurm calls and libc functions it would
+// need are not even referenced).
+TEST(PluginSymbolsTest, CallsNoControllerNoResolverAndStartsNoThread) {
+  std::istringstream symbols(
+      Tool({"nm", "-D", "--undefined-only", "--format=just-symbols", SKYSLURM_PLUGIN_PATH}));
+  std::string symbol;
+  while (std::getline(symbols, symbol)) {
+    const std::string name = symbol.substr(0, symbol.find('@'));
+    EXPECT_FALSE(name.starts_with("slurm_load_") || name.starts_with("slurm_get_") ||
+                 name == "getaddrinfo" || name == "gethostbyname" ||
+                 name.starts_with("pthread_create"))
+        << "the plugin references " << symbol;
+  }
+}
+
 }  // namespace
 }  // namespace skyslurm

@@ -64,8 +64,12 @@ class DaemonSteps : public place::SubmissionSteps {
   // own ("" for one with).
   DaemonSteps(Lifecycle& l, store::SkyJob& job, EventKind kind, bool first_attempt,
               std::string cluster, std::function<std::string()> native_id)
-      : l_(l), job_(job), kind_(kind), first_attempt_(first_attempt),
-        cluster_(std::move(cluster)), native_id_(std::move(native_id)) {}
+      : l_(l),
+        job_(job),
+        kind_(kind),
+        first_attempt_(first_attempt),
+        cluster_(std::move(cluster)),
+        native_id_(std::move(native_id)) {}
 
   Status CheckFolder(const sync::WorkdirPlan& folder, const std::string& cluster) override {
     return l_.folders.CheckSize(folder, cluster);
@@ -77,8 +81,8 @@ class DaemonSteps : public place::SubmissionSteps {
   Status BeforeSending(backend::SubmitSpec& spec) override {
     spec.native_id = native_id_();
     spec.first_attempt = first_attempt_;
-    SKY_ASSIGN_OR_RETURN(intent_, l_.ctx.store.BeginIntent(
-                                      {0, job_.sky_id, "submit", cluster_, "", l_.ctx.Now()}));
+    SKY_ASSIGN_OR_RETURN(
+        intent_, l_.ctx.store.BeginIntent({0, job_.sky_id, "submit", cluster_, "", l_.ctx.Now()}));
     if (kind_ == EventKind::kSubmitted) FaultPoint("submit.intent");
     return OkStatus();
   }
@@ -207,9 +211,8 @@ Result<Placed> Placer::NoCluster(store::SkyJob& job, EventKind kind, const place
 
 Result<Placed> Placer::PlaceAndSubmitRead(store::SkyJob& job, const Job& what, EventKind kind,
                                           const std::string& why,
-                                          const std::vector<std::string>& avoid,
-                                          bool first_attempt, const std::string& leaving,
-                                          const std::string& only) {
+                                          const std::vector<std::string>& avoid, bool first_attempt,
+                                          const std::string& leaving, const std::string& only) {
   // A --dependency on sky jobs not yet answered holds the job back here
   // (dependencies.h); at its submission it is placed all the same, so that
   // a job no cluster can run is refused now, not when it is released.
@@ -265,6 +268,9 @@ Result<Placed> Placer::SubmitTo(store::SkyJob& job, const Job& what, EventKind k
   }
   place::SubmissionContext context{
       .sky_id = job.sky_id, .env = &what.input.env, .submit_dir = what.input.cwd};
+  for (const place::ClusterResult& c : plan.clusters) {
+    if (c.name == chosen.cluster && c.inventory) context.description = &c.inventory->description;
+  }
   if (job.restarts > 0) {
     context.extra_env.emplace_back("SKYSLURM_RESTART_COUNT", std::to_string(job.restarts));
   }
@@ -284,8 +290,8 @@ Result<Placed> Placer::SubmitTo(store::SkyJob& job, const Job& what, EventKind k
       context.extra_env.emplace_back(name, value);
     }
   }
-  place::Submission sub = place::PrepareSubmission(ws_, *target, what.request,
-                                                   *plan.chosen_job(), context, what.input.cwd);
+  place::Submission sub = place::PrepareSubmission(ws_, *target, what.request, *plan.chosen_job(),
+                                                   context, what.input.cwd);
   // skyslurm, not the cluster, owns a managed job's restarts.
   sub.spec.restartable = !job.managed;
   // Counted where it goes from now on: the decisions taken while its folder
@@ -295,11 +301,10 @@ Result<Placed> Placer::SubmitTo(store::SkyJob& job, const Job& what, EventKind k
   DaemonSteps steps(l_, job, kind, first_attempt, target->name, [this, target]() -> std::string {
     return target->caps.own_job_ids ? "" : NextNativeId(target->name);
   });
-  const Status sent = place::Send(
-      sub, *target, steps,
-      {.timeout = options_.submit_timeout,
-       .estimate = place::EstimateWithSubmission{&plan, &what.request, &ws_.catalog,
-                                                 &options.policy}});
+  const Status sent = place::Send(sub, *target, steps,
+                                  {.timeout = options_.submit_timeout,
+                                   .estimate = place::EstimateWithSubmission{
+                                       &plan, &what.request, &ws_.catalog, &options.policy}});
   if (plan.deferred && kind == EventKind::kSubmitted &&
       sub.stage >= place::Submission::Stage::kSubmit) {
     AppendAudit(ws_.config.paths.state_dir,
@@ -335,13 +340,12 @@ Result<Placed> Placer::SubmitTo(store::SkyJob& job, const Job& what, EventKind k
       (void)store_.Apply([&] {
         SKY_RETURN_IF_ERROR(store_.EndIntent(steps.intent()));
         return store_
-            .BeginIntent(
-                {0, job.sky_id, std::string(kUnansweredSubmit), target->name, "", Now()})
+            .BeginIntent({0, job.sky_id, std::string(kUnansweredSubmit), target->name, "", Now()})
             .status();
       });
       return UnavailableError(
-          fmt::format("{}; skyslurmd finishes the submission of {} when {} answers",
-                      sent.message(), job.sky_id, target->name));
+          fmt::format("{}; skyslurmd finishes the submission of {} when {} answers", sent.message(),
+                      job.sky_id, target->name));
     }
     (void)store_.EndIntent(steps.intent());
     // sbatch said no (a limit, an account...): the job's answer, not a
@@ -360,11 +364,11 @@ Result<Placed> Placer::SubmitTo(store::SkyJob& job, const Job& what, EventKind k
   const std::string decision = plan.decision.summary + (why.empty() ? "" : " (" + why + ")");
   const sync::WorkdirPlan& folder = sub.folder;
   Status st = store_.Apply([&] {
-    SKY_RETURN_IF_ERROR(store_.AddCopy(
-        {job.sky_id, key.cluster, key.job_id, chosen.partition,
-         fmt::format("{}", fmt::join(sub.spec.job.args, "\n")), sub.spec.job.script, "PENDING",
-         Now(), folder.copy ? folder.dest : sub.spec.workdir, folder.copy ? folder.source : "",
-         sub.sent_ns}));
+    SKY_RETURN_IF_ERROR(
+        store_.AddCopy({job.sky_id, key.cluster, key.job_id, chosen.partition,
+                        fmt::format("{}", fmt::join(sub.spec.job.args, "\n")), sub.spec.job.script,
+                        "PENDING", Now(), folder.copy ? folder.dest : sub.spec.workdir,
+                        folder.copy ? folder.source : "", sub.sent_ns}));
     job.cluster = key.cluster;
     job.native_id = key.job_id;
     SKY_RETURN_IF_ERROR(ctx_.GiveGlobalId(job));

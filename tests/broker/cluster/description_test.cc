@@ -57,6 +57,27 @@ TEST(SinfoJsonTest, RealOutputOfTheTestbed) {
   EXPECT_THAT(n.gres, ElementsAre(Gres{"gpu", "nvidia_h100_80gb_hbm3", 4}));
   EXPECT_THAT(n.features, ElementsAre("gpu", "h100"));
   EXPECT_THAT(n.partitions, ElementsAre("h100-cluster", "debug"));
+  EXPECT_EQ(n.address, "127.0.0.1");
+}
+
+// What a routed job's steps get instead of a name lookup or an RPC: the
+// addresses of the nodes of its partitions, kept through a description file.
+TEST(NodeAddressMapTest, ThePartitionsNodesWhoseAddressIsNotTheirName) {
+  Description d;
+  d.name = "t";
+  d.partitions = {{.name = "gpu", .is_default = true, .nodes = {"g1", "g2"}},
+                  {.name = "cpu", .nodes = {"c1", "g2"}}};
+  d.nodes = {{.name = "g1", .address = "10.0.0.1"},
+             {.name = "g2", .address = "10.0.0.2"},
+             {.name = "c1", .address = "c1"}};
+  d.BuildIndex();
+  EXPECT_EQ(NodeAddressMap(d, {}), "g1=10.0.0.1;g2=10.0.0.2");
+  EXPECT_EQ(NodeAddressMap(d, {"cpu"}), "g2=10.0.0.2");
+  EXPECT_EQ(NodeAddressMap(d, {"cpu", "gpu"}), "g2=10.0.0.2;g1=10.0.0.1");
+  EXPECT_EQ(NodeAddressMap(d, {}, 10), "");  // too long: the plugin gives names
+  auto again = ParseDescriptionYaml(DescriptionToYaml(d), "d.yaml");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(NodeAddressMap(*again, {}), "g1=10.0.0.1;g2=10.0.0.2");
 }
 
 // The testbed's cloud (delta) while delta-n1 boots for a job: its other
@@ -93,10 +114,9 @@ TEST(SinfoJsonTest, StrictAboutWhatItReads) {
   EXPECT_THAT(ParseSinfoJson("{}", nullptr).status().message(), HasSubstr("no 'nodes' list"));
   EXPECT_EQ(ParseSinfoJson(R"({"nodes":[{"name":"x","cpus":"many"}]})", nullptr).status().message(),
             "sinfo --json: node x: field 'cpus' is missing or has the wrong type");
-  EXPECT_THAT(ParseSinfoJson(R"({"nodes":[],"errors":[{"error":"boom"}]})", nullptr)
-                  .status()
-                  .message(),
-              HasSubstr("reported errors"));
+  EXPECT_THAT(
+      ParseSinfoJson(R"({"nodes":[],"errors":[{"error":"boom"}]})", nullptr).status().message(),
+      HasSubstr("reported errors"));
 }
 
 TEST(ScontrolPartitionsTest, RealOutputOfTheTestbed) {
@@ -128,7 +148,8 @@ TEST(ScontrolPartitionsTest, AccessListsAndStrictness) {
   EXPECT_EQ((*parts)[0].state, "DOWN");
   EXPECT_THAT(ParseScontrolPartitions("PartitionName=p garbage\n").status().message(),
               HasSubstr("unexpected text 'garbage'"));
-  EXPECT_THAT(ParseScontrolPartitions("Nodes=x\n").status().message(), HasSubstr("no PartitionName"));
+  EXPECT_THAT(ParseScontrolPartitions("Nodes=x\n").status().message(),
+              HasSubstr("no PartitionName"));
   EXPECT_THAT(ParseScontrolPartitions("PartitionName=p MaxTime=soon\n").status().message(),
               HasSubstr("MaxTime"));
 }
