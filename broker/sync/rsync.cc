@@ -133,7 +133,10 @@ std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& 
                                   const std::string& dest, bool progress) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   for (auto& f : IgnoreFilters()) argv.push_back(std::move(f));
-  if (progress) argv.push_back("--info=progress2");
+  // A file newer on the cluster (in mapped mode the user's own project
+  // folder there) is never overwritten; each is named (skip1).
+  argv.push_back("--update");
+  argv.push_back(progress ? "--info=progress2,skip1" : "--info=skip1");
   argv.push_back("-e");
   argv.push_back(SshCommand(remote));
   // The folder is made first (with its parents: rsync makes only the
@@ -149,6 +152,9 @@ std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& 
                                   bool progress) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   argv.push_back("--update");  // a file changed here since is not overwritten
+  // A cluster never writes outside the job's folder here: a link that
+  // points out of the tree (../../.bashrc, /etc/...) is not made.
+  argv.push_back("--safe-links");
   if (!patterns.empty()) {
     argv.push_back("--include=*/");
     for (const auto& p : patterns) argv.push_back("--include=" + p);
@@ -186,6 +192,7 @@ std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::st
                                         const std::string& dest) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   argv.push_back("--update");
+  argv.push_back("--safe-links");
   argv.push_back("--from0");
   argv.push_back("--files-from=-");
   argv.push_back("-e");
@@ -193,6 +200,21 @@ std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::st
   argv.push_back(remote.host + ":" + Slash(remote_dir));
   argv.push_back(Slash(dest));
   return argv;
+}
+
+std::vector<std::string> NamesInside(const std::vector<std::string>& names) {
+  std::vector<std::string> inside;
+  for (const std::string& name : names) {
+    bool up = name.empty() || name.starts_with('/');
+    for (std::size_t start = 0; !up && start <= name.size();) {
+      std::size_t end = name.find('/', start);
+      if (end == std::string::npos) end = name.size();
+      up = name.compare(start, end - start, "..") == 0;
+      start = end + 1;
+    }
+    if (!up) inside.push_back(name);
+  }
+  return inside;
 }
 
 std::vector<std::string> SplitNulList(std::string_view text) {
@@ -230,14 +252,35 @@ Result<RsyncStats> ParseRsyncStats(std::string_view out) {
   s.bytes_sent = Number(out, "Total bytes sent:", &found);
   s.bytes_received = Number(out, "Total bytes received:", &found);
   if (!any) return InternalError("rsync printed no statistics");
+  // --update's "NAME is newer" (--info=skip1): left alone on the other side.
+  constexpr std::string_view kNewer = " is newer";
+  for (std::size_t start = 0; start < out.size();) {
+    std::size_t end = out.find('\n', start);
+    if (end == std::string_view::npos) end = out.size();
+    const std::string_view line = out.substr(start, end - start);
+    if (line.size() > kNewer.size() && line.ends_with(kNewer)) {
+      s.newer_there.emplace_back(line.substr(0, line.size() - kNewer.size()));
+    }
+    start = end + 1;
+  }
   return s;
 }
 
 std::string DescribeStats(const RsyncStats& s, bool fetched) {
-  return fmt::format("{} of {} file(s), {} ({} {})", s.files_transferred, s.files,
-                     config::DescribeBytes(s.transferred_size),
-                     config::DescribeBytes(fetched ? s.bytes_received : s.bytes_sent),
-                     fetched ? "received" : "sent");
+  std::string said = fmt::format("{} of {} file(s), {} ({} {})", s.files_transferred, s.files,
+                                 config::DescribeBytes(s.transferred_size),
+                                 config::DescribeBytes(fetched ? s.bytes_received : s.bytes_sent),
+                                 fetched ? "received" : "sent");
+  if (!s.newer_there.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < s.newer_there.size() && i < 5; ++i) {
+      names += (i == 0 ? "" : ", ") + s.newer_there[i];
+    }
+    if (s.newer_there.size() > 5) names += fmt::format(" and {} more", s.newer_there.size() - 5);
+    said += fmt::format("; {} newer {} left alone: {}", s.newer_there.size(),
+                        fetched ? "here" : "there", names);
+  }
+  return said;
 }
 
 Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
@@ -306,14 +349,16 @@ Result<RsyncStats> PullChanged(CommandRunner& runner, const RsyncRemote& remote,
     if (err.empty()) err = listed->DescribeEnd();
     return UnavailableError(fmt::format("{}: listing the files failed: {}", what, err));
   }
-  const std::vector<std::string> files = SplitNulList(listed->out);
+  std::vector<std::string> files = SplitNulList(listed->out);
   if (files.size() == 1 && files[0] == kSameFolder) {
     if (same_folder != nullptr) *same_folder = true;
     return RsyncStats{};
   }
+  files = NamesInside(files);
   if (files.empty()) return RsyncStats{};
-  return Run(runner, PullListedArgv(remote, remote_dir, dest), timeout, what, {},
-             std::move(listed->out));
+  std::string names;
+  for (const std::string& f : files) names.append(f).push_back('\0');
+  return Run(runner, PullListedArgv(remote, remote_dir, dest), timeout, what, {}, std::move(names));
 }
 
 }  // namespace skyslurm::sync

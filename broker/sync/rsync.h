@@ -43,6 +43,8 @@ struct RsyncStats {
   std::uint64_t transferred_size = 0;   // of the files sent
   std::uint64_t bytes_sent = 0;         // over the wire, protocol included
   std::uint64_t bytes_received = 0;
+  // Files left alone because the receiving side's copy is newer (--update).
+  std::vector<std::string> newer_there;
 };
 
 // The ssh command rsync runs (its -e).
@@ -57,7 +59,8 @@ std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& 
                                   const std::string& dest, bool progress);
 // `rsync` fetching the remote folder `remote_dir` into `dest` here (made
 // when missing), only files matching `patterns` when any are given (rsync
-// patterns relative to the folder: out/*.txt). Files newer here are kept.
+// patterns relative to the folder: out/*.txt). Files newer here are kept,
+// and links pointing out of the folder are not made (--safe-links).
 std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& remote_dir,
                                   const std::string& dest, const std::vector<std::string>& patterns,
                                   bool progress);
@@ -77,6 +80,10 @@ std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::st
                                         const std::string& dest);
 // A NUL-separated list as its names (empty ones dropped).
 std::vector<std::string> SplitNulList(std::string_view text);
+// The names of a cluster's listing that stay inside the folder: relative
+// and without a ".." component (a hostile or broken login node's others
+// are dropped: a fetch never writes outside the job's folder here).
+std::vector<std::string> NamesInside(const std::vector<std::string>& names);
 // A dry run over `source` alone: what a copy would consider, after the
 // ignore files (its total_size is what sync_limit is checked against).
 std::vector<std::string> MeasureArgv(const std::string& source);

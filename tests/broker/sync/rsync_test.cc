@@ -34,7 +34,8 @@ TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettin
   EXPECT_THAT(argv, ::testing::Not(Contains("--delete")));
   EXPECT_EQ(argv[argv.size() - 2], "/home/ana/proj/");
   EXPECT_EQ(argv.back(), "beta:/users/ana 2/proj/");
-  EXPECT_THAT(PushArgv(kBeta, "/p", "/q", true), Contains("--info=progress2"));
+  EXPECT_THAT(PushArgv(kBeta, "/p", "/q", true), Contains("--info=progress2,skip1"));
+  EXPECT_THAT(argv, Contains("--update"));  // a file newer there stays
   RsyncRemote slow = kBeta;
   slow.bwlimit = 10 << 20;  // sync_bwlimit: 10M
   EXPECT_THAT(PushArgv(slow, "/p", "/q", false), Contains("--bwlimit=10240"));
@@ -261,6 +262,87 @@ TEST(RsyncTest, PullChangedFetchesWhatTheJobWroteAndNothingElse) {
   for (const auto& e : fs::directory_iterator(d + "/here")) {
     EXPECT_FALSE(e.path().filename().string().starts_with(".skyslurm-probe-")) << e.path();
   }
+  fs::remove_all(d);
+}
+
+// A hostile or broken login node: its listing names an absolute path and
+// ".." entries, and its folder holds links out of it. Nothing is written
+// outside the job's folder here, and the links are not made.
+TEST(RsyncTest, AHostileListingWritesNothingOutsideTheFolder) {
+  namespace fs = std::filesystem;
+  EXPECT_THAT(
+      NamesInside({"out/a", "/etc/passwd", "../../.bashrc", "a/../../b", "..", "ok..txt", ""}),
+      ElementsAre("out/a", "ok..txt"));
+  const std::string d = ::testing::TempDir() + "rsync-hostile-" + std::to_string(::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d + "/bin");
+  fs::create_directories(d + "/there/out");
+  fs::create_directories(d + "/home/job");
+  // The "cluster": its listing is whatever it likes; rsync runs here.
+  std::ofstream(d + "/bin/ssh")
+      << "#!/bin/sh\n"
+         "while [ $# -gt 0 ]; do\n"
+         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+         "done\n"
+         "shift\n"
+         "case \"$*\" in *newermt*) printf 'out/ok.txt\\0../evil.txt\\0" +
+             d +
+             "/there/abs.txt\\0link\\0abs-link\\0' ; exit 0 ;; esac\n"
+             "exec sh -c \"$*\"\n";
+  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  std::ofstream(d + "/there/out/ok.txt") << "ok\n";
+  std::ofstream(d + "/evil.txt") << "the cluster's\n";
+  std::ofstream(d + "/there/abs.txt") << "abs\n";
+  fs::create_symlink("../../.bashrc", d + "/there/link");
+  fs::create_symlink("/etc/hostname", d + "/there/abs-link");
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
+  LocalCommandRunner runner;
+  auto got = PullChanged(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/there",
+                         d + "/home/job", 0, std::chrono::seconds(30));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_TRUE(fs::exists(d + "/home/job/out/ok.txt"));
+  EXPECT_FALSE(fs::exists(d + "/home/evil.txt"));
+  EXPECT_FALSE(fs::exists(d + "/home/job/abs.txt"));
+  EXPECT_FALSE(fs::is_symlink(d + "/home/job/link"));
+  EXPECT_FALSE(fs::is_symlink(d + "/home/job/abs-link"));
+  fs::remove_all(d);
+}
+
+// A push never overwrites a file that is newer on the cluster (in mapped
+// mode, the user's own project folder there), and names each one.
+TEST(RsyncTest, APushLeavesFilesNewerThereAloneAndNamesThem) {
+  namespace fs = std::filesystem;
+  const std::string d = ::testing::TempDir() + "rsync-newer-" + std::to_string(::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d + "/bin");
+  fs::create_directories(d + "/here");
+  fs::create_directories(d + "/there");
+  std::ofstream(d + "/bin/ssh")
+      << "#!/bin/sh\n"
+         "while [ $# -gt 0 ]; do\n"
+         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+         "done\n"
+         "shift\n"
+         "exec sh -c \"$*\"\n";
+  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  std::ofstream(d + "/here/train.py") << "old\n";
+  std::ofstream(d + "/here/data.txt") << "data\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::ofstream(d + "/there/train.py") << "edited on the cluster\n";
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
+  LocalCommandRunner runner;
+  auto pushed = Push(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/here", d + "/there",
+                     std::chrono::seconds(30));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().message();
+  std::ifstream kept(d + "/there/train.py");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "edited on the cluster\n");
+  EXPECT_TRUE(fs::exists(d + "/there/data.txt"));
+  EXPECT_THAT(pushed->newer_there, ElementsAre("train.py"));
+  EXPECT_THAT(DescribeStats(*pushed), HasSubstr("; 1 newer there left alone: train.py"));
   fs::remove_all(d);
 }
 
