@@ -116,6 +116,11 @@ struct ClientCredentials {
 void SetConnection(CURL* c, const KubeContext& context, const ClientCredentials& creds,
                    const std::string& url, milliseconds timeout) {
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  // An API server is spoken to in HTTP(S) alone, and never redirected to
+  // anything else (file://, a proxy's scheme).
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https,http");
+  curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxReplyBody));
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   const long total_ms = std::max<long>(1, static_cast<long>(timeout.count()));
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
@@ -183,6 +188,7 @@ struct Sink {
   ApiClient::Reply* reply;
   const std::function<bool(std::string_view)>* stream;
   bool stopped = false;
+  bool too_large = false;  // the reply passed kMaxReplyBody
 };
 
 std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
@@ -197,6 +203,10 @@ std::size_t OnBody(char* data, std::size_t size, std::size_t n, void* user) {
       return 0;  // ends the transfer (CURLE_WRITE_ERROR)
     }
     return len;
+  }
+  if (s->reply->body.size() + len > kMaxReplyBody) {
+    s->too_large = true;
+    return 0;  // ends the transfer (CURLE_WRITE_ERROR)
   }
   s->reply->body.append(data, len);
   return len;
@@ -313,6 +323,12 @@ Result<ApiClient::Reply> ApiClient::Exchange(std::string_view method, const std:
     return reply;
   }
   // A failed handle is dropped with its connection.
+  if (state.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+    return UnavailableError(
+        fmt::format("{}: {} {}: the API server's answer is over the {} bytes "
+                    "taken",
+                    cluster_, method, path, kMaxReplyBody));
+  }
   const std::string said = h->error[0] != '\0' ? h->error : curl_easy_strerror(rc);
   return TransferError(rc, said, cluster_, context_, method, path, timeout);
 }

@@ -41,6 +41,11 @@ enum class WatchEnd {
   kGone,     // 410: the version is too old; list again
 };
 
+// The largest reply body kept from an API server (a cluster's pods and
+// nodes as JSON are a few MiB); a larger one is an error saying so. Watch
+// streams are read piece by piece and are not bounded by it.
+inline constexpr std::size_t kMaxReplyBody = std::size_t{256} << 20;
+
 class ApiClient {
  public:
   // `exec_runner` runs an exec credential plugin (null: refused).

@@ -72,6 +72,10 @@ Result<AgentAnswerHeader> ParseAgentAnswerHeader(std::string_view line) {
       !line.empty()) {
     return bad();
   }
+  if (h.out_bytes > kMaxAgentStream || h.err_bytes > kMaxAgentStream) {
+    return InternalError(fmt::format("the agent's answer of {} + {} bytes is over the {} taken",
+                                     h.out_bytes, h.err_bytes, kMaxAgentStream));
+  }
   return h;
 }
 

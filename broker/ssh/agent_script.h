@@ -36,12 +36,19 @@ std::string AgentCommandLine(const Command& command);
 
 std::string AgentRequest(std::uint64_t id, std::string_view line, std::string_view input);
 
+// The most an agent's answer may say of one stream; a header claiming
+// more (a broken or hostile login node) is an error, never a wait or an
+// allocation of that size. A header line longer than kMaxAgentHeader is one.
+inline constexpr std::size_t kMaxAgentStream = std::size_t{512} << 20;
+inline constexpr std::size_t kMaxAgentHeader = 4096;
+
 struct AgentAnswerHeader {
   std::uint64_t id = 0;
   int status = 0;
   std::size_t out_bytes = 0, err_bytes = 0;
 };
-// The header line (without its newline); an error quoting anything else.
+// The header line (without its newline); an error quoting anything else,
+// or naming a size over kMaxAgentStream.
 Result<AgentAnswerHeader> ParseAgentAnswerHeader(std::string_view line);
 
 }  // namespace skyslurm::ssh

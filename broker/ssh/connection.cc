@@ -547,6 +547,11 @@ Result<CommandOutput> Connection::AgentExec(const std::string& agent_line,
   ++commands_run_;
   std::size_t eol;
   while ((eol = agent_buffer_.find('\n')) == std::string::npos) {
+    if (agent_buffer_.size() > kMaxAgentHeader) {
+      broken_ = true;
+      return InternalError(fmt::format("{}: the agent answered '{}...', no header", target_.name,
+                                       agent_buffer_.substr(0, 80)));
+    }
     SKY_RETURN_IF_ERROR(FillAgentBuffer(agent_buffer_.size() + 1, deadline));
   }
   auto header = ParseAgentAnswerHeader(std::string_view(agent_buffer_).substr(0, eol));

@@ -11,15 +11,17 @@ namespace {
 
 bool HeaderIs(std::string_view line, std::string_view name) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;
-  return std::equal(name.begin(), name.end(), line.begin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                                std::tolower(static_cast<unsigned char>(b)); });
+  return std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
+  });
 }
 
 std::string_view HeaderValue(std::string_view line) {
   std::string_view v = line.substr(line.find(':') + 1);
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+    v.remove_suffix(1);
   return v;
 }
 
@@ -31,8 +33,8 @@ bool ParseSize(std::string_view text, int base, std::size_t* out) {
 }  // namespace
 
 std::string HttpRequestText(std::string_view method, std::string_view path, std::string_view body) {
-  std::string out = fmt::format("{} {} HTTP/1.1\r\nHost: slurmrestd\r\nAccept: application/json\r\n",
-                                method, path);
+  std::string out = fmt::format(
+      "{} {} HTTP/1.1\r\nHost: slurmrestd\r\nAccept: application/json\r\n", method, path);
   if (!body.empty()) out += "Content-Type: application/json\r\n";
   out += fmt::format("Content-Length: {}\r\n\r\n", body.size());
   out.append(body);
@@ -56,7 +58,8 @@ Result<std::optional<HttpAnswer>> TakeHttpAnswer(std::string& buffer) {
   }
   std::size_t status = 0;
   if (!ParseSize(status_line.substr(9, 3), 10, &status)) {
-    return InternalError(fmt::format("slurmrestd: bad status line '{}'", status_line.substr(0, 80)));
+    return InternalError(
+        fmt::format("slurmrestd: bad status line '{}'", status_line.substr(0, 80)));
   }
   answer.status = static_cast<int>(status);
   std::optional<std::size_t> length;
@@ -70,6 +73,10 @@ Result<std::optional<HttpAnswer>> TakeHttpAnswer(std::string& buffer) {
       std::size_t n = 0;
       if (!ParseSize(HeaderValue(line), 10, &n)) {
         return InternalError(fmt::format("slurmrestd: bad Content-Length '{}'", line));
+      }
+      if (n > kMaxHttpBody) {
+        return InternalError(
+            fmt::format("slurmrestd: an answer of {} bytes is over the {} taken", n, kMaxHttpBody));
       }
       length = n;
     } else if (HeaderIs(line, "Connection")) {
@@ -87,14 +94,23 @@ Result<std::optional<HttpAnswer>> TakeHttpAnswer(std::string& buffer) {
     std::size_t at = body_start;
     while (true) {
       const std::size_t eol = buffer.find("\r\n", at);
-      if (eol == std::string::npos) return std::optional<HttpAnswer>();
+      if (eol == std::string::npos) {
+        if (buffer.size() - at > 1024)
+          return InternalError("slurmrestd: a chunk's size line is too long");
+        return std::optional<HttpAnswer>();
+      }
       std::string_view size_text(buffer.data() + at, eol - at);
       size_text = size_text.substr(0, size_text.find(';'));
       std::size_t n = 0;
       if (!ParseSize(size_text, 16, &n)) {
-        return InternalError(fmt::format("slurmrestd: bad chunk size '{}'", size_text));
+        return InternalError(
+            fmt::format("slurmrestd: bad chunk size '{}'", size_text.substr(0, 40)));
       }
-      if (buffer.size() < eol + 2 + n + 2) return std::optional<HttpAnswer>();
+      if (n > kMaxHttpBody || body.size() + n > kMaxHttpBody) {
+        return InternalError(
+            fmt::format("slurmrestd: an answer over the {} bytes taken", kMaxHttpBody));
+      }
+      if (buffer.size() - eol < 2 + n + 2) return std::optional<HttpAnswer>();
       if (n == 0) {
         // No trailers from slurmrestd: the last chunk ends with one CRLF.
         buffer.erase(0, eol + 4);

@@ -14,7 +14,7 @@
 namespace skyslurm::ssh {
 
 struct HttpAnswer {
-  int status = 0;      // 200, 404, ...
+  int status = 0;  // 200, 404, ...
   std::string body;
   // "Connection: close": the server ends the stream after this answer
   // (slurmrestd does after every error).
@@ -23,6 +23,12 @@ struct HttpAnswer {
 
 // One request: `body` is JSON when not empty.
 std::string HttpRequestText(std::string_view method, std::string_view path, std::string_view body);
+
+// The largest answer body taken (a cluster's whole queue as JSON is a few
+// MiB); a larger one, by Content-Length or chunks, is an error saying so,
+// as is a header over 64 KiB: a broken or hostile slurmrestd cannot make
+// the reader loop or grow without end.
+inline constexpr std::size_t kMaxHttpBody = std::size_t{256} << 20;
 
 // Takes the first whole answer from the front of `buffer` (removing it), or
 // nullopt while it is incomplete. Bodies sized by Content-Length or sent

@@ -151,6 +151,13 @@ TEST(AgentScriptTest, HeadersAreStrict) {
   EXPECT_FALSE(ParseAgentAnswerHeader("skyslurm-agent 7 0 12").ok());
   EXPECT_FALSE(ParseAgentAnswerHeader("skyslurm-agent 7 0 12 3 9").ok());
   EXPECT_EQ(AgentRequest(5, "ls", "in"), "skyslurm-agent 5 2 2\nlsin");
+  // Sizes a broken login node could claim: refused, never waited for (their
+  // sum would wrap around; each alone would be allocated).
+  EXPECT_THAT(
+      ParseAgentAnswerHeader("skyslurm-agent 7 0 18446744073709551615 2").status().message(),
+      HasSubstr("over the"));
+  EXPECT_FALSE(ParseAgentAnswerHeader("skyslurm-agent 7 0 2 18446744073709551615").ok());
+  EXPECT_FALSE(ParseAgentAnswerHeader("skyslurm-agent 7 0 99999999999999999999999 2").ok());
 }
 
 }  // namespace

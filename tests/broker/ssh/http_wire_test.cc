@@ -2,6 +2,7 @@
 // 22.05.8's slurmrestd on the testbed, bodies shortened).
 #include "broker/ssh/http_wire.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace skyslurm::ssh {
@@ -56,7 +57,8 @@ TEST(HttpWireTest, ABodyArrivingInPiecesWaitsForItsLastByte) {
 
 TEST(HttpWireTest, ChunkedBodiesAreJoined) {
   std::string buffer =
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3;x=y\r\n:1}\r\n0\r\n\r\nrest";
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n4\r\n{\"a\"\r\n3;x=y\r\n:1}\r\n0\r\n\r\nrest";
   auto a = TakeHttpAnswer(buffer);
   ASSERT_TRUE(a.ok()) << a.status().message();
   ASSERT_TRUE(a->has_value());
@@ -75,6 +77,28 @@ TEST(HttpWireTest, WhatCannotBeFollowedIsAnError) {
                           std::string("HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n")}) {
     EXPECT_FALSE(TakeHttpAnswer(bad).ok()) << bad;
   }
+}
+
+// A broken or hostile slurmrestd: sizes near 2^64 (a chunk's end would
+// wrap around and the reader wait for ever, growing), a Content-Length or
+// chunks past the cap, a chunk-size line without end: each an error at
+// once, never a wait.
+TEST(HttpWireTest, SizesPastTheCapAreErrorsNotWaits) {
+  std::string huge_chunk =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffe\r\nab";
+  auto a = TakeHttpAnswer(huge_chunk);
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), ::testing::HasSubstr("over the"));
+  std::string huge_length = "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n";
+  EXPECT_FALSE(TakeHttpAnswer(huge_length).ok());
+  std::string past_cap =
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(kMaxHttpBody + 1) + "\r\n\r\n";
+  EXPECT_FALSE(TakeHttpAnswer(past_cap).ok());
+  std::string endless =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(2000, '1');
+  EXPECT_FALSE(TakeHttpAnswer(endless).ok());
+  std::string bad_size = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1zz\r\n";
+  EXPECT_FALSE(TakeHttpAnswer(bad_size).ok());
 }
 
 }  // namespace
