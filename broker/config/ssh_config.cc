@@ -1,4 +1,3 @@
-#include "broker/util/strings.h"
 #include "broker/config/ssh_config.h"
 
 #include <fmt/format.h>
@@ -10,6 +9,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "broker/util/strings.h"
 
 namespace skyslurm::config {
 namespace {
@@ -31,8 +32,8 @@ bool SplitLine(std::string_view line, std::string* key, std::vector<std::string>
     std::string value;
     if (line[p] == '"') {
       const auto close = line.find('"', p + 1);
-      value = std::string(line.substr(p + 1, close == std::string_view::npos ? std::string_view::npos
-                                                                             : close - p - 1));
+      value = std::string(line.substr(
+          p + 1, close == std::string_view::npos ? std::string_view::npos : close - p - 1));
       p = close == std::string_view::npos ? line.size() : close + 1;
     } else {
       const std::size_t start = p;
@@ -44,7 +45,9 @@ bool SplitLine(std::string_view line, std::string* key, std::vector<std::string>
   return true;
 }
 
-bool IsPattern(std::string_view host) { return host.find_first_of("*?!") != std::string_view::npos; }
+bool IsPattern(std::string_view host) {
+  return host.find_first_of("*?!") != std::string_view::npos;
+}
 
 // ssh's glob: '*' any run, '?' one character, case-insensitive; "!pat"
 // negates. Iterative with one backtrack point (the last '*'), so a pattern of
@@ -52,7 +55,8 @@ bool IsPattern(std::string_view host) { return host.find_first_of("*?!") != std:
 // line is user input and must never hang the shim.
 bool Glob(std::string_view pattern, std::string_view text) {
   auto same = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
   };
   std::size_t p = 0, t = 0;
   std::size_t star = std::string_view::npos, star_text = 0;
@@ -95,38 +99,87 @@ struct Block {
 // Keywords skyslurm uses, and OpenSSH ones it can leave to ssh (kept for the
 // interactive `ssh -t` of salloc) without acting on them.
 const std::set<std::string>& UsedKeys() {
-  static const std::set<std::string> keys = {
-      "hostname", "port", "user", "identityfile", "userknownhostsfile", "stricthostkeychecking",
-      "proxyjump", "connecttimeout", "serveraliveinterval", "identitiesonly"};
+  static const std::set<std::string> keys = {"hostname",
+                                             "port",
+                                             "user",
+                                             "identityfile",
+                                             "userknownhostsfile",
+                                             "globalknownhostsfile",
+                                             "stricthostkeychecking",
+                                             "proxyjump",
+                                             "connecttimeout",
+                                             "serveraliveinterval",
+                                             "identitiesonly"};
   return keys;
 }
 const std::set<std::string>& IgnoredKeys() {
-  static const std::set<std::string> keys = {
-      "addkeystoagent", "batchmode", "checkhostip", "ciphers", "compression",
-      "controlmaster", "controlpath", "controlpersist", "forwardagent", "forwardx11",
-      "forwardx11trusted", "globalknownhostsfile", "hashknownhosts", "hostkeyalgorithms",
-      "kexalgorithms", "loglevel", "macs", "preferredauthentications", "pubkeyacceptedalgorithms",
-      "pubkeyacceptedkeytypes", "requesttty", "sendenv", "serveralivecountmax", "setenv",
-      "tcpkeepalive", "updatehostkeys", "visualhostkey", "addressfamily", "localforward",
-      "remoteforward", "dynamicforward", "exitonforwardfailure", "passwordauthentication",
-      "kbdinteractiveauthentication", "gssapiauthentication", "certificatefile",
-      "identityagent", "canonicalizehostname", "proxycommand"};
+  static const std::set<std::string> keys = {"addkeystoagent",
+                                             "batchmode",
+                                             "checkhostip",
+                                             "ciphers",
+                                             "compression",
+                                             "controlmaster",
+                                             "controlpath",
+                                             "controlpersist",
+                                             "forwardagent",
+                                             "forwardx11",
+                                             "forwardx11trusted",
+                                             "hashknownhosts",
+                                             "hostkeyalgorithms",
+                                             "kexalgorithms",
+                                             "loglevel",
+                                             "macs",
+                                             "preferredauthentications",
+                                             "pubkeyacceptedalgorithms",
+                                             "pubkeyacceptedkeytypes",
+                                             "requesttty",
+                                             "sendenv",
+                                             "serveralivecountmax",
+                                             "setenv",
+                                             "tcpkeepalive",
+                                             "updatehostkeys",
+                                             "visualhostkey",
+                                             "addressfamily",
+                                             "localforward",
+                                             "remoteforward",
+                                             "dynamicforward",
+                                             "exitonforwardfailure",
+                                             "passwordauthentication",
+                                             "kbdinteractiveauthentication",
+                                             "gssapiauthentication",
+                                             "certificatefile",
+                                             "identityagent",
+                                             "canonicalizehostname",
+                                             "proxycommand"};
   return keys;
 }
 
-std::string ExpandTokens(std::string_view value, const SshHost& host,
-                         const SshConfigContext& ctx) {
+std::string ExpandTokens(std::string_view value, const SshHost& host, const SshConfigContext& ctx) {
   std::string out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (value[i] == '%' && i + 1 < value.size()) {
       switch (value[++i]) {
-        case 'd': out += ctx.home; break;
-        case 'h': out += host.hostname.empty() ? host.name : host.hostname; break;
-        case 'n': out += host.name; break;
-        case 'p': out += std::to_string(host.port); break;
-        case 'r': out += host.user; break;
-        case 'u': out += ctx.local_user; break;
-        case '%': out += '%'; break;
+        case 'd':
+          out += ctx.home;
+          break;
+        case 'h':
+          out += host.hostname.empty() ? host.name : host.hostname;
+          break;
+        case 'n':
+          out += host.name;
+          break;
+        case 'p':
+          out += std::to_string(host.port);
+          break;
+        case 'r':
+          out += host.user;
+          break;
+        case 'u':
+          out += ctx.local_user;
+          break;
+        case '%':
+          out += '%';
+          break;
         default:
           out += '%';
           out += value[i];
@@ -172,9 +225,9 @@ Result<std::vector<SshHost>> ParseSshConfig(std::string_view text, std::string_v
           key == "match" ? "Match" : "Include"));
     }
     if (!UsedKeys().contains(key) && !IgnoredKeys().contains(key)) {
-      return error(fmt::format("unknown keyword '{}'", std::string(line.substr(
-                                                           line.find_first_not_of(" \t"),
-                                                           key.size()))));
+      return error(
+          fmt::format("unknown keyword '{}'",
+                      std::string(line.substr(line.find_first_not_of(" \t"), key.size()))));
     }
     if (values.empty()) return error(fmt::format("'{}' needs a value", key));
     blocks.back().entries.emplace_back(key, values, line_no);
@@ -205,6 +258,11 @@ Result<std::vector<SshHost>> ParseSshConfig(std::string_view text, std::string_v
           if (key == "userknownhostsfile") {
             if (!set_keys.insert(key).second) continue;
             host.known_hosts_files = values;
+            continue;
+          }
+          if (key == "globalknownhostsfile") {
+            if (!set_keys.insert(key).second) continue;
+            host.global_known_hosts_files = values;
             continue;
           }
           if (!set_keys.insert(key).second) continue;
@@ -245,6 +303,11 @@ Result<std::vector<SshHost>> ParseSshConfig(std::string_view text, std::string_v
       host.hostname = ExpandTokens(host.hostname, host, context);
       for (auto& f : host.identity_files) f = ExpandTokens(f, host, context);
       for (auto& f : host.known_hosts_files) f = ExpandTokens(f, host, context);
+      for (auto& f : host.global_known_hosts_files) f = ExpandTokens(f, host, context);
+      if (!set_keys.contains("globalknownhostsfile")) {
+        // As OpenSSH: the host keys a site distributes to every machine.
+        host.global_known_hosts_files = {"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"};
+      }
       if (host.known_hosts_files.empty()) {
         host.known_hosts_files = {context.home + "/.ssh/known_hosts",
                                   context.home + "/.ssh/known_hosts2"};

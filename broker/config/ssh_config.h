@@ -15,13 +15,14 @@
 namespace skyslurm::config {
 
 struct SshHost {
-  std::string name;       // the Host alias: the cluster's name
-  int line = 0;           // where its block starts
-  std::string hostname;   // HostName, default the alias
+  std::string name;      // the Host alias: the cluster's name
+  int line = 0;          // where its block starts
+  std::string hostname;  // HostName, default the alias
   int port = 22;
-  std::string user;       // default: the local user
+  std::string user;  // default: the local user
   std::vector<std::string> identity_files;
-  std::vector<std::string> known_hosts_files;  // UserKnownHostsFile
+  std::vector<std::string> known_hosts_files;         // UserKnownHostsFile
+  std::vector<std::string> global_known_hosts_files;  // GlobalKnownHostsFile (/etc/ssh/...)
   std::string strict_host_key_checking = "yes";
   std::string proxy_jump;
   std::optional<int> connect_timeout_s;

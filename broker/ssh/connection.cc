@@ -71,7 +71,13 @@ std::string Fingerprint(ssh_session s, std::string* key_type) {
 Status CheckHostKey(ssh_session s, const SshTarget& t) {
   bool changed = false, other_type = false;
   std::string changed_in;
-  for (const auto& file : t.known_hosts_files) {
+  std::vector<const std::string*> all;
+  for (const auto& file : t.known_hosts_files) all.push_back(&file);
+  for (const auto& file : t.global_known_hosts_files) all.push_back(&file);
+  for (const std::string* each : all) {
+    const std::string& file = *each;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) continue;
     ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, file.c_str());
     switch (ssh_session_is_known_server(s)) {
       case SSH_KNOWN_HOSTS_OK:
@@ -91,7 +97,7 @@ Status CheckHostKey(ssh_session s, const SshTarget& t) {
   const std::string fingerprint = Fingerprint(s, &type);
   const std::string files = [&] {
     std::string f;
-    for (const auto& k : t.known_hosts_files) f += (f.empty() ? "" : ", ") + k;
+    for (const std::string* k : all) f.append(f.empty() ? "" : ", ").append(*k);
     return f;
   }();
   if (changed) {
@@ -104,8 +110,9 @@ Status CheckHostKey(ssh_session s, const SshTarget& t) {
   }
   return UnauthenticatedError(fmt::format(
       "{} ({}): the login node's host key is not known{} (it offers {} {}; known_hosts: {}); "
-      "refusing to connect. If your admins confirm the fingerprint, add it with: ssh-keyscan "
-      "-p {} {} >> {}",
+      "refusing to connect. Ask your admins for the login node's fingerprint, and only if it is "
+      "this one add the key (ssh-keyscan prints whatever the host offers, an interceptor's "
+      "too): ssh-keyscan -p {} {} >> {}",
       t.name, Endpoint(t), other_type ? " for this key type" : "", type, fingerprint,
       files.empty() ? "none configured" : files, t.port, t.hostname,
       t.known_hosts_files.empty() ? "~/.ssh/known_hosts" : t.known_hosts_files.front()));
@@ -202,8 +209,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const SshTarget& target,
   ssh_options_set(s, SSH_OPTIONS_HOST, target.hostname.c_str());
   ssh_options_set(s, SSH_OPTIONS_PORT, &port);
   if (!target.user.empty()) ssh_options_set(s, SSH_OPTIONS_USER, target.user.c_str());
-  // Only what skyslurm was configured with: no ~/.ssh/config, no global
-  // known_hosts file behind the user's back.
+  // Only what skyslurm was configured with: no ~/.ssh/config. Known hosts
+  // files are checked one by one (CheckHostKey), the site's included.
   const int no = 0;
   ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no);
   ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");

@@ -22,16 +22,19 @@ namespace skyslurm::ssh {
 using Clock = std::chrono::steady_clock;
 
 struct SshTarget {
-  std::string name;      // the cluster, for messages
+  std::string name;  // the cluster, for messages
   std::string hostname;
   int port = 22;
   std::string user;
   std::vector<std::string> identity_files;
   std::vector<std::string> known_hosts_files;
+  // The site's (GlobalKnownHostsFile, /etc/ssh/ssh_known_hosts): read as
+  // OpenSSH reads them, after the user's.
+  std::vector<std::string> global_known_hosts_files;
   bool identities_only = false;
-  std::string proxy_jump;               // run through `ssh -W` when set
+  std::string proxy_jump;  // run through `ssh -W` when set
   std::chrono::seconds connect_timeout{10};
-  std::chrono::seconds keepalive{30};   // TCP keepalive idle time
+  std::chrono::seconds keepalive{30};  // TCP keepalive idle time
 };
 
 class Connection {

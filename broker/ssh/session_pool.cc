@@ -19,6 +19,7 @@ SshTarget TargetFromConfig(const config::SshHost& host) {
   t.user = host.user;
   t.identity_files = host.identity_files;
   t.known_hosts_files = host.known_hosts_files;
+  t.global_known_hosts_files = host.global_known_hosts_files;
   t.identities_only = host.identities_only;
   t.proxy_jump = host.proxy_jump;
   if (host.connect_timeout_s && *host.connect_timeout_s > 0) {

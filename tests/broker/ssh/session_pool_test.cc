@@ -15,9 +15,9 @@
 namespace skyslurm::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using ssh::SessionPool;
 using ssh::SshTarget;
+using ::testing::HasSubstr;
 
 class SessionPoolTest : public TestbedTest {
  protected:
@@ -50,8 +50,8 @@ TEST_F(SessionPoolTest, RunsCommandsOnEachLoginNodeOverOneConnection) {
   for (const auto& [name, target] : targets_) {
     SessionPool pool(target);
     for (int i = 0; i < 10; ++i) {
-      CommandOutput out =
-          MustRun(pool, {.argv = {"sh", "-c", "id -un; echo $SLURM_CONF; sinfo -h -o %R | head -1"}});
+      CommandOutput out = MustRun(
+          pool, {.argv = {"sh", "-c", "id -un; echo $SLURM_CONF; sinfo -h -o %R | head -1"}});
       EXPECT_EQ(out.exit_code, 0) << out.err;
       EXPECT_THAT(out.out, HasSubstr("skyuser1\n" + tb_.LoginSlurmConf(name) + "\n"));
     }
@@ -63,15 +63,15 @@ TEST_F(SessionPoolTest, StdinExitStatusStderrEnvAndFolder) {
   SessionPool pool(targets_["beta"]);
   CommandOutput cat = MustRun(pool, {.argv = {"cat"}, .stdin_data = std::string(300000, 'x')});
   EXPECT_EQ(cat.out.size(), 300000u);
-  CommandOutput failing =
-      MustRun(pool, {.argv = {"sh", "-c", "echo out; echo err >&2; exit 7"}});
+  CommandOutput failing = MustRun(pool, {.argv = {"sh", "-c", "echo out; echo err >&2; exit 7"}});
   EXPECT_EQ(failing.exit_code, 7);
   EXPECT_EQ(failing.out, "out\n");
   EXPECT_EQ(failing.err, "err\n");
   // Words reach the remote program exactly, whatever they hold.
-  CommandOutput quoted = MustRun(pool, {.argv = {"printf", "[%s]", "a b", "it's", "$HOME", "`id`", ";", ""},
-                                        .env_set = {{"SKY_X", "1 2"}},
-                                        .cwd = "/tmp"});
+  CommandOutput quoted =
+      MustRun(pool, {.argv = {"printf", "[%s]", "a b", "it's", "$HOME", "`id`", ";", ""},
+                     .env_set = {{"SKY_X", "1 2"}},
+                     .cwd = "/tmp"});
   EXPECT_EQ(quoted.out, "[a b][it's][$HOME][`id`][;][]");
   CommandOutput env = MustRun(pool, {.argv = {"sh", "-c", "echo \"$SKY_X|$(pwd)\""},
                                      .env_set = {{"SKY_X", "1 2"}},
@@ -91,15 +91,17 @@ TEST_F(SessionPoolTest, LargeOutputOnBothStreamsArrivesWhole) {
     want_err += "err" + std::to_string(i) + "\n";
   }
   for (int run = 0; run < 5; ++run) {
-    CommandOutput out = MustRun(
-        pool, {.argv = {"sh", "-c", "i=1; while [ $i -le 5000 ]; do echo out$i; echo err$i >&2; "
-                                    "i=$((i+1)); done"}});
+    CommandOutput out =
+        MustRun(pool, {.argv = {"sh", "-c",
+                                "i=1; while [ $i -le 5000 ]; do echo out$i; echo err$i >&2; "
+                                "i=$((i+1)); done"}});
     EXPECT_EQ(out.exit_code, 0);
     EXPECT_EQ(out.out, want_out);
     EXPECT_EQ(out.err, want_err);
   }
   // Only stderr, slowly: nothing lost while waiting for stdout.
-  CommandOutput slow = MustRun(pool, {.argv = {"sh", "-c", "echo a >&2; sleep 0.3; echo b >&2; exit 4"}});
+  CommandOutput slow =
+      MustRun(pool, {.argv = {"sh", "-c", "echo a >&2; sleep 0.3; echo b >&2; exit 4"}});
   EXPECT_EQ(slow.err, "a\nb\n");
   EXPECT_EQ(slow.out, "");
   EXPECT_EQ(slow.exit_code, 4);
@@ -125,8 +127,8 @@ TEST_F(SessionPoolTest, RunAllRunsSeveralCommandsThroughOneChannel) {
   EXPECT_EQ(piped[0]->out, "in");
   EXPECT_EQ(piped[1]->out, "x\n");
   // A deadline bounds them all.
-  auto slow = pool.RunAll({{.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(500)},
-                           {.argv = {"true"}}});
+  auto slow = pool.RunAll(
+      {{.argv = {"sleep", "30"}, .timeout = std::chrono::milliseconds(500)}, {.argv = {"true"}}});
   ASSERT_FALSE(slow[0].ok());
   EXPECT_EQ(slow[0].status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(slow[1].status().code(), StatusCode::kDeadlineExceeded);
@@ -174,6 +176,31 @@ TEST_F(SessionPoolTest, UnknownHostKeyIsRefusedWithTheFix) {
   EXPECT_EQ(r.status().code(), StatusCode::kUnauthenticated);
   EXPECT_THAT(r.status().message(), HasSubstr("host key is not known"));
   EXPECT_THAT(r.status().message(), HasSubstr("ssh-keyscan -p " + std::to_string(t.port)));
+  EXPECT_THAT(r.status().message(), HasSubstr("only if it is this one"));
+}
+
+// The host keys a site distributes (/etc/ssh/ssh_known_hosts, or the
+// GlobalKnownHostsFile named) are read as OpenSSH reads them: the user's
+// file knows nothing of beta, the site's does.
+TEST_F(SessionPoolTest, TheSitesKnownHostsAreHonoured) {
+  SshTarget t = targets_["beta"];
+  const std::string users_file = t.known_hosts_files.front();
+  std::ofstream(tmp_.File("empty_known_hosts")).flush();
+  t.known_hosts_files = {tmp_.File("empty_known_hosts")};
+  t.global_known_hosts_files = {users_file};
+  auto r = SessionPool(t).Run({.argv = {"true"}});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  // And ~/.slurm/config's default names /etc/ssh/ssh_known_hosts.
+  auto hosts =
+      config::ParseSshConfig("Host beta\n  HostName h\n", "c", {.home = "/h", .local_user = "u"});
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_THAT(hosts->front().global_known_hosts_files,
+              ::testing::ElementsAre("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"));
+  hosts = config::ParseSshConfig("Host beta\n  GlobalKnownHostsFile /site/known %h\n", "c",
+                                 {.home = "/h", .local_user = "u"});
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_THAT(hosts->front().global_known_hosts_files,
+              ::testing::ElementsAre("/site/known", "beta"));
 }
 
 TEST_F(SessionPoolTest, WrongUserKeyIsPermissionDenied) {
@@ -227,7 +254,6 @@ TEST_F(SessionPoolTest, ParallelCommandsShareABoundedPool) {
   EXPECT_EQ(ok.load(), 40);
   EXPECT_LE(pool.connections_opened(), 3);
 }
-
 
 }  // namespace
 }  // namespace skyslurm::testing
