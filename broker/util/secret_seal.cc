@@ -39,8 +39,19 @@ Result<SecretSeal> SecretSeal::FromKey(std::string key) {
 Result<SecretSeal> SecretSeal::FromKeyFile(const std::string& key_file) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     Key key{};
-    const int fd = ::open(key_file.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(key_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd >= 0) {
+      // A key others could read (or change) seals nothing: refused, saying
+      // how to mend it.
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+          (st.st_mode & 077) != 0) {
+        ::close(fd);
+        return FailedPreconditionError(fmt::format(
+            "{} must be a file of your own that only you can read (it is uid {}'s, mode {:04o}): "
+            "chmod 600 {}, or remove it and launch again the jobs that have secrets",
+            key_file, st.st_uid, st.st_mode & 07777, key_file));
+      }
       unsigned char extra = 0;
       const ssize_t n = ::read(fd, key.data(), key.size());
       const ssize_t more = n == static_cast<ssize_t>(kKeyBytes) ? ::read(fd, &extra, 1) : 0;

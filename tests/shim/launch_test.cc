@@ -151,6 +151,9 @@ TEST_F(LaunchTest, NeitherTheSecretNorTheScriptIsInAnyProcesssArgumentsOnTheLogi
   // The estimate and the submission went as one script.
   EXPECT_THAT(traced.err, HasSubstr("agent beta: a script")) << traced.err;
   EXPECT_THAT(traced.out + traced.err, Not(HasSubstr(secret)));
+  // Nor the user's state: skyslurmd keeps the submitter's environment (the
+  // value sbatch's --export took from it too) sealed, never in clear.
+  EXPECT_EQ(Exec({.argv = {"grep", "-rl", secret, home_ + "/.local/state/skyslurm"}}).out, "");
 }
 
 TEST_F(LaunchTest, TwoNodesMeetAtTheHeadAndTheLogsShowBothRanks) {

@@ -11,6 +11,8 @@ namespace {
 
 // A value not kept: no seal to keep it with.
 constexpr std::string_view kNotKept = "skyslurm-sealed:none";
+// The member that holds the sealed environment in a kept input.
+constexpr const char* kSealedEnv = "env_sealed";
 
 std::mutex seal_mu;
 std::shared_ptr<const SecretSeal> seal_given;  // guarded by seal_mu
@@ -108,15 +110,28 @@ Result<JobInput> JobInputFromJson(const Json::Value& v) {
 
 Result<JobInput> JobInputFromText(std::string_view json_text) {
   SKY_ASSIGN_OR_RETURN(Json::Value v, ParseJson(json_text));
-  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromJson(v));
   const std::shared_ptr<const SecretSeal> seal = Seal();
+  if (v.isObject() && v.isMember(kSealedEnv)) {
+    // The whole environment, sealed with the user's key (JobInputText).
+    if (!v[kSealedEnv].isString() || seal == nullptr) {
+      return FailedPreconditionError("the job's environment was not kept (submit it again)");
+    }
+    auto opened = seal->Open(v[kSealedEnv].asString());
+    if (!opened.ok()) {
+      return FailedPreconditionError(
+          fmt::format("the job's environment: {} (submit it again)", opened.status().message()));
+    }
+    SKY_ASSIGN_OR_RETURN(v["env"], ParseJson(*opened));
+    v.removeMember(kSealedEnv);
+  }
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromJson(v));
   for (const auto& name : input.secret_names) {
     std::string& value = input.env[name];
     if (value == kNotKept || (SecretSeal::IsSealed(value) && seal == nullptr)) {
       return FailedPreconditionError(
           fmt::format("the job's secret {} was not kept (launch it again)", name));
     }
-    if (!SecretSeal::IsSealed(value)) continue;  // kept before secrets were sealed: none were
+    if (!SecretSeal::IsSealed(value)) continue;  // kept in a sealed environment, or in clear
     auto opened = seal->Open(value);
     if (!opened.ok()) {
       return FailedPreconditionError(fmt::format("the job's secret {}: {} (launch it again)", name,
@@ -128,16 +143,20 @@ Result<JobInput> JobInputFromText(std::string_view json_text) {
 }
 
 std::string JobInputText(const JobInput& input) {
-  if (input.secret_names.empty()) return WriteJson(ToJson(input));
-  JobInput kept = input;
+  Json::Value v = ToJson(input);
   const std::shared_ptr<const SecretSeal> seal = Seal();
-  for (const auto& name : kept.secret_names) {
-    std::string& value = kept.env[name];
-    if (SecretSeal::IsSealed(value)) continue;
-    auto sealed = seal ? seal->Seal(value) : Result<std::string>(InternalError("no seal"));
-    value = sealed.ok() ? *sealed : std::string(kNotKept);
+  // The submitter's whole environment (tokens, passwords in it) is kept
+  // sealed with the user's own key, never in clear; without a seal, only
+  // the secrets' values are left out.
+  if (seal != nullptr) {
+    if (auto sealed = seal->Seal(WriteJson(v["env"])); sealed.ok()) {
+      v.removeMember("env");
+      v[kSealedEnv] = *sealed;
+      return WriteJson(v);
+    }
   }
-  return WriteJson(ToJson(kept));
+  for (const auto& name : input.secret_names) v["env"][name] = std::string(kNotKept);
+  return WriteJson(v);
 }
 
 std::string WriteJson(const Json::Value& value) {

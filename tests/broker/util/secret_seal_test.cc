@@ -48,6 +48,12 @@ TEST(SecretSealTest, TheKeyFileIsMadeOnceAndOnlyItsUserReadsIt) {
   auto again = SecretSeal::FromKeyFile(file);  // the same key, read back
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again->Open(*first->Seal("x")), "x");
+  // A key others can read seals nothing: refused, saying how to mend it.
+  ::chmod(file.c_str(), 0644);
+  auto open_to_all = SecretSeal::FromKeyFile(file);
+  ASSERT_FALSE(open_to_all.ok());
+  EXPECT_THAT(open_to_all.status().message(), HasSubstr("mode 0644): chmod 600"));
+  ::chmod(file.c_str(), 0600);
   std::ofstream(file, std::ios::trunc) << "short";
   auto broken = SecretSeal::FromKeyFile(file);
   ASSERT_FALSE(broken.ok());

@@ -56,7 +56,7 @@ TEST(JobInputTest, SecretsAreKeptSealedNeverInClear) {
   JobInput in;
   in.args = {};
   in.script = "#!/bin/bash\necho hi\n";
-  in.env = {{"HF_TOKEN", "hf_very_secret"}, {"PATH", "/bin"}};
+  in.env = {{"HF_TOKEN", "hf_very_secret"}, {"PATH", "/bin"}, {"DB_PASSWORD", "pw_in_env"}};
   in.cwd = "/";
   in.secret_names = {"HF_TOKEN"};
   UseSecretSeal(nullptr);
@@ -69,18 +69,29 @@ TEST(JobInputTest, SecretsAreKeptSealedNeverInClear) {
   ASSERT_TRUE(seal.ok());
   UseSecretSeal(std::make_shared<const SecretSeal>(*seal));
   const std::string kept = JobInputText(in);
+  // The whole environment is kept sealed: a secret, and any value of it.
   EXPECT_THAT(kept, ::testing::Not(::testing::HasSubstr("hf_very_secret")));
-  EXPECT_THAT(kept, ::testing::HasSubstr("\"HF_TOKEN\":\"skyslurm-sealed:v1:"));
-  EXPECT_THAT(kept, ::testing::HasSubstr("\"PATH\":\"/bin\""));
+  EXPECT_THAT(kept, ::testing::Not(::testing::HasSubstr("pw_in_env")));
+  EXPECT_THAT(kept, ::testing::Not(::testing::HasSubstr("PATH")));
+  EXPECT_THAT(kept, ::testing::HasSubstr("\"env_sealed\":\"skyslurm-sealed:v1:"));
   auto back = JobInputFromText(kept);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->env.at("HF_TOKEN"), "hf_very_secret");
+  EXPECT_EQ(back->env.at("DB_PASSWORD"), "pw_in_env");
   EXPECT_EQ(back->secret_names, in.secret_names);
   EXPECT_EQ(JobInputText(*back).find("hf_very_secret"), std::string::npos);  // kept again: sealed
   // Another user's key (a copied store): it does not open.
   UseSecretSeal(std::make_shared<const SecretSeal>(*SecretSeal::FromKey(std::string(32, 'x'))));
   EXPECT_THAT(JobInputFromText(kept).status().message(),
-              ::testing::HasSubstr("the job's secret HF_TOKEN: a sealed secret does not open"));
+              ::testing::HasSubstr("the job's environment: a sealed secret does not open"));
+  // A store kept before the environment was sealed (each secret sealed
+  // alone) still reads.
+  UseSecretSeal(std::make_shared<const SecretSeal>(*seal));
+  const std::string older = R"({"tool":"sbatch","args":[],"cwd":"/","env":{"HF_TOKEN":")" +
+                            *seal->Seal("hf_old") + R"("},"secrets":["HF_TOKEN"]})";
+  auto old_back = JobInputFromText(older);
+  ASSERT_TRUE(old_back.ok()) << old_back.status().message();
+  EXPECT_EQ(old_back->env.at("HF_TOKEN"), "hf_old");
   UseSecretSeal(nullptr);
   // The wire form: names only of what env holds.
   EXPECT_EQ(JobInputFromText(R"({"tool":"sbatch","args":[],"cwd":"/","secrets":["X"]})")
