@@ -56,7 +56,7 @@ for arg in "$@"; do
       CC=clang CXX=clang++ configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYSLURM_FUZZ=ON \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
         -DSKYSLURM_SANITIZE=ON -DSKYSLURM_BUILD_TESTS=OFF -DSKYSLURM_BUILD_BENCHMARKS=OFF
-      cmake --build build-fuzz --parallel "$(nproc)" --target directives_fuzzer config_fuzzer
+      cmake --build build-fuzz --parallel "$(nproc)" --target directives_fuzzer config_fuzzer wire_fuzzer answers_fuzzer
       ;;
     *)
       echo "build.sh: unknown argument $arg" >&2

@@ -10,7 +10,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-20}
 artifacts=${FUZZ_ARTIFACTS:-/tmp/skyslurm-fuzz}
 status=0
-for fuzzer in directives config; do
+for fuzzer in directives config wire answers; do
   bin="$repo/build-fuzz/tests/fuzz/${fuzzer}_fuzzer"
   [ -x "$bin" ] || { echo "fuzz.sh: $bin is not built (scripts/build.sh --fuzz)" >&2; exit 2; }
   work=$(mktemp -d)

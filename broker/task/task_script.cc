@@ -228,7 +228,7 @@ Result<Variables> Settle(const TaskSpec& task, const std::vector<Variable>& decl
     }
   }
   for (const auto& [k, value] : given) {
-    if (std::ranges::none_of(settled, [&](const auto& e) { return e.first == k; })) {
+    if (std::ranges::none_of(settled, [&name = k](const auto& e) { return e.first == name; })) {
       settled.emplace_back(k, value);
     }
   }
@@ -463,7 +463,7 @@ Result<TaskJobs> TaskToJobs(const TaskSpec& task, const TaskOverrides& overrides
   SKY_ASSIGN_OR_RETURN(const Variables secrets,
                        Settle(task, task.secrets, overrides.secrets, "secrets", "--secret"));
   for (const auto& [k, v] : secrets) {
-    if (std::ranges::any_of(envs, [&](const auto& e) { return e.first == k; })) {
+    if (std::ranges::any_of(envs, [&name = k](const auto& e) { return e.first == name; })) {
       return InvalidArgumentError(
           fmt::format("{}{} is both in envs and in secrets", Where(task, 0), k));
     }

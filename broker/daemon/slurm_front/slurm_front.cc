@@ -418,8 +418,9 @@ void Invocation::RunEach() {
       r.result = UnimplementedError(cluster + " has no Slurm commands");
       continue;
     }
-    pending.push_back(std::async(std::launch::async, [&r, b, this] {
-      r.result = b->RunClientCommand(r.argv, forwarded_, m_.submit_timeout());
+    // (A pointer: clang before 16 cannot capture a structured binding.)
+    pending.push_back(std::async(std::launch::async, [run = &r, b, this] {
+      run->result = b->RunClientCommand(run->argv, forwarded_, m_.submit_timeout());
     }));
   }
   for (auto& p : pending) p.get();
