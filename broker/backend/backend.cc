@@ -37,9 +37,9 @@ CheckAnswer Backend::Check(std::chrono::milliseconds timeout) {
     if (n.usable()) ++usable;
     if (n.bootable()) ++bootable;
   }
-  answer.detail = fmt::format("{} partitions, {}/{} nodes usable",
-                              probe->description.partitions.size(), usable,
-                              probe->description.nodes.size());
+  answer.detail =
+      fmt::format("{} partitions, {}/{} nodes usable", probe->description.partitions.size(), usable,
+                  probe->description.nodes.size());
   // An elastic cluster's powered-down nodes are capacity, not a fault.
   if (bootable > 0) answer.detail += fmt::format(", {} boot on demand", bootable);
   return answer;
@@ -67,6 +67,16 @@ Result<std::vector<cloud::NodeUse>> Backend::NodeUses(std::time_t /*since*/,
                                                       std::chrono::milliseconds /*timeout*/) {
   return UnimplementedError(
       fmt::format("{} ({}) keeps no accounting skyslurm reads", name(), capabilities().kind));
+}
+
+Result<Backend::OutputPart> Backend::OutputFrom(const std::string& job_id, std::uint64_t offset,
+                                                std::size_t max_bytes,
+                                                std::chrono::milliseconds timeout) {
+  SKY_ASSIGN_OR_RETURN(std::string whole, Output(job_id, timeout));
+  OutputPart part;
+  part.size = whole.size();
+  if (offset < whole.size()) part.bytes = whole.substr(offset, max_bytes);
+  return part;
 }
 
 }  // namespace skyslurm::backend

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "broker/cluster/job_phase.h"
 #include "broker/cloud/node_time.h"
 #include "broker/cluster/inventory.h"
+#include "broker/cluster/job_phase.h"
 #include "broker/job/request.h"
 #include "broker/job/sky_id.h"
 #include "broker/translate/translation.h"
@@ -97,21 +97,21 @@ struct CheckAnswer {
 };
 
 struct StartEstimate {
-  std::time_t start = 0;       // when the job would start (UTC epoch)
-  std::string partition;       // where
+  std::time_t start = 0;  // when the job would start (UTC epoch)
+  std::string partition;  // where
   std::string nodes;
-  std::string basis;           // how it was found: "sbatch --test-only", "free nodes now"...
+  std::string basis;  // how it was found: "sbatch --test-only", "free nodes now"...
   // The answer already counts the jobs pending ahead of this one. Slurm
   // 22.05's --test-only does not, so the planner adds them (start_estimate.h).
   bool counts_work_ahead = false;
 };
 
 struct SubmitSpec {
-  std::string sky_id;                  // sky-<yyyymmdd-HHMMSS>-<6 hex>
+  std::string sky_id;  // sky-<yyyymmdd-HHMMSS>-<6 hex>
   translate::TranslatedJob job;
-  std::string default_job_name;        // when the job sets none (Slurm's: the script's name)
-  std::string user_comment;            // the job's own --comment, kept before the tag
-  std::string workdir;                 // where it runs there ("" = the default)
+  std::string default_job_name;  // when the job sets none (Slurm's: the script's name)
+  std::string user_comment;      // the job's own --comment, kept before the tag
+  std::string workdir;           // where it runs there ("" = the default)
   // Where sbatch is run there ("" = where the backend's commands run): the
   // job's copied folder, so that SLURM_SUBMIT_DIR names it.
   std::string submit_dir;
@@ -157,7 +157,7 @@ struct JobInfo {
   JobKey key;
   std::string sky_id;  // "" when the job carries none
   JobPhase phase = JobPhase::kUnknown;
-  std::string state;   // the backend's own word (Slurm's PENDING, REQUEUE_HOLD...), for display
+  std::string state;  // the backend's own word (Slurm's PENDING, REQUEUE_HOLD...), for display
   std::string reason;
   std::string partition;
   std::string user;
@@ -272,6 +272,17 @@ class Backend : public JobTranslator {
   // The job's standard output file as it is now.
   virtual Result<std::string> Output(const std::string& job_id,
                                      std::chrono::milliseconds timeout) = 0;
+  // Part of it: at most `max_bytes` from byte `offset` on (what a page
+  // tailing the log has not seen), and the whole file's size now (smaller
+  // than `offset`: it was cut or started again). This default reads it
+  // whole (Output); a backend that can read from an offset where the file
+  // is does so, never loading the whole log anywhere.
+  struct OutputPart {
+    std::string bytes;
+    std::uint64_t size = 0;
+  };
+  virtual Result<OutputPart> OutputFrom(const std::string& job_id, std::uint64_t offset,
+                                        std::size_t max_bytes, std::chrono::milliseconds timeout);
 
   // One of Slurm's client commands (squeue, sacct, scontrol, scancel) run
   // there as the user, with `argv` as typed and `env` added to the

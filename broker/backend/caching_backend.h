@@ -114,6 +114,10 @@ class CachingBackend final : public Backend {
                              std::chrono::milliseconds timeout) override {
     return inner_.Output(job_id, timeout);
   }
+  Result<OutputPart> OutputFrom(const std::string& job_id, std::uint64_t offset,
+                                std::size_t max_bytes, std::chrono::milliseconds timeout) override {
+    return inner_.OutputFrom(job_id, offset, max_bytes, timeout);
+  }
   Result<std::vector<cloud::NodeUse>> NodeUses(std::time_t since,
                                                std::chrono::milliseconds timeout) override {
     return inner_.NodeUses(since, timeout);

@@ -127,9 +127,12 @@ int RunCancel(const std::vector<std::string>& ids) {
 int RunLogs(const std::string& id, bool follow) {
   auto client = Connect();
   if (!client) return 1;
-  std::size_t shown = 0;
+  // Read in parts from where the last one ended (the daemon reads the
+  // file where it is from that offset, never whole).
+  std::uint64_t shown = 0;
   while (true) {
-    auto answer = client->Get("/v1/jobs/" + PathPart(id) + "/output");
+    auto answer =
+        client->Get("/v1/jobs/" + PathPart(id) + "/output?offset=" + std::to_string(shown));
     if (!answer.ok()) {
       // Not there yet (pending, between two copies, a daemon restarting) is
       // no error while following; anything else is.
@@ -140,10 +143,15 @@ int RunLogs(const std::string& id, bool follow) {
       return Error(answer.status());
     }
     const std::string out = (*answer)["output"].asString();
-    if (out.size() < shown) shown = 0;  // a restart's new output
-    std::fwrite(out.data() + shown, 1, out.size() - shown, stdout);
+    const std::uint64_t size = (*answer)["size"].asUInt64();
+    if (size < shown) {  // a restart's new output: from its start
+      shown = 0;
+      continue;
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
-    shown = out.size();
+    shown = size;
+    if (!out.empty()) continue;  // more may be there already
     if (!follow || (*answer)["final"].asBool()) return 0;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "broker/daemon/jobs/job_input.h"
 #include "broker/ssh/agent_script.h"
 #include "broker/ssh/command_batch.h"
 #include "broker/ssh/http_wire.h"
@@ -31,5 +32,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)ParseMasked(text, JsonMask::All());
   (void)ParseMasked(text, JsonMask::Of({"metadata.name", "items.status"}));
   (void)ReadFlatJsonObject(text);
+  (void)daemon::JobInputFromText(text);  // skyslurmd's API: a job's input
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -514,19 +515,74 @@ Status SlurmBackend::SetArrayThrottle(const std::string& job_id, std::int64_t li
   return updated.status();
 }
 
+std::string StdOutPathOf(std::string_view line) {
+  const auto at = line.find(" StdOut=");
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = line.substr(at + 8);
+  // The next field: a space, a word of letters, '='.
+  std::size_t end = rest.find('\n');
+  if (end == std::string_view::npos) end = rest.size();
+  for (std::size_t i = 0; i < end; ++i) {
+    if (rest[i] != ' ') continue;
+    std::size_t j = i + 1;
+    while (j < end && std::isalpha(static_cast<unsigned char>(rest[j])) != 0) ++j;
+    if (j > i + 1 && j < end && rest[j] == '=') {
+      end = i;
+      break;
+    }
+  }
+  return std::string(rest.substr(0, end));
+}
+
+namespace {
+
+// The job's output file, as scontrol says it.
+Result<std::string> OutputPathOf(const std::string& cluster, const std::string& job_id,
+                                 const CommandOutput& show) {
+  std::string path = StdOutPathOf(show.out);
+  if (path.empty())
+    return NotFoundError(fmt::format("{}: job {} names no output file", cluster, job_id));
+  return path;
+}
+
+}  // namespace
+
 Result<std::string> SlurmBackend::Output(const std::string& job_id,
                                          std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   SKY_ASSIGN_OR_RETURN(CommandOutput show,
                        RunChecked({.argv = {"scontrol", "show", "job", "-o", job_id}}, timeout));
-  const auto at = show.out.find(" StdOut=");
-  if (at == std::string::npos) {
-    return NotFoundError(fmt::format("{}: job {} names no output file", name_, job_id));
-  }
-  const std::string path = show.out.substr(at + 8, show.out.find_first_of(" \n", at + 8) - at - 8);
+  SKY_ASSIGN_OR_RETURN(const std::string path, OutputPathOf(name_, job_id, show));
   SKY_ASSIGN_OR_RETURN(CommandOutput cat,
                        RunChecked({.argv = {"cat", "--", path}}, deadline.left()));
   return cat.out;
+}
+
+Result<Backend::OutputPart> SlurmBackend::OutputFrom(const std::string& job_id,
+                                                     std::uint64_t offset, std::size_t max_bytes,
+                                                     std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  SKY_ASSIGN_OR_RETURN(CommandOutput show,
+                       RunChecked({.argv = {"scontrol", "show", "job", "-o", job_id}}, timeout));
+  SKY_ASSIGN_OR_RETURN(const std::string path, OutputPathOf(name_, job_id, show));
+  // Its size, a line of its own, then the part.
+  SKY_ASSIGN_OR_RETURN(
+      CommandOutput read,
+      RunChecked(
+          {.argv = {"sh", "-c", "wc -c <\"$1\" && tail -c +\"$2\" -- \"$1\" | head -c \"$3\"", "sh",
+                    path, std::to_string(offset + 1), std::to_string(max_bytes)},
+           .max_output_bytes = max_bytes + 64},
+          deadline.left()));
+  const auto eol = read.out.find('\n');
+  OutputPart part;
+  const std::string size_text = Trim(read.out.substr(0, eol));
+  const auto [end, ec] =
+      std::from_chars(size_text.data(), size_text.data() + size_text.size(), part.size);
+  if (eol == std::string::npos || ec != std::errc() || end != size_text.data() + size_text.size()) {
+    return InternalError(fmt::format("{}: reading {}: '{}'", name_, path, read.out.substr(0, 80)));
+  }
+  part.bytes = read.out.substr(eol + 1);
+  return part;
 }
 
 Result<std::vector<cloud::NodeUse>> SlurmBackend::NodeUses(std::time_t since,

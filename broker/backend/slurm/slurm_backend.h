@@ -48,6 +48,10 @@ class SlurmBackend : public Backend {
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
   Result<std::string> Output(const std::string& job_id, std::chrono::milliseconds timeout) override;
+  // Read where the file is (tail -c from the offset, head -c the most): the
+  // log is never loaded whole, on the login node or here.
+  Result<OutputPart> OutputFrom(const std::string& job_id, std::uint64_t offset,
+                                std::size_t max_bytes, std::chrono::milliseconds timeout) override;
   Result<CommandOutput> RunClientCommand(
       const std::vector<std::string>& argv,
       const std::vector<std::pair<std::string, std::string>>& env,
@@ -111,7 +115,8 @@ class SlurmBackend : public Backend {
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,
                                    bool utc = true);
-  Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag, std::chrono::milliseconds timeout);
+  Result<std::vector<JobInfo>> JobsWithTag(const std::string& tag,
+                                           std::chrono::milliseconds timeout);
 
   std::string name_;
   CommandRunner& runner_;
@@ -142,5 +147,8 @@ std::vector<std::pair<std::string, std::string>> SbatchSubmitEnvironment(const S
 // "sbatch: Job 64 to start at 2026-11-30T04:39:25 using 1 processors on
 // nodes gamma-n1 in partition batch" (times in UTC: commands run with TZ=UTC).
 Result<StartEstimate> ParseTestOnly(std::string_view output);
+// The StdOut= path of `scontrol -o show job`'s line, spaces in it included
+// (it ends where the next " Key=" starts); "" when there is none.
+std::string StdOutPathOf(std::string_view show_line);
 
 }  // namespace skyslurm::backend

@@ -400,11 +400,9 @@ void ApiServer::AddJobRoutes(httplib::Server& s) {
     Reply(res, 200, v);
   });
   s.Get(R"(/v1/jobs/([^/]+)/output)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto out = manager_.Output(req.matches[1]);
-    if (!out.ok()) return ReplyError(res, out.status());
-    Json::Value v(Json::objectValue);
     // offset: only what follows the first `offset` bytes (a page tailing
-    // the log asks for what is new); size: the whole output's.
+    // the log asks for what is new), read where the file is, at most
+    // kOutputPart at a time; size: the whole output's.
     std::size_t offset = 0;
     if (req.has_param("offset")) {
       const std::string text = req.get_param_value("offset");
@@ -413,11 +411,14 @@ void ApiServer::AddJobRoutes(httplib::Server& s) {
         return ReplyError(res, InvalidArgumentError("'offset' must be a number of bytes"));
       }
     }
+    constexpr std::size_t kOutputPart = std::size_t{4} << 20;
+    auto out = manager_.Output(req.matches[1], offset, kOutputPart);
+    if (!out.ok()) return ReplyError(res, out.status());
+    Json::Value v(Json::objectValue);
     // Cut between characters: the rest of one split here comes next time.
-    const std::string_view rest =
-        offset <= out->size() ? std::string_view(*out).substr(offset) : std::string_view();
+    const std::string_view rest = out->bytes;
     const std::size_t whole = Utf8WholePrefix(rest);
-    v["size"] = Json::UInt64{offset <= out->size() ? offset + whole : out->size()};
+    v["size"] = Json::UInt64{offset <= out->size ? offset + whole : out->size};
     v["output"] = std::string(rest.substr(0, whole));
     auto job = manager_.Find(req.matches[1]);
     v["state"] = job.ok() ? job->state : "";

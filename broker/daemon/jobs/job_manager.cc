@@ -87,7 +87,9 @@ Status JobManager::Cancel(const std::string& given) {
   return OkStatus();
 }
 
-Result<std::string> JobManager::Output(const std::string& given) {
+Result<backend::Backend::OutputPart> JobManager::Output(const std::string& given,
+                                                        std::uint64_t offset,
+                                                        std::size_t max_bytes) {
   const std::string id = l_->ctx.ResolveGlobalId(given);
   std::string cluster, native_id;
   if (auto tasks = TasksOf(id)) {
@@ -104,8 +106,8 @@ Result<std::string> JobManager::Output(const std::string& given) {
     }
     backend::Backend* b = l_->ctx.BackendOf(part.cluster);
     if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", part.cluster));
-    return b->Output(fmt::format("{}_{}", part.native_id, selected.front().indices.front()),
-                     l_->ctx.options.queue_timeout);
+    return b->OutputFrom(fmt::format("{}_{}", part.native_id, selected.front().indices.front()),
+                         offset, max_bytes, l_->ctx.options.queue_timeout);
   }
   if (auto job = l_->Find(id); job.ok()) {
     if (job->state == "SPREAD" || !job->parent.empty() ||
@@ -135,7 +137,7 @@ Result<std::string> JobManager::Output(const std::string& given) {
   }
   backend::Backend* b = l_->ctx.BackendOf(cluster);
   if (b == nullptr) return NotFoundError(fmt::format("no cluster named {}", cluster));
-  return b->Output(native_id, l_->ctx.options.queue_timeout);
+  return b->OutputFrom(native_id, offset, max_bytes, l_->ctx.options.queue_timeout);
 }
 
 namespace {

@@ -73,7 +73,10 @@ class JobManager {
   // A sky job with its history; `id` may also be cluster:id of one of its copies.
   Result<store::SkyJob> Find(const std::string& id);
   // The job's output as it is now, from whichever cluster it runs on.
-  Result<std::string> Output(const std::string& id);
+  // The job's output from byte `offset` on, at most `max_bytes` of it, and
+  // its whole size.
+  Result<backend::Backend::OutputPart> Output(const std::string& id, std::uint64_t offset,
+                                              std::size_t max_bytes);
   // Every job of the user's on every cluster, and the sky jobs between two
   // copies; from the last look at the queues. A spread array is one row (its
   // tasks counted over all its parts, each cluster's in the reason); with

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -61,6 +62,37 @@ TEST_F(SlurmBackendTestbedTest, AThrottleSetOnTheRunningTasksOfAnArrayWithCancel
   std::this_thread::sleep_for(std::chrono::seconds(1));
   EXPECT_TRUE(gamma.SetArrayThrottle(array_, 3, std::chrono::seconds(30)).ok())
       << "nothing live is left to limit";
+}
+
+// A job's output is read where it is, from an offset (the dashboard's and
+// `skyslurm logs`' polls), never whole; a StdOut= path with a space in it
+// is read whole, not cut at the space.
+TEST_F(SlurmBackendTestbedTest, OutputIsReadFromAnOffsetAndItsPathMayHaveSpaces) {
+  TempDir tmp;
+  const std::string dir = tmp.File("my logs");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  const std::string id = Submit(
+      tb_, "alpha", {"-t", "1", "-o", dir + "/out %j.txt", "--wrap", "printf 0123456789abc"});
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(WaitForJobEnd(tb_, "alpha", id), "COMPLETED");
+  backend::SlurmLocalBackend alpha("alpha", tb_.SlurmConf("alpha"), "");
+  auto part = alpha.OutputFrom(id, 5, 4, std::chrono::seconds(30));
+  ASSERT_TRUE(part.ok()) << part.status().message();
+  EXPECT_EQ(part->bytes, "5678");
+  EXPECT_EQ(part->size, 13u);
+  auto past = alpha.OutputFrom(id, 20, 4, std::chrono::seconds(30));
+  ASSERT_TRUE(past.ok());
+  EXPECT_EQ(past->bytes, "");
+  EXPECT_EQ(past->size, 13u);
+  auto whole = alpha.Output(id, std::chrono::seconds(30));
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(*whole, "0123456789abc");
+  EXPECT_EQ(
+      backend::StdOutPathOf("JobId=1 StdIn=/dev/null StdOut=/a b/o 1.txt Power= TresPerNode=x"),
+      "/a b/o 1.txt");
+  EXPECT_EQ(backend::StdOutPathOf("JobId=1 StdOut=/x.out\n"), "/x.out");
+  EXPECT_EQ(backend::StdOutPathOf("JobId=1"), "");
 }
 
 }  // namespace
