@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "broker/job/request.h"
 #include "broker/cluster/description.h"
+#include "broker/job/request.h"
 #include "broker/translate/translation.h"
 #include "broker/util/status.h"
 

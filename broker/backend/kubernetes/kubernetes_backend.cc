@@ -7,12 +7,12 @@
 #include <map>
 #include <set>
 
-#include "broker/kube/informer.h"
 #include "broker/backend/kubernetes/inventory.h"
 #include "broker/backend/kubernetes/job_status.h"
 #include "broker/backend/kubernetes/job_translator.h"
 #include "broker/backend/kubernetes/manifests.h"
 #include "broker/backend/kubernetes/start_model.h"
+#include "broker/kube/informer.h"
 #include "broker/util/deadline.h"
 #include "broker/util/json_mask.h"
 #include "broker/util/strings.h"
@@ -406,6 +406,15 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
     } else if (!made.ok()) {
       return made.status();
     }
+    if (!m.secret.isNull()) {
+      auto secret = api_->Call("POST", NamespacePath("secrets"), &m.secret, deadline.left());
+      if (!secret.ok() && secret.status().code() == StatusCode::kAlreadyExists) {
+        // An earlier attempt's, or one left behind: this job's values, not its.
+        secret = api_->Call("PUT", NamespacePath("secrets") + "/" + kube::ObjectName(id), &m.secret,
+                            deadline.left());
+      }
+      if (!secret.ok()) return secret.status();
+    }
     auto service = api_->Call("POST", NamespacePath("services"), &m.service, deadline.left());
     if (!service.ok() && service.status().code() != StatusCode::kAlreadyExists) {
       return service.status();
@@ -416,9 +425,11 @@ Result<JobKey> KubernetesBackend::Submit(const SubmitSpec& spec, milliseconds ti
                        deadline.left());
     }
     if (!job.ok()) return job.status();
-    // The ConfigMap and the Service go with the Job (garbage collection).
+    // The ConfigMap, the Service and the Secret go with the Job (garbage
+    // collection).
     const Json::Value owner = OwnerPatch(*job);
-    for (const char* resource : {"configmaps", "services"}) {
+    for (const char* resource : {"configmaps", "services", "secrets"}) {
+      if (std::string_view(resource) == "secrets" && m.secret.isNull()) continue;
       (void)api_->Call("PATCH", NamespacePath(resource) + "/" + kube::ObjectName(id), &owner,
                        deadline.left(), "application/merge-patch+json");
     }

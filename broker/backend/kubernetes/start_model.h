@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "broker/cluster/inventory.h"
 #include "broker/backend/kubernetes/job_translator.h"
+#include "broker/cluster/inventory.h"
 
 namespace skyslurm::kube {
 

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <thread>
 
-#include "broker/backend/kubernetes/kubernetes_backend.h"
-#include "broker/job/request.h"
 #include "broker/backend/kubernetes/inventory.h"
+#include "broker/backend/kubernetes/kubernetes_backend.h"
 #include "broker/backend/kubernetes/manifests.h"
+#include "broker/job/request.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
@@ -154,6 +154,12 @@ TEST_F(KubernetesBackendTest, ATwoPodJobRunsEveryRankWithItsAddressesAndNothingO
                            {{"labelSelector", std::string(kube::kSkyIdLabel) + "=" + sky_id}}))
           .size(),
       1u);
+  // Its values (the task id among them) came from a Secret the Job owns.
+  const auto secrets =
+      List(kube::WithQuery("/api/v1/namespaces/default/secrets",
+                           {{"labelSelector", std::string(kube::kSkyIdLabel) + "=" + sky_id}}));
+  ASSERT_EQ(secrets.size(), 1u);
+  EXPECT_EQ(secrets[0]["metadata"]["ownerReferences"][0]["kind"].asString(), "Job");
 }
 
 TEST_F(KubernetesBackendTest, AnL4JobRunsOnlyOnTheL4NodeAndCancelRemovesEverything) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "broker/util/base64.h"
 #include "broker/util/command.h"
 
 namespace skyslurm::kube {
@@ -62,6 +63,29 @@ TEST(ManifestsTest, AnIndexedJobWithItsServiceAndScript) {
   const Manifests r = BuildManifests(Input());
   EXPECT_EQ(r.job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["type"].asString(),
             "DisruptionTarget");
+}
+
+// The job's environment values (a task's secrets among them) are in a
+// Secret the Job owns, each variable a secretKeyRef: none is a plain value
+// in the pod's spec, which anyone who may read pods reads.
+TEST(ManifestsTest, TheJobsValuesAreInASecretNeverInThePodSpec) {
+  ManifestInput in = Input();
+  in.env = {{"HF_TOKEN", "hf_k8s_secret"}, {"SKYPILOT_TASK_ID", "sky-1"}};
+  const Manifests m = BuildManifests(in);
+  EXPECT_EQ(m.secret["kind"].asString(), "Secret");
+  EXPECT_EQ(m.secret["metadata"]["name"].asString(), "skyslurm-7");
+  EXPECT_EQ(m.secret["data"]["e0"].asString(), Base64Encode("hf_k8s_secret"));
+  const std::string pod = Json::FastWriter().write(m.job);
+  EXPECT_EQ(pod.find("hf_k8s_secret"), std::string::npos) << pod;
+  bool referenced = false;
+  for (const auto& e : m.job["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    if (e["name"].asString() != "HF_TOKEN") continue;
+    referenced = e["valueFrom"]["secretKeyRef"]["name"].asString() == "skyslurm-7" &&
+                 e["valueFrom"]["secretKeyRef"]["key"].asString() == "e0" && !e.isMember("value");
+  }
+  EXPECT_TRUE(referenced);
+  in.env.clear();
+  EXPECT_TRUE(BuildManifests(in).secret.isNull());
 }
 
 // Issue 14: the job's folder travels in the ConfigMap (binaryData, base64)
