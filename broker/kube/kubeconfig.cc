@@ -242,21 +242,27 @@ Result<ExecCredential> ParseExecCredential(std::string_view json) {
   if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors) || !root.isObject()) {
     return InvalidArgumentError("the exec plugin printed no ExecCredential JSON: " + errors);
   }
-  if (root["kind"].asString() != "ExecCredential") {
-    return InvalidArgumentError(fmt::format("the exec plugin printed a {}, not an ExecCredential",
-                                            root["kind"].asString()));
+  // Only strings are read as strings (jsoncpp's asString() throws on an
+  // object or an array): anything else is as absent.
+  auto text = [](const Json::Value& v, const char* key) {
+    return v.isObject() && v[key].isString() ? v[key].asString() : std::string();
+  };
+  if (text(root, "kind") != "ExecCredential") {
+    return InvalidArgumentError(
+        fmt::format("the exec plugin printed a {}, not an ExecCredential",
+                    root["kind"].isString() ? root["kind"].asString() : std::string("JSON value")));
   }
   const Json::Value& status = root["status"];
   ExecCredential c;
-  c.token = status["token"].asString();
-  c.client_cert_pem = status["clientCertificateData"].asString();
-  c.client_key_pem = status["clientKeyData"].asString();
+  c.token = text(status, "token");
+  c.client_cert_pem = text(status, "clientCertificateData");
+  c.client_key_pem = text(status, "clientKeyData");
   if (c.token.empty() && c.client_cert_pem.empty()) {
     return InvalidArgumentError(
         "the exec plugin's ExecCredential has neither a token nor a client "
         "certificate");
   }
-  if (const std::string at = status["expirationTimestamp"].asString(); !at.empty()) {
+  if (const std::string at = text(status, "expirationTimestamp"); !at.empty()) {
     c.expires = ParseRfc3339(at);
     if (!c.expires) {
       return InvalidArgumentError("the exec plugin's expirationTimestamp is not RFC 3339: " + at);

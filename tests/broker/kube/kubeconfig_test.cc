@@ -174,6 +174,11 @@ TEST(ExecCredentialTest, ACertificateOrATokenAndNothingElse) {
   EXPECT_FALSE(cert->expires.has_value());
   EXPECT_FALSE(ParseExecCredential(R"({"kind":"ExecCredential","status":{}})").ok());
   EXPECT_FALSE(ParseExecCredential(R"({"kind":"Pod"})").ok());
+  // Found by answers_fuzzer: a member of another type threw out of the
+  // reader (jsoncpp's asString on an object); now it is as absent.
+  EXPECT_FALSE(ParseExecCredential(R"({"kind":{"a":"b"}})").ok());
+  EXPECT_FALSE(ParseExecCredential(R"({"kind":"ExecCredential","status":[1]})").ok());
+  EXPECT_FALSE(ParseExecCredential(R"({"kind":"ExecCredential","status":{"token":{"x":1}}})").ok());
   EXPECT_FALSE(ParseExecCredential("token: x").ok());
 }
 
