@@ -14,6 +14,7 @@
 
 #include "broker/cluster/hostlist.h"
 #include "broker/job/values.h"
+#include "broker/util/json_read.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::cluster {
@@ -169,12 +170,9 @@ Result<std::vector<Gres>> ParseNodeGres(std::string_view text) {
 }
 
 Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slurm_version) {
-  Json::CharReaderBuilder builder;
-  builder["strictRoot"] = true;
-  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
   Json::Value root;
   std::string errors;
-  if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors)) {
+  if (!ReadJson(json, &root, &errors, /*strict_root=*/true)) {
     return InvalidArgumentError(
         fmt::format("sinfo --json printed something that is not JSON: {}", Trim(errors)));
   }

@@ -9,6 +9,7 @@
 
 #include "broker/util/deadline.h"
 #include "broker/util/json_cursor.h"
+#include "broker/util/json_read.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::kube {
@@ -24,10 +25,8 @@ void GlobalInit() {
 Result<Json::Value> ParseJson(std::string_view text) {
   Json::Value root;
   if (text.empty()) return Json::Value(Json::objectValue);
-  Json::CharReaderBuilder builder;
-  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
   std::string errors;
-  if (!reader->parse(text.data(), text.data() + text.size(), &root, &errors)) {
+  if (!ReadJson(text, &root, &errors)) {
     return InvalidArgumentError("the API server answered with no JSON: " + errors);
   }
   return root;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "broker/util/base64.h"
+#include "broker/util/json_read.h"
 #include "broker/util/timestamp.h"
 
 namespace skyslurm::kube {
@@ -236,10 +237,8 @@ Result<KubeContext> LoadContext(const std::vector<std::string>& files, std::stri
 
 Result<ExecCredential> ParseExecCredential(std::string_view json) {
   Json::Value root;
-  Json::CharReaderBuilder builder;
   std::string errors;
-  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
-  if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors) || !root.isObject()) {
+  if (!ReadJson(json, &root, &errors) || !root.isObject()) {
     return InvalidArgumentError("the exec plugin printed no ExecCredential JSON: " + errors);
   }
   // Only strings are read as strings (jsoncpp's asString() throws on an

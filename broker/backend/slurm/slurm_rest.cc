@@ -13,6 +13,7 @@
 #include "broker/job/directives.h"
 #include "broker/job/option_table.h"
 #include "broker/util/base64.h"
+#include "broker/util/json_read.h"
 #include "broker/util/strings.h"
 
 namespace skyslurm::backend {
@@ -99,11 +100,8 @@ std::string Compact(const Json::Value& v) {
 
 Result<Json::Value> ParseBody(const ssh::HttpAnswer& answer) {
   Json::Value root;
-  Json::CharReaderBuilder b;
   std::string errors;
-  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
-  if (!reader->parse(answer.body.data(), answer.body.data() + answer.body.size(), &root,
-                     &errors)) {
+  if (!ReadJson(answer.body, &root, &errors)) {
     return InternalError(fmt::format("slurmrestd answered {} with no JSON: {}", answer.status,
                                      answer.body.substr(0, 200)));
   }
@@ -195,13 +193,15 @@ Result<std::string> RestSubmitBody(const SubmitSpec& spec, const LoginFacts& log
       const std::string value = o.value.value_or("");
       const std::vector<std::string> items = SplitList(value);
       if (items.empty() || items.front() != "ALL") {
-        return FailedPreconditionError(fmt::format("--export={} (only ALL travels as data)", value));
+        return FailedPreconditionError(
+            fmt::format("--export={} (only ALL travels as data)", value));
       }
       for (std::size_t i = 1; i < items.size(); ++i) {
         // A bare NAME takes its value from sbatch's environment: the login
         // node's, or the submitter's (export_values, applied below).
         const std::size_t eq = items[i].find('=');
-        if (eq != std::string::npos && eq > 0) env[items[i].substr(0, eq)] = items[i].substr(eq + 1);
+        if (eq != std::string::npos && eq > 0)
+          env[items[i].substr(0, eq)] = items[i].substr(eq + 1);
       }
       continue;
     }

@@ -11,6 +11,7 @@
 
 #include "broker/backend/slurm/slurm_state.h"
 #include "broker/job/values.h"
+#include "broker/util/json_read.h"
 #include "broker/util/strings.h"
 #include "broker/util/timestamp.h"
 
@@ -168,11 +169,9 @@ std::optional<std::pair<std::string, std::int64_t>> GpusInTres(std::string_view 
 }
 
 Result<std::vector<QueuedJob>> ParseSqueueJson(std::string_view json) {
-  Json::CharReaderBuilder builder;
-  std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
   Json::Value root;
   std::string errors;
-  if (!reader->parse(json.data(), json.data() + json.size(), &root, &errors)) {
+  if (!ReadJson(json, &root, &errors)) {
     return InvalidArgumentError(
         fmt::format("squeue --json printed something that is not JSON: {}", errors));
   }

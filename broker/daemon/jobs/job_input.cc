@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 
+#include "broker/util/json_read.h"
+
 namespace skyslurm::daemon {
 namespace {
 
@@ -167,11 +169,9 @@ std::string WriteJson(const Json::Value& value) {
 }
 
 Result<Json::Value> ParseJson(std::string_view text) {
-  Json::CharReaderBuilder b;
-  std::unique_ptr<Json::CharReader> reader(b.newCharReader());
   Json::Value v;
   std::string errors;
-  if (!reader->parse(text.data(), text.data() + text.size(), &v, &errors)) {
+  if (!ReadJson(text, &v, &errors)) {
     return InvalidArgumentError(fmt::format("not valid JSON: {}", errors));
   }
   return v;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <sstream>
 
+#include "broker/util/json_read.h"
+
 namespace skyslurm::daemon {
 namespace {
 
@@ -80,15 +82,12 @@ Result<std::string> MergeJobsJson(const std::vector<JsonPart>& parts) {
   Json::Value merged(Json::objectValue);
   Json::Value jobs(Json::arrayValue), errors(Json::arrayValue), warnings(Json::arrayValue);
   bool any = false, had_warnings = false;
-  Json::CharReaderBuilder builder;
-  const std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const JsonPart& part = parts[i];
     if (part.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;  // printed nothing
     Json::Value doc;
     std::string why;
-    if (!reader->parse(part.text.data(), part.text.data() + part.text.size(), &doc, &why) ||
-        !doc.isObject()) {
+    if (!ReadJson(part.text, &doc, &why) || !doc.isObject()) {
       return InvalidArgumentError(
           fmt::format("document {} is not a JSON object: {}", i + 1, why.empty() ? "?" : why));
     }

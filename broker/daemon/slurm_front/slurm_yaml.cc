@@ -8,6 +8,7 @@
 #include <memory>
 #include <string_view>
 
+#include "broker/util/json_read.h"
 #include "broker/util/json_string.h"
 
 namespace skyslurm::daemon {
@@ -132,9 +133,7 @@ void Write(const Json::Value& v, int indent, EmptyString empty, std::string& out
 Result<std::string> SlurmYamlFromJson(const std::string& json, EmptyString empty) {
   Json::Value doc;
   std::string why;
-  Json::CharReaderBuilder builder;
-  const std::unique_ptr<Json::CharReader> reader(builder.newCharReader());
-  if (!reader->parse(json.data(), json.data() + json.size(), &doc, &why) || !doc.isObject()) {
+  if (!ReadJson(json, &doc, &why) || !doc.isObject()) {
     return InvalidArgumentError(
         fmt::format("not a JSON object: {}", why.empty() ? "another kind of value" : why));
   }
