@@ -6,8 +6,8 @@ namespace skyslurm::sync {
 namespace {
 
 // $1: the folder. stat -c is GNU coreutils' and BusyBox's (a login node's).
-// A symbolic link is judged as itself (who may change where it points)
-// and as what it points at.
+// A symbolic link is judged by its owner (who may change where it points;
+// a link's own mode is always 777) and by what it points at.
 // One line: csh, a login shell some sites give, refuses a newline inside
 // quotes.
 constexpr const char* kScript =
@@ -23,9 +23,14 @@ constexpr const char* kScript =
     "return 0; fi; "
     "echo \"skyslurm: refusing to make the job's folder $d: $1 belongs to uid $2, not to you "
     "(uid $me): its owner could swap the job's files\" >&2; exit 97; }; "
+    "owner() { "
+    "set -- \"$1\" $(stat -c '%u' -- \"$1\" 2>/dev/null); "
+    "[ \"$2\" = \"$me\" ] || [ \"$2\" = 0 ] || { echo \"skyslurm: refusing to make the job's "
+    "folder $d: the link $1 belongs to uid $2, not to you (uid $me) or root: its owner could point "
+    "it elsewhere\" >&2; exit 97; }; }; "
     "p=$d; "
     "while :; do "
-    "if [ -L \"$p\" ]; then judge \"$p\"; judge \"$p/.\"; elif [ -e \"$p\" ]; then judge \"$p\"; "
+    "if [ -L \"$p\" ]; then owner \"$p\"; judge \"$p/.\"; elif [ -e \"$p\" ]; then judge \"$p\"; "
     "fi; "
     "case $p in /) break ;; /*/*) p=${p%/*} ;; /*) p=/ ;; */*) p=${p%/*} ;; *) break ;; esac; "
     "done; "

@@ -130,13 +130,14 @@ std::vector<std::string> IgnoreFilters() {
 }
 
 std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& source,
-                                  const std::string& dest, bool progress) {
+                                  const std::string& dest, bool progress, bool private_folder) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   for (auto& f : IgnoreFilters()) argv.push_back(std::move(f));
   // A file newer on the cluster (in mapped mode the user's own project
   // folder there) is never overwritten; each is named (skip1).
   argv.push_back("--update");
   argv.push_back(progress ? "--info=progress2,skip1" : "--info=skip1");
+  if (private_folder) argv.push_back("--chmod=go-rwx");
   argv.push_back("-e");
   argv.push_back(SshCommand(remote));
   // The folder is made first (with its parents: rsync makes only the
@@ -257,7 +258,10 @@ Result<RsyncStats> ParseRsyncStats(std::string_view out) {
   for (std::size_t start = 0; start < out.size();) {
     std::size_t end = out.find('\n', start);
     if (end == std::string_view::npos) end = out.size();
-    const std::string_view line = out.substr(start, end - start);
+    std::string_view line = out.substr(start, end - start);
+    // A progress line (--info=progress2) ends in '\r', not '\n': the name
+    // starts after the last one.
+    if (const auto cr = line.rfind('\r'); cr != std::string_view::npos) line.remove_prefix(cr + 1);
     if (line.size() > kNewer.size() && line.ends_with(kNewer)) {
       s.newer_there.emplace_back(line.substr(0, line.size() - kNewer.size()));
     }
@@ -290,9 +294,9 @@ Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
 
 Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote, const std::string& source,
                         const std::string& dest, std::chrono::milliseconds timeout,
-                        const std::function<void(int percent)>& on_progress) {
-  return Run(runner, PushArgv(remote, source, dest, static_cast<bool>(on_progress)), timeout,
-             fmt::format("copying {} to {}:{}", source, remote.host, dest), on_progress);
+                        const std::function<void(int percent)>& on_progress, bool private_folder) {
+  return Run(runner, PushArgv(remote, source, dest, static_cast<bool>(on_progress), private_folder),
+             timeout, fmt::format("copying {} to {}:{}", source, remote.host, dest), on_progress);
 }
 
 int LastProgressPercent(std::string_view chunk) {

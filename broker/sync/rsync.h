@@ -55,8 +55,12 @@ std::vector<std::string> IgnoreFilters();
 // `rsync` copying `source` (a local folder) into `dest` on the remote (made
 // when missing; relative = under the home there). `progress`: rsync's
 // overall progress line on stderr.
+// `private_folder` (a job's folder of its own): its files and folders keep
+// group and others out there, whatever their modes here (-p would give
+// the folder the source's mode).
 std::vector<std::string> PushArgv(const RsyncRemote& remote, const std::string& source,
-                                  const std::string& dest, bool progress);
+                                  const std::string& dest, bool progress,
+                                  bool private_folder = false);
 // `rsync` fetching the remote folder `remote_dir` into `dest` here (made
 // when missing), only files matching `patterns` when any are given (rsync
 // patterns relative to the folder: out/*.txt). Files newer here are kept,
@@ -98,7 +102,8 @@ Result<RsyncStats> Measure(CommandRunner& runner, const std::string& source,
 // `on_progress`: called with the share sent so far (0-100) as rsync tells it.
 Result<RsyncStats> Push(CommandRunner& runner, const RsyncRemote& remote, const std::string& source,
                         const std::string& dest, std::chrono::milliseconds timeout,
-                        const std::function<void(int percent)>& on_progress = {});
+                        const std::function<void(int percent)>& on_progress = {},
+                        bool private_folder = false);
 // The last share (0-100) a piece of rsync's --info=progress2 output tells,
 // or -1 ("    1234567  45%  1.23MB/s  0:00:01 (xfr#1, to-chk=0/4)\r").
 int LastProgressPercent(std::string_view chunk);

@@ -47,9 +47,10 @@ class CommandSteps : public place::SubmissionSteps {
     const std::string doing = fmt::format(
         "copying {} to {}", sync::Tilde(folder.source, job_.ws.config.paths.home), cluster);
     progress_.Say(doing);
-    auto sent =
-        sync::Push(runner_, remote, folder.source, folder.dest, kFolderTimeout,
-                   [&](int percent) { progress_.Say(fmt::format("{}: {}%", doing, percent)); });
+    auto sent = sync::Push(
+        runner_, remote, folder.source, folder.dest, kFolderTimeout,
+        [&](int percent) { progress_.Say(fmt::format("{}: {}%", doing, percent)); },
+        folder.mode == sync::WorkdirMode::kPerJob);
     progress_.Clear();
     SKY_RETURN_IF_ERROR(sent.status());
     return sync::DescribeStats(*sent);

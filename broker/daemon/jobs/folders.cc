@@ -10,7 +10,6 @@
 
 #include <algorithm>
 
-
 #include "broker/config/settings.h"
 #include "broker/daemon/jobs/lifecycle.h"
 #include "broker/job/request.h"
@@ -36,7 +35,7 @@ Status Folders::CheckSize(const sync::WorkdirPlan& plan, const std::string& clus
 }
 
 Result<std::string> Folders::Copy(store::SkyJob& job, const sync::WorkdirPlan& plan,
-                                           const std::string& cluster) {
+                                  const std::string& cluster) {
   SKY_ASSIGN_OR_RETURN(sync::RsyncRemote remote, place::RemoteOf(ws_, cluster));
   std::counting_semaphore<kCopiesPerCluster>* slots = nullptr;
   {
@@ -53,9 +52,10 @@ Result<std::string> Folders::Copy(store::SkyJob& job, const sync::WorkdirPlan& p
   say(doing);
   auto copied = [&] {
     trace::Span span(fmt::format("copy {} to {}:{}", shown, cluster, plan.dest));
-    return sync::Push(RunnerOf(options_.copy_runner), remote, plan.source, plan.dest,
-                      options_.copy_timeout,
-                      [&](int percent) { say(fmt::format("{}: {}%", doing, percent)); });
+    return sync::Push(
+        RunnerOf(options_.copy_runner), remote, plan.source, plan.dest, options_.copy_timeout,
+        [&](int percent) { say(fmt::format("{}: {}%", doing, percent)); },
+        plan.mode == sync::WorkdirMode::kPerJob);
   }();
   slots->release();
   say("");
@@ -67,18 +67,18 @@ Result<std::string> Folders::Copy(store::SkyJob& job, const sync::WorkdirPlan& p
 }
 
 Result<std::string> Folders::Pack(store::SkyJob& job, const sync::WorkdirPlan& plan,
-                                           const std::string& cluster) {
+                                  const std::string& cluster) {
   const std::string shown = sync::Tilde(plan.source, ws_.config.paths.home);
   trace::Span span(fmt::format("pack {} for {}", shown, cluster));
   SKY_ASSIGN_OR_RETURN(std::string packed,
                        place::PackJobFolder(RunnerOf(options_.copy_runner), ws_, plan, cluster,
                                             options_.copy_timeout));
-  SKY_RETURN_IF_ERROR(Record(job, EventKind::kCopied,
-                             fmt::format("{} packed into the job for {}: {} (unpacked into {} in "
-                                         "each pod)",
-                                         shown, cluster, config::DescribeBytes(packed.size()),
-                                         sync::kPodFolder),
-                             cluster));
+  SKY_RETURN_IF_ERROR(
+      Record(job, EventKind::kCopied,
+             fmt::format("{} packed into the job for {}: {} (unpacked into {} in "
+                         "each pod)",
+                         shown, cluster, config::DescribeBytes(packed.size()), sync::kPodFolder),
+             cluster));
   return packed;
 }
 
@@ -87,8 +87,8 @@ std::pair<std::string, std::string> Folders::CopiedFolder(const store::SkyJob& j
   auto parsed = ctx_.parsed.Of(job);
   const place::ClusterHandle* target = ws_.Find(cluster);
   if (!parsed.ok() || target == nullptr) return {};
-  const sync::WorkdirPlan folder = place::PlanJobFolder(ws_, *target, (*parsed)->request,
-                                                        job.sky_id, (*parsed)->input.cwd);
+  const sync::WorkdirPlan folder =
+      place::PlanJobFolder(ws_, *target, (*parsed)->request, job.sky_id, (*parsed)->input.cwd);
   if (!folder.copy) return {};
   return {folder.dest, folder.source};
 }

@@ -95,6 +95,17 @@ TEST_F(RemoteFolderTest, ALinkAnotherUserOwnsIsRefused) {
   EXPECT_THAT(out.err, HasSubstr("belongs to uid 4243"));
 }
 
+// A root's link on the way (/scratch -> /lustre/scratch, as clusters
+// have): a link's own mode is always 777, so it is judged by its owner and
+// by what it points at.
+TEST_F(RemoteFolderTest, ARootsLinkToASharedRootPasses) {
+  const std::string lustre = Folder("lustre", 0, 01777);
+  fs::create_directory_symlink(lustre, File("scratch"));
+  CommandOutput out = Make(File("scratch") + "/u/skyslurm-jobs/sky-5");
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_EQ(Mode(lustre + "/u/skyslurm-jobs/sky-5"), 0700u);
+}
+
 TEST_F(RemoteFolderTest, ARelativeFolderIsMadeUnderTheHome) {
   const std::string home = Folder("home", kUser, 0755);
   CommandOutput out = Make("skyslurm-jobs/sky-4", home);

@@ -335,7 +335,7 @@ TEST(RsyncTest, APushLeavesFilesNewerThereAloneAndNamesThem) {
   ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
   LocalCommandRunner runner;
   auto pushed = Push(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/here", d + "/there",
-                     std::chrono::seconds(30));
+                     std::chrono::seconds(30), {}, /*private_folder=*/true);
   ::setenv("PATH", path.c_str(), 1);
   ASSERT_TRUE(pushed.ok()) << pushed.status().message();
   std::ifstream kept(d + "/there/train.py");
@@ -343,6 +343,17 @@ TEST(RsyncTest, APushLeavesFilesNewerThereAloneAndNamesThem) {
   EXPECT_TRUE(fs::exists(d + "/there/data.txt"));
   EXPECT_THAT(pushed->newer_there, ElementsAre("train.py"));
   EXPECT_THAT(DescribeStats(*pushed), HasSubstr("; 1 newer there left alone: train.py"));
+  // A job's own folder stays private whatever the mode here (0755).
+  EXPECT_EQ(fs::status(d + "/there").permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(d + "/there/data.txt").permissions() &
+                (fs::perms::group_all | fs::perms::others_all),
+            fs::perms::none);
+  // A name after a progress line's '\r' is the name alone.
+  auto stats = ParseRsyncStats(
+      "     1,234  45%  1.23MB/s  0:00:01 (xfr#1, to-chk=0/4)\rconf.yaml is newer\n"
+      "Number of regular files transferred: 1\n");
+  ASSERT_TRUE(stats.ok());
+  EXPECT_THAT(stats->newer_there, ElementsAre("conf.yaml"));
   fs::remove_all(d);
 }
 
