@@ -358,8 +358,10 @@ bool ExportListed(const SubmitSpec& spec) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> SbatchSubmitEnvironment(const SubmitSpec& spec) {
-  std::vector<std::pair<std::string, std::string>> env;
-  if (!ExportListed(spec)) env = spec.export_env;
+  // skyslurm's values (a task's secrets among them) in sbatch's
+  // environment, whether or not the job's --export lists names: a list
+  // names them bare (SbatchSubmitOptions), never with their values.
+  std::vector<std::pair<std::string, std::string>> env = spec.export_env;
   env.insert(env.end(), spec.export_values.begin(), spec.export_values.end());
   return env;
 }
@@ -391,7 +393,9 @@ std::vector<std::string> SbatchSubmitOptions(const SubmitSpec& spec) {
   // own gets them appended.
   std::string exports = spec.user_export.value_or("ALL");
   if (ExportListed(spec)) {
-    for (const auto& [k, v] : spec.export_env) exports += "," + k + "=" + v;
+    // Bare: sbatch takes each value from its environment (where
+    // SbatchSubmitEnvironment puts it), so none is in its arguments.
+    for (const auto& [k, v] : spec.export_env) exports += "," + k;
   }
   options.push_back("--export=" + exports);
   return options;

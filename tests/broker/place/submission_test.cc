@@ -54,12 +54,13 @@ TEST(SubmissionTest, APeerGetsItsWorkdirTheTagAndTheSubmittersExportValues) {
   EXPECT_THAT(spec.export_env, Contains(Pair("SKYPILOT_TASK_ID", "sky-1")));
   EXPECT_THAT(spec.export_env, Contains(Pair("SKYSLURM_CLUSTER", "beta")));
   EXPECT_FALSE(spec.environment.has_value());  // a peer's job gets the login node's
-  // The job's own list carries skyslurm's values too; sbatch's environment
-  // the values of the names it lists bare.
-  EXPECT_THAT(options,
-              Contains("--export=DATA,MODE=fast,SKYPILOT_TASK_ID=sky-1,SKYSLURM_CLUSTER=beta"));
+  // The job's own list names skyslurm's variables too, bare: their values
+  // (a task's secrets among them) are in sbatch's environment, never in
+  // its arguments, as are the values of the names the job lists bare.
+  EXPECT_THAT(options, Contains("--export=DATA,MODE=fast,SKYPILOT_TASK_ID,SKYSLURM_CLUSTER"));
   EXPECT_THAT(backend::SbatchSubmitEnvironment(spec),
-              ElementsAre(Pair("DATA", "/home/alice/data")));
+              ElementsAre(Pair("SKYPILOT_TASK_ID", "sky-1"), Pair("SKYSLURM_CLUSTER", "beta"),
+                          Pair("DATA", "/home/alice/data")));
 }
 
 // Regression (issue 16): every job went out with --export=ALL,SKYPILOT_...,
