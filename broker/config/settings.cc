@@ -70,17 +70,23 @@ Result<std::string> Scalar(std::string_view file, const YAML::Node& node, std::s
 }
 
 // A path: no shell reads this file, so a '$' would stay one, and
-// '/scratch/$USER' would be one folder that every user shares.
+// '/scratch/$USER' would be one folder that every user shares. The hint
+// says what the key does expand.
 Result<std::string> PathValue(std::string_view file, const YAML::Node& node, std::string_view key) {
   SKY_ASSIGN_OR_RETURN(std::string path, Scalar(file, node, key));
-  if (path.find('$') != std::string::npos) {
-    return Bad(file, node,
-               fmt::format("{}: '{}' has a '$', which is not expanded here (no shell reads "
-                           "this file): write %u for the user's login name and ~ for the home, "
-                           "as in /scratch/%u",
-                           key, path));
+  if (path.find('$') == std::string::npos) return path;
+  std::string_view hint = "write the path itself";
+  if (key == "workdir") {
+    hint = "write %u for the user's login name and ~ for the home, as in /scratch/%u";
+  } else if (key.starts_with("paths.")) {
+    hint = "write %u for the user's login name, as in /scratch/%u";
+  } else if (key == "slurm_conf" || key == "kubeconfig") {
+    hint = "write ~ for the home, or the path itself";
   }
-  return path;
+  return Bad(file, node,
+             fmt::format("{}: '{}' has a '$', which is not expanded here (no shell reads this "
+                         "file): {}",
+                         key, path, hint));
 }
 
 Result<bool> Boolean(std::string_view file, const YAML::Node& node, std::string_view key) {
