@@ -151,7 +151,7 @@ int RunLogs(const std::string& id, bool follow) {
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     shown = size;
-    if (!out.empty()) continue;  // more may be there already
+    if ((*answer)["more"].asBool()) continue;  // cut at a part's size: the rest now
     if (!follow || (*answer)["final"].asBool()) return 0;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }

@@ -419,6 +419,8 @@ void ApiServer::AddJobRoutes(httplib::Server& s) {
     const std::string_view rest = out->bytes;
     const std::size_t whole = Utf8WholePrefix(rest);
     v["size"] = Json::UInt64{offset <= out->size ? offset + whole : out->size};
+    // Cut at the part's size: the rest is there to ask for at once.
+    v["more"] = out->bytes.size() >= kOutputPart;
     v["output"] = std::string(rest.substr(0, whole));
     auto job = manager_.Find(req.matches[1]);
     v["state"] = job.ok() ? job->state : "";
