@@ -376,7 +376,7 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
   std::smatch m;
   ASSERT_TRUE(
       std::regex_search(log, m,
-                        std::regex("rank=0 nodes=2 ips=(127\\.0\\.1\\.[0-9]+,127\\.0\\.1\\.[0-9]+) "
+                        std::regex("rank=0 nodes=2 ips=(127\\.0\\.[0-9]+\\.[0-9]+,127\\.0\\.[0-9]+\\.[0-9]+) "
                                    "task=(sky-[0-9a-f-]+)\n")))
       << log;
   EXPECT_THAT(log, HasSubstr("rank=1 nodes=2 ips=" + m[1].str() + " task=" + m[2].str()));

@@ -169,24 +169,30 @@ Manifests BuildManifests(const ManifestInput& in) {
   env.append(Env("SKYSLURM_JOB_ID", in.native_id));
   env.append(Env("SLURM_JOB_NAME", in.shape.job_name));
   bool has_cluster = false;
-  if (!in.env.empty()) {
-    m.secret["apiVersion"] = "v1";
-    m.secret["kind"] = "Secret";
-    m.secret["metadata"] = Meta(in);
-    m.secret["type"] = "Opaque";
-    m.secret["data"] = Json::Value(Json::objectValue);
-  }
-  for (std::size_t i = 0; i < in.env.size(); ++i) {
-    const auto& [k, v] = in.env[i];
-    // A key of its own (a variable's name may hold what a key may not).
-    const std::string key = fmt::format("e{}", i);
+  std::size_t kept = 0;
+  for (const auto& [k, v] : in.env) {
+    has_cluster = has_cluster || k == "SKYSLURM_CLUSTER";
+    // skyslurm's own (the task id, the cluster, restart and array counts):
+    // plain values. The job's (its --export's values, a task's secrets):
+    // in the Secret, each under a key of its own (a variable's name may
+    // hold what a key may not).
+    if (k.starts_with("SKYSLURM_") || k.starts_with("SKYPILOT_")) {
+      env.append(Env(k, v));
+      continue;
+    }
+    if (m.secret.isNull()) {
+      m.secret["apiVersion"] = "v1";
+      m.secret["kind"] = "Secret";
+      m.secret["metadata"] = Meta(in);
+      m.secret["type"] = "Opaque";
+    }
+    const std::string key = fmt::format("e{}", kept++);
     m.secret["data"][key] = Base64Encode(v);
     Json::Value e(Json::objectValue);
     e["name"] = k;
     e["valueFrom"]["secretKeyRef"]["name"] = name;
     e["valueFrom"]["secretKeyRef"]["key"] = key;
     env.append(e);
-    has_cluster = has_cluster || k == "SKYSLURM_CLUSTER";
   }
   if (!has_cluster) env.append(Env("SKYSLURM_CLUSTER", in.cluster));
   container["env"] = env;

@@ -51,10 +51,11 @@ std::string ObjectName(const std::string& native_id);
 struct Manifests {
   Json::Value config_map;
   Json::Value service;
-  // The job's environment values (its --export's, a task's envs and
-  // secrets): a Secret the Job owns, each variable a secretKeyRef to it,
-  // never a plain value in the pod's spec (which anyone who may read pods
-  // reads). Null when the job has none.
+  // The job's environment values (its --export's, a task's secrets; not
+  // skyslurm's own SKYSLURM_*/SKYPILOT_*, which are plain): a Secret the Job
+  // owns, each variable a secretKeyRef to it, never a plain value in the
+  // pod's spec (which anyone who may read pods reads). Null when the job
+  // has none: then no Secret is made, nor needs the right to.
   Json::Value secret;
   Json::Value job;
 };

@@ -145,7 +145,10 @@ TEST_F(KubernetesBackendTest, ATwoPodJobRunsEveryRankWithItsAddressesAndNothingO
   EXPECT_THAT(*out, HasSubstr("rank=0 of 2 slurm=0/2 id=" + id + " task=" + sky_id + " conf=none"));
   EXPECT_THAT(*out, HasSubstr("rank=1 of 2 slurm=1/2"));
   EXPECT_THAT(*out, HasSubstr("==> rank 1"));
-  EXPECT_THAT(*out, ::testing::ContainsRegex("ips=127\\.0\\.1\\.[0-9]+ 127\\.0\\.1\\.[0-9]+\n"));
+  // (kappa gives pods 127.0.1.x, then 127.0.2.x once a testbed has run
+  // 250 of them.)
+  EXPECT_THAT(*out,
+              ::testing::ContainsRegex("ips=127\\.0\\.[0-9]+\\.[0-9]+ 127\\.0\\.[0-9]+\\.[0-9]+\n"));
   EXPECT_THAT(*out, HasSubstr("home-hidden"));
   EXPECT_THAT(*out, HasSubstr("skyslurm-" + id + "-0\n"));  // srun ran hostname in the pod
   // Exactly one Job carries the sky id.
@@ -154,12 +157,38 @@ TEST_F(KubernetesBackendTest, ATwoPodJobRunsEveryRankWithItsAddressesAndNothingO
                            {{"labelSelector", std::string(kube::kSkyIdLabel) + "=" + sky_id}}))
           .size(),
       1u);
-  // Its values (the task id among them) came from a Secret the Job owns.
-  const auto secrets =
+  // Only skyslurm's own values (the task id): no Secret was needed.
+  EXPECT_TRUE(
       List(kube::WithQuery("/api/v1/namespaces/default/secrets",
-                           {{"labelSelector", std::string(kube::kSkyIdLabel) + "=" + sky_id}}));
+                           {{"labelSelector", std::string(kube::kSkyIdLabel) + "=" + sky_id}}))
+          .empty());
+}
+
+// A job's own values (a task's secret) reach its pods from a Secret the
+// Job owns, never as a plain value in the pod's spec; it goes with the Job.
+TEST_F(KubernetesBackendTest, ASecretReachesThePodsFromASecretTheJobOwns) {
+  const std::string sky_id = "sky-20261202-020000-5e5e5e";
+  backend::SubmitSpec spec = Spec(
+      sky_id, {"--gres=gpu:h100:1", "-t", "5", "--sky-image=ubuntu:22.04"},
+      "#!/bin/sh\necho \"token=$(printf %s \"$API_TOKEN\" | wc -c) task=$SKYPILOT_TASK_ID\"\n");
+  spec.export_env.emplace_back("API_TOKEN", "k8s-secret-value-31");
+  const std::string id = MustSubmit(spec);
+  ASSERT_FALSE(id.empty());
+  const backend::JobInfo done =
+      WaitFor(id, [](const auto& j) { return backend::IsFinal(j.phase); });
+  EXPECT_EQ(done.phase, JobPhase::kCompleted) << done.state << ": " << done.reason;
+  auto out = kappa_->Output(id, std::chrono::seconds(10));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(*out, HasSubstr("token=19 task=" + sky_id));
+  const std::string by_sky_id = std::string(kube::kSkyIdLabel) + "=" + sky_id;
+  const Json::Value secrets =
+      List(kube::WithQuery("/api/v1/namespaces/default/secrets", {{"labelSelector", by_sky_id}}));
   ASSERT_EQ(secrets.size(), 1u);
   EXPECT_EQ(secrets[0]["metadata"]["ownerReferences"][0]["kind"].asString(), "Job");
+  const Json::Value pods =
+      List(kube::WithQuery("/api/v1/namespaces/default/pods", {{"labelSelector", by_sky_id}}));
+  ASSERT_FALSE(pods.empty());
+  EXPECT_EQ(Json::FastWriter().write(pods).find("k8s-secret-value-31"), std::string::npos);
 }
 
 TEST_F(KubernetesBackendTest, AnL4JobRunsOnlyOnTheL4NodeAndCancelRemovesEverything) {

@@ -70,7 +70,7 @@ TEST(ManifestsTest, AnIndexedJobWithItsServiceAndScript) {
 // in the pod's spec, which anyone who may read pods reads.
 TEST(ManifestsTest, TheJobsValuesAreInASecretNeverInThePodSpec) {
   ManifestInput in = Input();
-  in.env = {{"HF_TOKEN", "hf_k8s_secret"}, {"SKYPILOT_TASK_ID", "sky-1"}};
+  in.env = {{"SKYPILOT_TASK_ID", "sky-1"}, {"HF_TOKEN", "hf_k8s_secret"}};
   const Manifests m = BuildManifests(in);
   EXPECT_EQ(m.secret["kind"].asString(), "Secret");
   EXPECT_EQ(m.secret["metadata"]["name"].asString(), "skyslurm-7");
@@ -84,7 +84,8 @@ TEST(ManifestsTest, TheJobsValuesAreInASecretNeverInThePodSpec) {
                  e["valueFrom"]["secretKeyRef"]["key"].asString() == "e0" && !e.isMember("value");
   }
   EXPECT_TRUE(referenced);
-  in.env.clear();
+  // skyslurm's own values are plain; a job with no others makes no Secret.
+  in.env = {{"SKYPILOT_TASK_ID", "sky-1"}};
   EXPECT_TRUE(BuildManifests(in).secret.isNull());
 }
 
