@@ -21,6 +21,26 @@ using ::testing::HasSubstr;
 
 const RsyncRemote kBeta{"beta", "/home/ana/.slurm/config", "yes"};
 
+// An `ssh` in `bin` that runs its command here (ssh [options] host
+// command), as a login node would; with `listing`, the changed-files
+// listing (find -newermt) answers that instead (a hostile node's).
+void WriteLocalSsh(const std::string& bin, const std::string& listing = "") {
+  std::string script =
+      "#!/bin/sh\n"
+      "while [ $# -gt 0 ]; do\n"
+      "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
+      "done\n"
+      "shift\n";
+  if (!listing.empty()) {
+    script.append("case \"$*\" in *newermt*) printf '")
+        .append(listing)
+        .append("'; exit 0 ;; esac\n");
+  }
+  script.append("exec sh -c \"$*\"\n");
+  std::ofstream(bin + "/ssh") << script;
+  std::filesystem::permissions(bin + "/ssh", std::filesystem::perms::owner_all);
+}
+
 TEST(RsyncTest, APushHonoursTheIgnoreFilesMakesTheFolderAndUsesTheUsersSshSettings) {
   const auto argv = PushArgv(kBeta, "/home/ana/proj", "/users/ana 2/proj", false);
   EXPECT_EQ(argv.front(), "rsync");
@@ -204,15 +224,7 @@ TEST(RsyncTest, PullChangedFetchesWhatTheJobWroteAndNothingElse) {
   fs::create_directories(d + "/bin");
   fs::create_directories(d + "/there/out");
   fs::create_directories(d + "/here");
-  // ssh [options] host command: the command, run here.
-  std::ofstream(d + "/bin/ssh")
-      << "#!/bin/sh\n"
-         "while [ $# -gt 0 ]; do\n"
-         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
-         "done\n"
-         "shift\n"
-         "exec sh -c \"$*\"\n";
-  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  WriteLocalSsh(d + "/bin");
   auto write = [](const std::string& path, const std::string& text) {
     std::ofstream(path) << text;
   };
@@ -279,17 +291,8 @@ TEST(RsyncTest, AHostileListingWritesNothingOutsideTheFolder) {
   fs::create_directories(d + "/there/out");
   fs::create_directories(d + "/home/job");
   // The "cluster": its listing is whatever it likes; rsync runs here.
-  std::ofstream(d + "/bin/ssh")
-      << "#!/bin/sh\n"
-         "while [ $# -gt 0 ]; do\n"
-         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
-         "done\n"
-         "shift\n"
-         "case \"$*\" in *newermt*) printf 'out/ok.txt\\0../evil.txt\\0" +
-             d +
-             "/there/abs.txt\\0link\\0abs-link\\0' ; exit 0 ;; esac\n"
-             "exec sh -c \"$*\"\n";
-  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  WriteLocalSsh(d + "/bin",
+                "out/ok.txt\\0../evil.txt\\0" + d + "/there/abs.txt\\0link\\0abs-link\\0");
   std::ofstream(d + "/there/out/ok.txt") << "ok\n";
   std::ofstream(d + "/evil.txt") << "the cluster's\n";
   std::ofstream(d + "/there/abs.txt") << "abs\n";
@@ -319,14 +322,7 @@ TEST(RsyncTest, APushLeavesFilesNewerThereAloneAndNamesThem) {
   fs::create_directories(d + "/bin");
   fs::create_directories(d + "/here");
   fs::create_directories(d + "/there");
-  std::ofstream(d + "/bin/ssh")
-      << "#!/bin/sh\n"
-         "while [ $# -gt 0 ]; do\n"
-         "  case \"$1\" in -F | -o) shift 2 ;; -*) shift ;; *) break ;; esac\n"
-         "done\n"
-         "shift\n"
-         "exec sh -c \"$*\"\n";
-  fs::permissions(d + "/bin/ssh", fs::perms::owner_all);
+  WriteLocalSsh(d + "/bin");
   std::ofstream(d + "/here/train.py") << "old\n";
   std::ofstream(d + "/here/data.txt") << "data\n";
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
