@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -263,6 +264,27 @@ class Translator {
       needs_.time_minutes = r_.time_limit->minutes;
       needs_.time_unlimited = r_.time_limit->infinite();
     }
+    NameTheOptions();
+  }
+
+  // The options behind each need, for the reasons a partition gives.
+  void NameTheOptions() {
+    auto named = [&](std::initializer_list<Opt> options) {
+      std::string names;
+      for (Opt option : options) {
+        if (const Setting* s = r_.Effective(option)) {
+          names += fmt::format("{}--{}", names.empty() ? "" : ", ", s->name());
+        }
+      }
+      return names;
+    };
+    needs_.gpus_option =
+        named({Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask, Opt::kGpusPerSocket});
+    needs_.cpus_option = named({Opt::kCpusPerTask, Opt::kNtasksPerNode, Opt::kNtasks});
+    needs_.memory_option = named({Opt::kMem, Opt::kMemPerCpu, Opt::kMemPerGpu});
+    needs_.nodes_option = named({Opt::kNodes});
+    needs_.time_option = named({Opt::kTime});
+    needs_.features_option = named({Opt::kConstraint});
   }
 
   void Features() {

@@ -133,8 +133,8 @@ TEST_F(TranslatorTest, A100JobOnGammaWithModuleRename) {
 TEST_F(TranslatorTest, TooManyGpusPerNode) {
   auto t = To("beta", Parse({"--gres=gpu:h100:8", "job.sh"}, "#!/bin/sh\ntrue\n"));
   ASSERT_FALSE(t.ok());
-  EXPECT_THAT(t.reasons[0], HasSubstr("h100-cluster: needs 8 nvidia_h100_80gb_hbm3 GPUs per node; "
-                                      "its nodes have at most 4"));
+  EXPECT_THAT(t.reasons[0], HasSubstr("h100-cluster: needs 8 nvidia_h100_80gb_hbm3 GPUs per node "
+                                      "but its nodes have at most 4 (--gres)"));
 }
 
 TEST_F(TranslatorTest, TimeAboveEveryMaxTime) {
@@ -142,7 +142,28 @@ TEST_F(TranslatorTest, TimeAboveEveryMaxTime) {
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.reasons[0],
             "no partition of beta can run it (h100-cluster: time limit 2-00:00:00 exceeds MaxTime "
-            "1-00:00:00; debug: time limit 2-00:00:00 exceeds MaxTime 30:00)");
+            "1-00:00:00 (--time); debug: time limit 2-00:00:00 exceeds MaxTime 30:00 (--time))");
+}
+
+TEST_F(TranslatorTest, EveryReasonAPartitionHasIsSaidAtOnce) {
+  // Fixing the time limit alone would not do: the GPUs per node, the
+  // memory, the feature and the node count fail too, and each is said,
+  // naming its option, before the user submits again.
+  auto t = To("beta", Parse({"-t", "2-00:00:00", "--nodes=3", "--gres=gpu:h100:8", "--mem=600G",
+                             "-C", "ib", "job.sh"},
+                            "#!/bin/sh\ntrue\n"));
+  ASSERT_FALSE(t.ok());
+  ASSERT_EQ(t.reasons.size(), 1u);
+  const std::string& why = t.reasons[0];
+  const std::string h100 = why.substr(0, why.find("; debug:"));
+  EXPECT_THAT(h100, HasSubstr("time limit 2-00:00:00 exceeds MaxTime 1-00:00:00 (--time)"));
+  EXPECT_THAT(h100, HasSubstr("needs 8 nvidia_h100_80gb_hbm3 GPUs per node but its nodes have at "
+                              "most 4 (--gres)"));
+  EXPECT_THAT(h100, HasSubstr("needs 614400 MB of memory per node but its nodes have at most "
+                              "512000 (--mem)"));
+  EXPECT_THAT(h100, HasSubstr("no node has the features ib (--constraint)"));
+  EXPECT_THAT(h100, HasSubstr("needs 3 nodes but it has 2 (--nodes)"));
+  EXPECT_THAT(why, HasSubstr("; debug: time limit 2-00:00:00 exceeds MaxTime 30:00 (--time), "));
 }
 
 TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
@@ -152,7 +173,8 @@ TEST_F(TranslatorTest, DefaultPartitionThatCannotRunItIsReplaced) {
   ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
   EXPECT_THAT(t.job->partitions, ElementsAre("cpu"));
   EXPECT_EQ(t.job->partition_note,
-            "cpu (chosen: the default partition gpu cannot run it (no node has the features cpu))");
+            "cpu (chosen: the default partition gpu cannot run it (no node has the features cpu "
+            "(--constraint)))");
   EXPECT_THAT(t.job->script, HasSubstr("#!/bin/sh\n# skyslurm: translated for cluster alpha\n"));
   EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH --partition=cpu\n"));
   // Regression: a --wrap job has no script for the #SBATCH line; the
@@ -213,7 +235,7 @@ TEST_F(TranslatorTest, AccountNotAllowedByThePartition) {
   for (auto& p : d.partitions) p.allow_accounts = {"physics"};
   config::ClusterSettings none;
   auto t = TranslateForSlurm(Parse({"-A", "chemistry", "job.sh"}, "#!/bin/sh\ntrue\n"), d,
-                     {"alpha", &catalog_, &none});
+                             {"alpha", &catalog_, &none});
   ASSERT_FALSE(t.ok());
   EXPECT_THAT(t.reasons[0], HasSubstr("account chemistry is not allowed here"));
 }
@@ -304,14 +326,17 @@ TEST_F(TranslatorTest, AnArrayIndexAtOrAboveTheClustersMaxArraySizeCannotRunTher
   EXPECT_EQ(t.reasons[0],
             "--array=0-1000:500,1001%4 (job.sh:2): index 1001 is at or above beta's MaxArraySize "
             "(1001)");
-  EXPECT_TRUE(TranslateForSlurm(Parse({"--array=0-1000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
+  EXPECT_TRUE(
+      TranslateForSlurm(Parse({"--array=0-1000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
   // The home cluster's limit holds as well.
   cluster::Description alpha = Cluster("alpha");
   alpha.max_array_size = 10;
-  EXPECT_FALSE(TranslateForSlurm(Parse({"-a", "10", "job.sh"}, "#!/bin/sh\ntrue\n"), alpha, ctx).ok());
+  EXPECT_FALSE(
+      TranslateForSlurm(Parse({"-a", "10", "job.sh"}, "#!/bin/sh\ntrue\n"), alpha, ctx).ok());
   // Not known (a description file without it): left to slurmctld.
   beta.max_array_size.reset();
-  EXPECT_TRUE(TranslateForSlurm(Parse({"--array=5000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
+  EXPECT_TRUE(
+      TranslateForSlurm(Parse({"--array=5000", "job.sh"}, "#!/bin/sh\ntrue\n"), beta, ctx).ok());
 }
 
 TEST_F(TranslatorTest, ConstraintFeatureRespelled) {
@@ -319,8 +344,9 @@ TEST_F(TranslatorTest, ConstraintFeatureRespelled) {
   for (auto& n : d.nodes) n.features = {"gpu", "A100"};
   d.BuildIndex();  // the nodes changed
   config::ClusterSettings none;
-  auto t = TranslateForSlurm(Parse({"-C", "a100", "--gres=gpu:a100:1", "job.sh"}, "#!/bin/sh\ntrue\n"), d,
-                     {"alpha", &catalog_, &none});
+  auto t =
+      TranslateForSlurm(Parse({"-C", "a100", "--gres=gpu:a100:1", "job.sh"}, "#!/bin/sh\ntrue\n"),
+                        d, {"alpha", &catalog_, &none});
   ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
   EXPECT_THAT(t.job->args, ElementsAre("--constraint=A100", "--gres=gpu:A100:1"));
   auto missing = To("beta", Parse({"-C", "ib", "job.sh"}, "#!/bin/sh\ntrue\n"));
@@ -333,7 +359,7 @@ TEST_F(TranslatorTest, UnknownModulesAreANoteNotAFailure) {
   d.modules_known = false;
   config::ClusterSettings none;
   auto t = TranslateForSlurm(Parse({"job.sh"}, "#!/bin/sh\nmodule load whatever/1\n"), d,
-                     {"alpha", &catalog_, &none});
+                             {"alpha", &catalog_, &none});
   ASSERT_TRUE(t.ok());
   EXPECT_THAT(t.job->caveats[0], HasSubstr("modules of beta are not known"));
 }
@@ -396,10 +422,12 @@ TEST_F(TranslatorTest, OnlyAModuleTheHomeHasCanRuleAPeerOut) {
   EXPECT_THAT(gamma.reasons, ElementsAre(HasSubstr("module cuda/12.1 (job.sh:2): no counterpart")));
   config::ClusterSettings none;
   EXPECT_FALSE(
-      TranslateForSlurm(Parse({"job.sh"}, script), Cluster("gamma"), {"alpha", &catalog_, &none}).ok());
+      TranslateForSlurm(Parse({"job.sh"}, script), Cluster("gamma"), {"alpha", &catalog_, &none})
+          .ok());
   // Regression (review): with the home unknown, translation did not happen
   // at all, so a failed-over job met `module load cuda/12.1` where only 12.4 is.
-  auto beta = TranslateForSlurm(Parse({"job.sh"}, script), Cluster("beta"), {"alpha", &catalog_, &none});
+  auto beta =
+      TranslateForSlurm(Parse({"job.sh"}, script), Cluster("beta"), {"alpha", &catalog_, &none});
   ASSERT_TRUE(beta.ok());
   EXPECT_THAT(beta.job->script, HasSubstr("\nmodule load cuda/12.4\n"));
 }
@@ -419,9 +447,10 @@ TEST_F(TranslatorTest, PluginOptionsTravelOnlyWhereSbatchListsThem) {
   ASSERT_TRUE(travels.ok());
   EXPECT_THAT(travels.job->script, HasSubstr("\n#SBATCH --container-mounts=/data:/data\n"));
   // getopt's unique prefix, as sbatch takes it.
-  EXPECT_TRUE(TranslateForSlurm(Parse({"job.sh"}, "#!/bin/bash\n#SBATCH --container-m=/d:/d\ntrue\n"), d,
+  EXPECT_TRUE(
+      TranslateForSlurm(Parse({"job.sh"}, "#!/bin/bash\n#SBATCH --container-m=/d:/d\ntrue\n"), d,
                         {"alpha", &catalog_, &settings_})
-                  .ok());
+          .ok());
   // Another Slurm release's sbatch may know the option itself: a note, no refusal.
   d.plugin_options.clear();
   d.slurm_version = "24.05.1";
