@@ -199,7 +199,10 @@ class Backend : public JobTranslator {
   // default probes it: "N partitions, a/b nodes usable".
   virtual CheckAnswer Check(std::chrono::milliseconds timeout);
 
-  // When the cluster's own scheduler would start this job.
+  // When the cluster's own scheduler would start this job. FailedPrecondition
+  // when that scheduler refuses the job outright (sbatch --test-only's no):
+  // the job cannot run there as asked, and placement says so; any other
+  // error is only no estimate.
   virtual Result<StartEstimate> EstimateStart(const translate::TranslatedJob& job,
                                               std::chrono::milliseconds timeout) = 0;
 

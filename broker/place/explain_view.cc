@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "broker/place/audit.h"
 #include "broker/place/job_folder.h"
@@ -99,6 +102,29 @@ std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCata
   return out;
 }
 
+// The clusters with candidates of which none can run the job (infeasible,
+// unreachable, excluded, over budget), each with its candidates' reasons.
+std::map<std::string, std::vector<std::string>> RefusedByPlacement(const place::Plan& plan) {
+  std::map<std::string, std::vector<std::string>> reasons;
+  std::set<std::string> runnable;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    const place::Verdict& v = plan.decision.verdicts[i];
+    const std::string& cluster = plan.candidates[i].cluster;
+    using Kind = place::Verdict::Kind;
+    if (v.kind == Kind::kInfeasible || v.kind == Kind::kUnreachable || v.kind == Kind::kExcluded ||
+        v.kind == Kind::kOverBudget) {
+      auto& list = reasons[cluster];
+      const std::string& partition = plan.candidates[i].partition;
+      std::string reason = partition.empty() ? v.reason : partition + ": " + v.reason;
+      if (std::find(list.begin(), list.end(), reason) == list.end()) list.push_back(reason);
+    } else {
+      runnable.insert(cluster);
+    }
+  }
+  for (const auto& name : runnable) reasons.erase(name);
+  return reasons;
+}
+
 std::string ArgsLine(const std::vector<std::string>& args) { return ShellJoin(args); }
 
 std::string RenderPlacement(const place::Plan& plan) {
@@ -150,6 +176,11 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     }
   }
   std::string out = RequestSummary(request, ws.catalog);
+  // The summary, the chosen line and the exit status agree: a cluster whose
+  // every candidate placement ruled out (its own sbatch --test-only said no:
+  // a node it lacks, a limit) cannot run the job, whatever its translation.
+  const std::map<std::string, std::vector<std::string>> refused =
+      with_placement ? RefusedByPlacement(plan) : std::map<std::string, std::vector<std::string>>{};
   std::vector<std::string> can, cannot;
   for (std::size_t i = 0; i < ws.handles.size(); ++i) {
     const place::ClusterHandle& h = ws.handles[i];
@@ -169,6 +200,12 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     if (!t.ok()) {
       out += "cannot run it\n";
       for (const auto& reason : t.reasons) out += fmt::format("  - {}\n", reason);
+      cannot.push_back(h.name);
+      continue;
+    }
+    if (auto it = refused.find(h.name); it != refused.end()) {
+      out += "cannot run it\n";
+      for (const auto& reason : it->second) out += fmt::format("  - {}\n", reason);
       cannot.push_back(h.name);
       continue;
     }
@@ -202,29 +239,7 @@ ExplainText RenderExplain(const job::Request& request, const Workspace& ws, cons
     }
     for (const auto& caveat : job.caveats) out += fmt::format("  note: {}\n", caveat);
   }
-  if (with_placement) {
-    out += RenderPlacement(plan);
-    // The summary agrees with the placement: a cluster whose every candidate
-    // its scheduler refused (sbatch --test-only said no: a node it lacks, a
-    // limit) cannot run the job, whatever the translation said.
-    std::vector<std::string> refused;
-    for (const auto& name : can) {
-      bool runnable = false;
-      for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
-        if (plan.candidates[i].cluster != name) continue;
-        const auto kind = plan.decision.verdicts[i].kind;
-        runnable = runnable || (kind != place::Verdict::Kind::kInfeasible &&
-                                kind != place::Verdict::Kind::kUnreachable &&
-                                kind != place::Verdict::Kind::kExcluded &&
-                                kind != place::Verdict::Kind::kOverBudget);
-      }
-      if (!runnable) refused.push_back(name);
-    }
-    for (const auto& name : refused) {
-      std::erase(can, name);
-      cannot.push_back(name);
-    }
-  }
+  if (with_placement) out += RenderPlacement(plan);
   auto list = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;

@@ -673,7 +673,12 @@ void ApplyEstimates(const job::Request& request, const catalog::AcceleratorCatal
       continue;
     }
     if (!answer->ok()) {
-      cand.no_estimate = answer->status().message();
+      // The scheduler refused the job (backend.h): it cannot run there.
+      if (answer->status().code() == StatusCode::kFailedPrecondition) {
+        cand.infeasible.push_back(answer->status().message());
+      } else {
+        cand.no_estimate = answer->status().message();
+      }
       continue;
     }
     ApplyEstimate(plan, t.candidate, t.cluster, **answer, certain[t.candidate].has_value(), request,

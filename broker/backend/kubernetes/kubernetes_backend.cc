@@ -222,8 +222,10 @@ CheckAnswer KubernetesBackend::Check(milliseconds timeout) {
 Result<StartEstimate> KubernetesBackend::EstimateStart(const translate::TranslatedJob& job,
                                                        milliseconds timeout) {
   SKY_ASSIGN_OR_RETURN(kube::JobShape shape, kube::ShapeOf(job));
-  SKY_ASSIGN_OR_RETURN(cluster::Inventory inv, RecentInventory(timeout));
-  auto start = kube::ModelStart(shape, inv, std::time(nullptr));
+  auto inv = RecentInventory(timeout);
+  // The API server's trouble is no refusal of the job (backend.h).
+  if (!inv.ok()) return UnavailableError(inv.status().message());
+  auto start = kube::ModelStart(shape, *inv, std::time(nullptr));
   if (!start) {
     return UnavailableError(
         fmt::format("{}: no start in view: its nodes cannot hold {} pod(s) "

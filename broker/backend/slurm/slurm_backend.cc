@@ -295,8 +295,10 @@ Result<StartEstimate> SlurmBackend::TestOnlyAnswer(Result<CommandOutput> out) co
   // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
-    return UnavailableError(fmt::format("{}: sbatch --test-only refused the job: {}", name_,
-                                        Trim(out->err + out->out)));
+    // The scheduler's own no (a GRES it lacks, a limit): the job cannot run
+    // here as asked, which FailedPrecondition says (backend.h).
+    return FailedPreconditionError(fmt::format("{}: sbatch --test-only refused the job: {}", name_,
+                                               Trim(out->err + out->out)));
   }
   auto e = ParseTestOnly(out->err + out->out);
   if (!e.ok()) return e.status().WithContext(name_);

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "broker/backend/slurm/slurm_translator.h"
 #include "broker/cluster/description.h"
 #include "broker/job/request.h"
-#include "broker/backend/slurm/slurm_translator.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
@@ -24,9 +24,10 @@ class TranslateTestbedTest : public TestbedTest {
  protected:
   cluster::Description Live(const std::string& name) {
     LocalCommandRunner runner;
-    auto d = cluster::Describe({name, &runner,
-                                {{"SLURM_CONF", tb_.SlurmConf(name)},
-                                 {"MODULEPATH", tb_.dir + "/modules/" + name}}});
+    auto d = cluster::Describe(
+        {name,
+         &runner,
+         {{"SLURM_CONF", tb_.SlurmConf(name)}, {"MODULEPATH", tb_.dir + "/modules/" + name}}});
     EXPECT_TRUE(d.ok()) << d.status().message();
     return d.ok() ? *d : cluster::Description{};
   }
@@ -44,8 +45,8 @@ class TranslateTestbedTest : public TestbedTest {
     cluster::Description d = Live(target);
     catalog::AcceleratorCatalog catalog;
     const cluster::Description home = Live("alpha");  // what the script was written against
-    translate::Translation t =
-        translate::TranslateForSlurm(*request, d, {"alpha", &catalog, &settings, "", &home.modules});
+    translate::Translation t = translate::TranslateForSlurm(
+        *request, d, {"alpha", &catalog, &settings, "", &home.modules});
     EXPECT_TRUE(t.ok()) << ::testing::PrintToString(t.reasons);
     if (!t.ok()) return "";
     const std::string out = tmp_.File(target + ".out");
@@ -66,8 +67,8 @@ class TranslateTestbedTest : public TestbedTest {
 
 TEST_F(TranslateTestbedTest, LiveDescriptionsMatchTheFixtures) {
   for (const char* name : kClusters) {
-    const std::string fixture = ReadFile(std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/" +
-                                         name + ".yaml");
+    const std::string fixture =
+        ReadFile(std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/" + name + ".yaml");
     EXPECT_EQ(cluster::DescriptionToYaml(Live(name)), fixture)
         << name << ": the testbed changed; regenerate tests/data/clusters with skyslurm describe";
   }
@@ -120,8 +121,8 @@ class ExplainCommandTest : public TranslateTestbedTest {
     std::ofstream cfg(tmp_.File("skyslurm.yaml"));
     cfg << "home: alpha\nclusters:\n";
     for (const char* c : kClusters) {
-      cfg << "  " << c << ":\n    slurm_conf: " << tb_.SlurmConf(c) << "\n    modulepath: "
-          << tb_.dir << "/modules/" << c << "\n";
+      cfg << "  " << c << ":\n    slurm_conf: " << tb_.SlurmConf(c)
+          << "\n    modulepath: " << tb_.dir << "/modules/" << c << "\n";
     }
     cfg << "  gamma:\n    modules: {cuda: CUDA}\n";
   }
@@ -154,8 +155,8 @@ TEST_F(ExplainCommandTest, ShowsEveryClusterWithItsVerdict) {
 
 TEST_F(ExplainCommandTest, ScriptOnStdinAndOfflineDescriptions) {
   const std::string fixtures = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/clusters/";
-  CommandOutput out = Explain({"--describe-from=" + fixtures + "alpha.yaml",
-                               "--describe-from", fixtures + "gamma.yaml", "--gres=gpu:a100:2"},
+  CommandOutput out = Explain({"--describe-from=" + fixtures + "alpha.yaml", "--describe-from",
+                               fixtures + "gamma.yaml", "--gres=gpu:a100:2"},
                               "#!/bin/sh\nmodule load cuda/12.1\n");
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, HasSubstr("Request ((stdin), as sbatch reads it)"));
@@ -170,13 +171,30 @@ TEST_F(ExplainCommandTest, NoClusterCanRunItExitsOne) {
   EXPECT_THAT(out.out, HasSubstr("Can run it: none."));
 }
 
+TEST_F(ExplainCommandTest, AClusterWhoseOwnSbatchRefusesTheJobCannotRunIt) {
+  // No node of any cluster has 100 CPUs: every translation passes (skyslurm
+  // does not read --mincpus), but each cluster's own sbatch --test-only
+  // says no. The cluster sections, the chosen line, the summary and the
+  // exit status all say the same.
+  CommandOutput out = Explain({"--mincpus=100", "--wrap", "true"});
+  EXPECT_EQ(out.exit_code, 1) << out.out;
+  EXPECT_THAT(out.out, HasSubstr("alpha (home): cannot run it\n  - gpu: alpha: sbatch --test-only "
+                                 "refused the job: "));
+  EXPECT_THAT(out.out, HasSubstr("beta: cannot run it\n"));
+  EXPECT_THAT(out.out, Not(HasSubstr("can run it")));
+  EXPECT_THAT(out.out, HasSubstr("  => no cluster can run the job\n"));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: none. Cannot: alpha, beta, gamma."));
+}
+
 TEST_F(ExplainCommandTest, BadInputExitsTwoNamingTheLine) {
-  std::ofstream(tmp_.File("bad.sh")) << "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n";
+  std::ofstream(tmp_.File("bad.sh"))
+      << "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n";
   CommandOutput out = Explain({"bad.sh"});
   EXPECT_EQ(out.exit_code, 2);
-  EXPECT_EQ(out.err,
-            "skyslurm explain: bad.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count; "
-            "Slurm reads name[:type][:count]: \"Invalid generic resource (gres) specification\")\n");
+  EXPECT_EQ(
+      out.err,
+      "skyslurm explain: bad.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count; "
+      "Slurm reads name[:type][:count]: \"Invalid generic resource (gres) specification\")\n");
   EXPECT_EQ(Explain({"missing.sh"}).exit_code, 2);
   EXPECT_EQ(Explain({"--time", "abc", "--wrap", "true"}).exit_code, 2);
 }
