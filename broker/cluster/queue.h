@@ -18,16 +18,19 @@ namespace skyslurm::cluster {
 
 struct QueuedJob {
   std::string job_id;
+  // A heterogeneous job's component ("N+K" in squeue): K, and job_id is N
+  // for its first (the id sbatch printed), "N+K" for the others.
+  std::optional<int> het_offset;
   // Where it is in its life: what every decision reads (the backend that
   // read the job sets it from its own words).
   JobPhase phase = JobPhase::kUnknown;
-  std::string state;        // the backend's own word, for display: PENDING, RUNNING ...
-  std::string reason;       // Resources, Priority, None ...
+  std::string state;   // the backend's own word, for display: PENDING, RUNNING ...
+  std::string reason;  // Resources, Priority, None ...
   std::string partition;
   std::string name;
   std::string user;
   std::string comment;
-  std::string gpu_type;     // from tres_per_node / tres_per_job ("" = any or none)
+  std::string gpu_type;  // from tres_per_node / tres_per_job ("" = any or none)
   std::int64_t gpus_per_node = 0;
   std::int64_t gpus_per_job = 0;
   std::int64_t nodes = 1;

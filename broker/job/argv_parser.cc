@@ -29,6 +29,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
   const Where where{source, line};
   ParsedArgs parsed;
   std::size_t i = 0;
+  int component = 0;  // the heterogeneous job component, counted by ':'
   auto take_operands = [&](std::size_t from) {
     for (std::size_t k = from; k < args.size(); ++k) parsed.operands.push_back(args[k]);
   };
@@ -36,6 +37,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
     const std::string& word = args[i];
     if (word == ":") {  // heterogeneous job separator (sbatch -N1 : -N2 job.sh)
       parsed.het_separator = true;
+      ++component;
       ++i;
       continue;
     }
@@ -67,7 +69,8 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
         for (auto candidate : match.ambiguous) {
           possibilities += " '--" + std::string(candidate) + "'";
         }
-        return ArgError(where, "option '--" + name + "' is ambiguous; possibilities:" + possibilities);
+        return ArgError(where,
+                        "option '--" + name + "' is ambiguous; possibilities:" + possibilities);
       }
       if (match.spec == nullptr) {
         // None of Slurm's: a SPANK plugin's option (pyxis' --container-image),
@@ -89,6 +92,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
             (eq == std::string::npos && policy != OperandPolicy::kReject
                  ? " (if it takes a value, write --" + name + "=VALUE)"
                  : ""));
+        occ.component = component;
         parsed.options.push_back(std::move(occ));
         ++i;
         continue;
@@ -112,11 +116,12 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
             occ.value = args[++i];
             occ.words.push_back(*occ.value);
           } else {
-            return ArgError(where, "option '--" + std::string(match.spec->name) +
-                                       "' requires an argument");
+            return ArgError(
+                where, "option '--" + std::string(match.spec->name) + "' requires an argument");
           }
           break;
       }
+      occ.component = component;
       parsed.options.push_back(std::move(occ));
       ++i;
       continue;
@@ -155,6 +160,7 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
       occ.words.push_back(word);
       if (consumed_next) occ.words.push_back(args[i + 1]);
       occ.bundled = in_word.size() > 1;
+      occ.component = component;
       parsed.options.push_back(std::move(occ));
     }
     i += consumed_next ? 2 : 1;
@@ -162,7 +168,8 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
   return parsed;
 }
 
-std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
+std::vector<std::string> RemoveOptions(const OptionTable& table,
+                                       const std::vector<std::string>& words,
                                        const std::vector<Opt>& ids) {
   return RemoveOptionsIf(table, words, [&](const Occurrence& o) {
     return o.spec != nullptr && std::find(ids.begin(), ids.end(), o.spec->id) != ids.end();

@@ -22,9 +22,12 @@ struct Occurrence {
   const OptionSpec* spec = nullptr;  // null for an option the table does not know
   std::string name;                  // the option's long name (as written, if unknown)
   std::optional<std::string> value;
-  std::vector<std::string> words;    // the argv words it came from, verbatim
-  bool bundled = false;              // shares its word with other short options
-  std::size_t first_word = 0;        // index of its first word in the input
+  std::vector<std::string> words;  // the argv words it came from, verbatim
+  bool bundled = false;            // shares its word with other short options
+  std::size_t first_word = 0;      // index of its first word in the input
+  // The heterogeneous job component it belongs to: how many ':' words came
+  // before it (0 in a directive; a script's components are its hetjob lines).
+  int component = 0;
 };
 
 struct ParsedArgs {
@@ -48,7 +51,8 @@ Result<ParsedArgs> ParseArgs(const OptionTable& table, std::span<const std::stri
 // `words` without the options whose id is in `ids` (bundled short options
 // are split when one of them goes); operands are kept. Words that do not
 // parse are returned as they are.
-std::vector<std::string> RemoveOptions(const OptionTable& table, const std::vector<std::string>& words,
+std::vector<std::string> RemoveOptions(const OptionTable& table,
+                                       const std::vector<std::string>& words,
                                        const std::vector<Opt>& ids);
 // The same, for the options `drop` says go (by name, for options the
 // broker does not interpret).

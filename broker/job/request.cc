@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "broker/job/hetjob.h"
 #include "broker/util/strings.h"
 #include "broker/util/trace.h"
 #include "common/sky_options.h"
@@ -293,6 +295,8 @@ Result<Request> ParseRequest(const RequestInput& input) {
                        ParseArgs(table, input.args, OperandPolicy::kStopAtFirst, "command line"));
   r.warnings = cli.warnings;
   r.hetjob = cli.het_separator;
+  // Each component's #SBATCH lines (a hetjob line starts the next).
+  std::vector<std::vector<Setting>> directive_settings(1);
 
   std::optional<std::string> wrap;
   for (const auto& occ : cli.options) {
@@ -329,9 +333,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
     r.hetjob = r.hetjob || r.directives.hetjob;
     for (std::size_t d = 0; d < r.directives.directives.size(); ++d) {
       const Directive& directive = r.directives.directives[d];
-      // Only the first heterogeneous component describes this request; the
-      // job as a whole stays at home (see portability.h).
-      if (directive.het_separator) break;
+      if (directive.het_separator) directive_settings.emplace_back();
       SKY_ASSIGN_OR_RETURN(
           ParsedArgs parsed,
           ParseArgs(table, directive.words, OperandPolicy::kReject, r.script_name, directive.line));
@@ -339,7 +341,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
         r.warnings.push_back(fmt::format("{}:{}: {}", r.script_name, directive.line, warning));
       }
       for (auto& occ : parsed.options) {
-        r.settings.push_back(
+        directive_settings.back().push_back(
             {std::move(occ), Origin{Origin::Kind::kDirective, directive.line, "", d}});
       }
     }
@@ -348,6 +350,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
     r.script_args = cli.operands;  // salloc/srun: the command to run
   }
 
+  std::vector<Setting> env_settings;
   for (const auto& env : EnvOptions()) {
     if ((env.tools & static_cast<ToolMask>(input.tool)) == 0) continue;
     auto it = input.env.find(std::string(env.variable));
@@ -358,12 +361,28 @@ Result<Request> ParseRequest(const RequestInput& input) {
     occ.spec = spec;
     occ.name = std::string(spec->name);
     if (spec->arg != Arg::kNone) occ.value = it->second;
-    r.settings.push_back(
+    env_settings.push_back(
         {std::move(occ), Origin{Origin::Kind::kEnvironment, 0, std::string(env.variable), 0}});
   }
+  std::vector<std::vector<Setting>> command_line_settings(1);
   for (auto& occ : cli.options) {
-    r.settings.push_back({std::move(occ), Origin{Origin::Kind::kCommandLine, 0, "", 0}});
+    const auto component = static_cast<std::size_t>(occ.component);
+    if (command_line_settings.size() <= component) command_line_settings.resize(component + 1);
+    command_line_settings[component].push_back(
+        {std::move(occ), Origin{Origin::Kind::kCommandLine, 0, "", 0}});
   }
+  // Each component's settings in the order sbatch applies them.
+  const std::size_t components = std::max(directive_settings.size(), command_line_settings.size());
+  auto own_settings = [&](std::size_t k, std::vector<Setting>& out) {
+    if (k < directive_settings.size()) {
+      out.insert(out.end(), directive_settings[k].begin(), directive_settings[k].end());
+    }
+    out.insert(out.end(), env_settings.begin(), env_settings.end());
+    if (k < command_line_settings.size()) {
+      out.insert(out.end(), command_line_settings[k].begin(), command_line_settings[k].end());
+    }
+  };
+  own_settings(0, r.settings);
   // SKYSLURM_ANY_CLUSTER=1 asks for routing like --sky-any-cluster does.
   if (auto it = input.env.find("SKYSLURM_ANY_CLUSTER");
       it != input.env.end() && !it->second.empty() && it->second != "0") {
@@ -373,6 +392,23 @@ Result<Request> ParseRequest(const RequestInput& input) {
   Interpreter interpreter(r);
   for (const Setting& s : r.settings) SKY_RETURN_IF_ERROR(interpreter.Apply(s));
   r.gpu_demand = DemandOf(r);
+  for (std::size_t k = 1; k < components; ++k) {
+    Request c;
+    c.tool = r.tool;
+    c.table = r.table;
+    c.script_name = r.script_name;
+    c.hetjob = true;
+    for (const Setting& s : (k == 1 ? r : r.het_components.back()).settings) {
+      if (ResetForEachComponent(s.name()) || SkyOptionOf(s.id())) continue;
+      c.settings.push_back(s);
+      c.settings.back().inherited = true;
+    }
+    own_settings(k, c.settings);
+    Interpreter component(c);
+    for (const Setting& s : c.settings) SKY_RETURN_IF_ERROR(component.Apply(s));
+    c.gpu_demand = DemandOf(c);
+    r.het_components.push_back(std::move(c));
+  }
   return r;
 }
 

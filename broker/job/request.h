@@ -24,8 +24,8 @@ namespace skyslurm::job {
 struct Origin {
   enum class Kind { kDirective, kEnvironment, kCommandLine };
   Kind kind = Kind::kCommandLine;
-  int line = 0;           // kDirective: the script line
-  std::string variable;   // kEnvironment: SBATCH_*
+  int line = 0;               // kDirective: the script line
+  std::string variable;       // kEnvironment: SBATCH_*
   std::size_t directive = 0;  // kDirective: index into Request::directives.directives
   // "job.sh:3", "SBATCH_PARTITION", "command line".
   std::string Describe(std::string_view script_name) const;
@@ -35,6 +35,9 @@ struct Origin {
 struct Setting {
   Occurrence occurrence;
   Origin origin;
+  // In a heterogeneous job's later component: carried on from the component
+  // before, as sbatch carries it (hetjob.h), not written there.
+  bool inherited = false;
   Opt id() const { return occurrence.spec != nullptr ? occurrence.spec->id : Opt::kOther; }
   const std::string& name() const { return occurrence.name; }
 };
@@ -42,7 +45,7 @@ struct Setting {
 struct GpuAsk {
   enum class Scope { kPerNode, kPerJob, kPerTask, kPerSocket };
   Scope scope = Scope::kPerNode;
-  std::string type;        // as written; "" for any GPU
+  std::string type;  // as written; "" for any GPU
   std::int64_t count = 0;
   Opt option = Opt::kGres;  // --gres, --gpus, --gpus-per-node, ...
   Origin origin;
@@ -73,7 +76,7 @@ struct Request {
   std::shared_ptr<const OptionTable> table;
   std::string script_name;      // path as given, or "(stdin)" (RequestInput::stdin_name) / "(wrap)"
   bool script_operand = false;  // the script is the first operand of the arguments
-  std::string script;         // the script text
+  std::string script;           // the script text
   std::vector<std::string> script_args;
   DirectiveScan directives;
   // Every option in the order Slurm applies them (script, environment,
@@ -91,10 +94,10 @@ struct Request {
   GpuDemand gpu_demand;
   std::vector<GresItem> other_gres;
   std::optional<std::string> constraint;
-  std::vector<std::string> features;  // plain names in --constraint
+  std::vector<std::string> features;    // plain names in --constraint
   std::vector<std::string> partitions;  // -p a,b
-  std::optional<std::string> account, qos, job_name, array, dependency, output, error, input,
-      chdir, container, export_env, wrap, reservation, nodelist, exclude, licenses, comment;
+  std::optional<std::string> account, qos, job_name, array, dependency, output, error, input, chdir,
+      container, export_env, wrap, reservation, nodelist, exclude, licenses, comment;
   // --array read (array_indices.h); `array` keeps the text as written.
   std::optional<ArrayIndices> array_indices;
   // skyslurmd answered the sky jobs --dependency named (sky_dependency.h):
@@ -106,6 +109,18 @@ struct Request {
   std::vector<std::string> other_container_options;  // pyxis-style --container-*
   SkyRequest sky;
   std::vector<ModuleUse> modules;
+  // A heterogeneous job's components after the first (this request is
+  // component 0), each read as sbatch reads it (hetjob.h): what the one
+  // before carries on, then its own #SBATCH lines (from its hetjob line
+  // on), the SBATCH_* environment and its ':' group of the command line.
+  // Each has its own settings and values, and no components or script.
+  std::vector<Request> het_components;
+  // All components: 1 + het_components.size().
+  std::size_t ComponentCount() const { return 1 + het_components.size(); }
+  // Component `index` (0: this request).
+  const Request& Component(std::size_t index) const {
+    return index == 0 ? *this : het_components[index - 1];
+  }
 
   // The setting in effect for an option, if any.
   const Setting* Effective(Opt id) const;

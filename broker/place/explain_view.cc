@@ -26,32 +26,43 @@ void Row(std::string& out, std::string_view what, const std::string& value,
   out += fmt::format("  {:<14} {:<34} {}\n", what, value, where);
 }
 
-std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCatalog& catalog) {
+// The rows of what one component (or the whole job) asks for: its size,
+// memory, time, GPUs, partition, constraint, account and QoS.
+void ResourceRows(std::string& out, const job::Request& r, const job::Request& script,
+                  const catalog::AcceleratorCatalog& catalog) {
   using job::Opt;
-  std::string out =
-      fmt::format("Request ({}, as {} reads it)\n", r.script_name, job::ToolName(r.tool));
+  auto origin = [&](Opt id) {
+    const job::Setting* s = r.Effective(id);
+    return s == nullptr ? "" : s->origin.Describe(script.script_name);
+  };
   if (r.nodes) {
     Row(out, "nodes",
         r.nodes->min == r.nodes->max ? std::to_string(r.nodes->min)
                                      : fmt::format("{}-{}", r.nodes->min, r.nodes->max),
-        Origin(r, Opt::kNodes));
+        origin(Opt::kNodes));
   }
-  if (r.ntasks) Row(out, "tasks", std::to_string(*r.ntasks), Origin(r, Opt::kNtasks));
+  if (r.ntasks) Row(out, "tasks", std::to_string(*r.ntasks), origin(Opt::kNtasks));
   if (r.ntasks_per_node) {
-    Row(out, "tasks per node", std::to_string(*r.ntasks_per_node), Origin(r, Opt::kNtasksPerNode));
+    Row(out, "tasks per node", std::to_string(*r.ntasks_per_node), origin(Opt::kNtasksPerNode));
   }
   if (r.cpus_per_task) {
-    Row(out, "cpus per task", std::to_string(*r.cpus_per_task), Origin(r, Opt::kCpusPerTask));
+    Row(out, "cpus per task", std::to_string(*r.cpus_per_task), origin(Opt::kCpusPerTask));
   }
-  if (r.mem_mb) Row(out, "memory", fmt::format("{} MB per node", *r.mem_mb), Origin(r, Opt::kMem));
+  if (r.mem_mb) {
+    // --mem=0 (or --mem-per-cpu=0) is no amount: all of each node's memory.
+    Row(out, "memory",
+        *r.mem_mb == 0 ? std::string("all of each node's memory (0)")
+                       : fmt::format("{} MB per node", *r.mem_mb),
+        origin(r.Effective(Opt::kMem) != nullptr ? Opt::kMem : Opt::kMemPerCpu));
+  }
   if (r.mem_per_cpu_mb) {
-    Row(out, "memory", fmt::format("{} MB per CPU", *r.mem_per_cpu_mb), Origin(r, Opt::kMemPerCpu));
+    Row(out, "memory", fmt::format("{} MB per CPU", *r.mem_per_cpu_mb), origin(Opt::kMemPerCpu));
   }
   if (r.mem_per_gpu_mb) {
-    Row(out, "memory", fmt::format("{} MB per GPU", *r.mem_per_gpu_mb), Origin(r, Opt::kMemPerGpu));
+    Row(out, "memory", fmt::format("{} MB per GPU", *r.mem_per_gpu_mb), origin(Opt::kMemPerGpu));
   }
   if (r.time_limit) {
-    Row(out, "time limit", job::FormatTimeLimit(*r.time_limit), Origin(r, Opt::kTime));
+    Row(out, "time limit", job::FormatTimeLimit(*r.time_limit), origin(Opt::kTime));
   }
   for (const auto& g : r.gpus) {
     std::string what = g.type.empty()
@@ -60,19 +71,46 @@ std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCata
     if (!g.type.empty()) {
       if (auto c = catalog.Canonical(g.type); c && *c != g.type) what += fmt::format(" ({})", *c);
     }
-    Row(out, "GPUs", what, g.origin.Describe(r.script_name));
+    Row(out, "GPUs", what, g.origin.Describe(script.script_name));
   }
   if (!r.partitions.empty()) {
     std::string list;
     for (const auto& p : r.partitions) list += (list.empty() ? "" : ",") + p;
-    Row(out, "partition", list, Origin(r, Opt::kPartition));
+    Row(out, "partition", list, origin(Opt::kPartition));
   }
   auto optional_row = [&](std::string_view what, const std::optional<std::string>& v, Opt id) {
-    if (v) Row(out, what, *v, Origin(r, id));
+    if (v) Row(out, what, *v, origin(id));
   };
   optional_row("constraint", r.constraint, Opt::kConstraint);
   optional_row("account", r.account, Opt::kAccount);
   optional_row("QoS", r.qos, Opt::kQos);
+}
+
+std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCatalog& catalog) {
+  using job::Opt;
+  std::string out =
+      fmt::format("Request ({}, as {} reads it)\n", r.script_name, job::ToolName(r.tool));
+  if (r.hetjob) {
+    out += fmt::format("  a heterogeneous job of {} components, which start together\n",
+                       r.ComponentCount());
+    out += "  component 0 (runs the script)\n";
+  }
+  for (std::size_t k = 0; k < r.ComponentCount(); ++k) {
+    if (k > 0) out += fmt::format("  component {}\n", k);
+    std::string rows;
+    ResourceRows(rows, r.Component(k), r, catalog);
+    // A component's rows sit under its heading.
+    for (std::size_t at = 0; r.hetjob && at < rows.size();) {
+      rows.insert(at, "  ");
+      const std::size_t end = rows.find('\n', at);
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    out += rows;
+  }
+  auto optional_row = [&](std::string_view what, const std::optional<std::string>& v, Opt id) {
+    if (v) Row(out, what, *v, Origin(r, id));
+  };
   optional_row("job name", r.job_name, Opt::kJobName);
   optional_row("array", r.array, Opt::kArray);
   optional_row("dependency", r.dependency, Opt::kDependency);
@@ -89,7 +127,6 @@ std::string RequestSummary(const job::Request& r, const catalog::AcceleratorCata
     Row(out, "module", fmt::format("{} ({})", m.word, m.verb),
         fmt::format("{}:{}", r.script_name, m.line));
   }
-  if (r.hetjob) Row(out, "hetjob", "yes (several components)", r.script_name);
   if (r.wait) Row(out, "wait", "yes", Origin(r, Opt::kWait));
   if (r.hold) Row(out, "hold", "yes", Origin(r, Opt::kHold));
   if (r.sky.any_cluster) {

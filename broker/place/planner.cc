@@ -509,8 +509,9 @@ Ledger LedgerOf(const ClusterHandle& c) {
 }
 
 // The candidates on a cluster that can run the job: the user's own
-// partitions (Slurm picks among them) as one; otherwise each partition that
-// can run it. Those to estimate and price are added to the lists.
+// partitions (Slurm picks among them) as one, a heterogeneous job's
+// components (each in its translation's partitions) as one; otherwise each
+// partition that can run it. Those to estimate and price are added to the lists.
 void AddPartitions(const job::Request& request, std::size_t i, ClusterHandle& c,
                    const Candidate& base, const Contexts& contexts, const PlanOptions& options,
                    Plan& plan, std::vector<EstimateTask>& tasks,
@@ -518,8 +519,9 @@ void AddPartitions(const job::Request& request, std::size_t i, ClusterHandle& c,
   const ClusterResult& r = plan.clusters[i];
   const translate::TranslatedJob& job = *r.translation->job;
   const Ledger ledger = LedgerOf(c);
-  const std::vector<std::string> partitions =
-      request.partitions.empty() ? job.fitting_partitions : std::vector<std::string>{""};
+  const std::vector<std::string> partitions = request.partitions.empty() && !request.hetjob
+                                                  ? job.fitting_partitions
+                                                  : std::vector<std::string>{""};
   int rank = 0;
   for (const auto& p : partitions) {
     Candidate cand = base;

@@ -65,6 +65,68 @@ TEST_F(RouteTest, AlphaFullTheJobLandsOnBetaTranslated) {
   EXPECT_THAT(shown, HasSubstr("Comment=skyslurm:sky-"));
 }
 
+// A heterogeneous job goes whole to the one cluster where every component
+// fits: component 1's A100s are gamma's only, so the job runs there, each
+// component with what it asked for, and squeue, sacct and logs answer for
+// it by its global id.
+TEST_F(RouteTest, AHeterogeneousJobRunsWholeWhereEveryComponentFits) {
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable",
+                             Script("het.sh",
+                                    "#!/bin/bash\n"
+                                    "#SBATCH --job-name=het --time=10:00\n"
+                                    "#SBATCH --nodes=1 --ntasks=1\n"
+                                    "#SBATCH hetjob\n"
+                                    "#SBATCH --nodes=1 --gres=gpu:a100:2\n"
+                                    "#SBATCH hetjob\n"
+                                    "#SBATCH --nodes=1 --ntasks=2\n"
+                                    "srun --het-group=1 bash -c 'echo gpus=$CUDA_VISIBLE_DEVICES'\n"
+                                    "srun --het-group=2 bash -c 'echo tasks=$SLURM_NTASKS'\n")});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  const auto [cluster, id] = Submitted(out);
+  ASSERT_EQ(cluster, "gamma") << out.out << out.err;
+  const std::string global = out.out.substr(0, out.out.find('\n'));
+  EXPECT_EQ(Output("gamma", id, ""), "gpus=0,1\ntasks=2\ntasks=2\n");
+  // slurmdbd records the components a moment after the job ends.
+  CommandOutput acct;
+  for (int i = 0; i < 100; ++i) {
+    acct = Typed({"sacct", "-j", global, "-X", "-n", "-P", "-o", "JobID,AllocTRES"});
+    if (acct.out.find(global + "+2|") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(acct.exit_code, 0) << acct.err;
+  EXPECT_THAT(acct.out, HasSubstr(global + "+0|"));
+  EXPECT_THAT(acct.out,
+              ::testing::MatchesRegex("(.|\n)*" + global + "\\+1\\|[^\n]*gres/gpu=2(.|\n)*"));
+  EXPECT_THAT(acct.out, HasSubstr(global + "+2|"));
+}
+
+// Managed, the same job is followed by the id sbatch printed: squeue lists
+// a heterogeneous job as "N+0", "N+1"..., and none of those is another copy
+// of it (regression: skyslurmd kept "N+0" as "the copy that started first").
+TEST_F(RouteTest, AManagedHeterogeneousJobIsFollowedAsOneJob) {
+  CommandOutput out = Typed({"sbatch", "--sky-managed", "--sky-any-cluster", "--parsable",
+                             Script("het.sh",
+                                    "#!/bin/bash\n"
+                                    "#SBATCH --time=10:00 -N 1\n"
+                                    "#SBATCH hetjob\n"
+                                    "#SBATCH -N 1 --gres=gpu:a100:1\n"
+                                    "sleep 3\n")});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  const std::string global = out.out.substr(0, out.out.find('\n'));
+  const auto [cluster, id] = ClusterJobOf(global);
+  ASSERT_EQ(cluster, "gamma");
+  cleanup_.emplace_back(cluster, id);
+  EXPECT_EQ(WaitForJobEnd(tb_, "gamma", id), "COMPLETED");
+  CommandOutput status;
+  for (int i = 0; i < 100; ++i) {
+    status = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "status", global});
+    if (status.out.find("COMPLETED") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_THAT(status.out, HasSubstr("COMPLETED on gamma:" + id + "\n")) << status.out;
+  EXPECT_THAT(status.out, ::testing::Not(HasSubstr("+0"))) << status.out;
+}
+
 TEST_F(RouteTest, WithoutParsableThePeerIsNamedAndWhatDoesNotTravelIsSaid) {
   FillAlpha();
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});
@@ -140,17 +202,15 @@ TEST_F(RouteTest, AJobHandedToADaemonThatStopsAnsweringIsNotPlacedAgain) {
 // parses are counted in the trace (SKYSLURM_TRACE), each side's on its line.
 TEST_F(RouteTest, ARoutedJobIsParsedOnceOnItsWay) {
   for (int i = 0; i < 2; ++i) {
-    CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "-J", "parsed-once", "-t", "1",
-                               "-o", "/dev/null", "--wrap", "true"},
+    CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "-J", "parsed-once", "-t", "1", "-o",
+                               "/dev/null", "--wrap", "true"},
                               {{"SKYSLURM_TRACE", "1"}});
     EXPECT_EQ(out.exit_code, 0) << out.err;
     Submitted(out);
-    EXPECT_THAT(out.err,
-                MatchesRegex("(.|\n)*  = skyslurmd: [^\n]*, 1 parse of a job\n(.|\n)*"))
+    EXPECT_THAT(out.err, MatchesRegex("(.|\n)*  = skyslurmd: [^\n]*, 1 parse of a job\n(.|\n)*"))
         << i;
     if (i == 0) {
-      EXPECT_THAT(out.err,
-                  MatchesRegex("(.|\n)*  = skyslurm: [^\n]*, 1 parse of a job\n(.|\n)*"));
+      EXPECT_THAT(out.err, MatchesRegex("(.|\n)*  = skyslurm: [^\n]*, 1 parse of a job\n(.|\n)*"));
     }
   }
 }
@@ -374,10 +434,10 @@ TEST_F(RouteTest, AlphaAndBetaFullTheMainH100JobLandsOnKappa) {
     log = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "logs", "kappa:" + id}).out;
   }
   std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(log, m,
-                        std::regex("rank=0 nodes=2 ips=(127\\.0\\.[0-9]+\\.[0-9]+,127\\.0\\.[0-9]+\\.[0-9]+) "
-                                   "task=(sky-[0-9a-f-]+)\n")))
+  ASSERT_TRUE(std::regex_search(
+      log, m,
+      std::regex("rank=0 nodes=2 ips=(127\\.0\\.[0-9]+\\.[0-9]+,127\\.0\\.[0-9]+\\.[0-9]+) "
+                 "task=(sky-[0-9a-f-]+)\n")))
       << log;
   EXPECT_THAT(log, HasSubstr("rank=1 nodes=2 ips=" + m[1].str() + " task=" + m[2].str()));
   EXPECT_NE(m[1].str().substr(0, m[1].str().find(',')),

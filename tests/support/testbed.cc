@@ -181,7 +181,9 @@ std::string JobState(const Testbed& tb, std::string_view cluster, std::string_vi
   CommandOutput out =
       RunOn(tb, cluster, {"squeue", "-h", "-t", "all", "-j", std::string(job_id), "-o", "%T"},
             std::chrono::seconds(30));
-  std::string state = out.out;
+  // A heterogeneous job's components are a line each: the first (its
+  // leader) speaks for it.
+  std::string state = out.out.substr(0, out.out.find('\n'));
   while (!state.empty() && std::isspace(static_cast<unsigned char>(state.back()))) {
     state.pop_back();
   }

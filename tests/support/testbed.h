@@ -88,7 +88,8 @@ std::pair<std::string, std::string> ClusterJobOf(std::string_view global_id);
 // the timeout passes; returns the last state seen.
 std::string WaitForJobEnd(const Testbed& tb, std::string_view cluster, std::string_view job_id,
                           std::chrono::seconds timeout = std::chrono::seconds(60));
-// The job's current state (squeue -t all), "" when Slurm no longer knows it.
+// The job's current state (squeue -t all; a heterogeneous job's first
+// component's), "" when Slurm no longer knows it.
 std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id);
 // The fields of `scontrol show job -o` that a submission decides (name,
 // partition, limits, sizes, folder, account, user, StdOut with the job's

@@ -330,6 +330,9 @@ Result<std::vector<JobInfo>> SlurmBackend::Queue(std::chrono::milliseconds timeo
   if (!jobs.ok()) return jobs.status().WithContext(name_);
   std::vector<JobInfo> out;
   for (const auto& q : *jobs) {
+    // A heterogeneous job is its first component's line (its id is the
+    // one sbatch printed); the others are parts of it, not jobs to follow.
+    if (q.het_offset.value_or(0) > 0) continue;
     JobInfo info;
     info.key = {name_, q.job_id};
     info.sky_id = SkyIdInComment(q.comment).value_or("");

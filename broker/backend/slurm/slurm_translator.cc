@@ -88,19 +88,25 @@ class Translator {
     job_.tool = r_.tool;
 
     Portability();
-    NodeNames();
-    PluginOptions();
-    Gpus();
-    Features();
-    AccountAndQos();
+    for (std::size_t k = 0; k < r_.ComponentCount(); ++k) Component(k);
+    // What stays in job_ (partitions, needs) is component 0's: it runs the
+    // script.
+    if (r_.hetjob) {
+      needs_ = first_needs_;
+      added_ = first_added_;
+      job_.partitions = first_partitions_;
+    }
     Paths();
-    // Without the GPUs it asks for, no partition question makes sense.
-    if (!gpu_missing_) ChoosePartition();
     Modules();
     ResolvedDependency();
     if (!reasons_.empty()) {
       out.reasons = reasons_;
       return out;
+    }
+    if (r_.hetjob) {
+      // Placement estimates the job as a whole: one candidate per cluster.
+      job_.partition_note = Join(component_notes_, "; ");
+      job_.fitting_partitions.clear();
     }
     Rewrite();
     Queued();
@@ -137,7 +143,54 @@ class Translator {
     }
   }
 
+  // The component being translated (0: the request itself).
+  const Request& c() const { return r_.Component(component_); }
+
+  // One component's nodes, plugin options, GPUs, features, account and
+  // partition. A heterogeneous job's reasons name the component; its
+  // partition choice is kept for the component's own #SBATCH lines.
+  void Component(std::size_t k) {
+    component_ = k;
+    needs_ = Needs{};
+    gpu_missing_ = false;
+    added_.clear();
+    const std::size_t reasons_before = reasons_.size();
+    const std::size_t changes_before = job_.changes.size();
+    NodeNames();
+    PluginOptions();
+    Gpus();
+    Features();
+    AccountAndQos();
+    // Without the GPUs it asks for, no partition question makes sense.
+    if (!gpu_missing_) ChoosePartition();
+    if (!r_.hetjob) return;
+    for (std::size_t i = changes_before; i < job_.changes.size(); ++i) {
+      if (job_.changes[i].where == "(added)") {
+        job_.changes[i].where = fmt::format("(added to hetjob component {})", k);
+      }
+    }
+    for (std::size_t i = reasons_before; i < reasons_.size(); ++i) {
+      reasons_[i] = fmt::format("hetjob component {}: {}", k, reasons_[i]);
+    }
+    if (k == 0) {
+      component_notes_.push_back(job_.partition_note);
+      first_needs_ = needs_;
+      first_added_ = added_;
+      first_partitions_ = job_.partitions;
+    } else {
+      component_notes_.push_back(fmt::format("component {}: {}", k, job_.partition_note));
+      component_added_[k] = added_;
+    }
+    added_.clear();
+    job_.partitions.clear();
+    job_.partition_note.clear();
+    job_.fitting_partitions.clear();
+  }
+
   void Change(const Setting& s, std::string new_value, std::string why) {
+    // A later component's copy of an option carried on from the one before
+    // changes with the original (the same value, the same cluster).
+    if (s.inherited) return;
     job_.changes.push_back({Where(s),
                             fmt::format("--{}={} -> --{}={}", s.name(),
                                         s.occurrence.value.value_or(""), s.name(), new_value),
@@ -146,16 +199,13 @@ class Translator {
   }
 
   void Portability() {
-    if (r_.hetjob && peer_) {
-      reasons_.push_back(fmt::format(
-          "heterogeneous jobs stay on the home cluster {}: their components must start together",
-          ctx_.home));
-    }
     if (r_.dependency && peer_ && DependsOnJobIds(*r_.dependency)) {
       reasons_.push_back(fmt::format("--dependency={} names job ids, which exist only on {}",
                                      *r_.dependency, ctx_.home));
     }
-    if (const Setting* m = r_.Effective(Opt::kClusters); m != nullptr && peer_) {
+    // At home too: its sbatch would send the job to a cluster of its own
+    // federation or slurmdbd, never where skyslurm placed it.
+    if (const Setting* m = r_.Effective(Opt::kClusters); m != nullptr) {
       reasons_.push_back(fmt::format(
           "--clusters={} ({}) is Slurm's own multi-cluster routing; leave it out when skyslurm "
           "routes the job",
@@ -192,7 +242,7 @@ class Translator {
 
   void Gpus() {
     std::map<std::string, std::string> respelled;  // asked type -> target type
-    for (const GpuAsk& ask : r_.gpus) {
+    for (const GpuAsk& ask : c().gpus) {
       if (ask.type.empty() || respelled.contains(ask.type)) continue;
       GpuSpelling spelling = SpellGpu(ask.type, target_, settings_, catalog_);
       if (!spelling.type) {
@@ -205,14 +255,14 @@ class Translator {
       if (!needs_.gpu_type) needs_.gpu_type = *spelling.type;
     }
     // GPUs per node the job needs, and in all (job/gpu_demand.h).
-    needs_.gpus_per_node = r_.gpu_demand.per_node;
-    needs_.gpus_total = r_.gpu_demand.asked_in_all;
-    const std::int64_t nodes = r_.nodes ? r_.nodes->min : 1;
-    const std::int64_t tasks_per_node = r_.gpu_demand.tasks_per_node;
+    needs_.gpus_per_node = c().gpu_demand.per_node;
+    needs_.gpus_total = c().gpu_demand.asked_in_all;
+    const std::int64_t nodes = c().nodes ? c().nodes->min : 1;
+    const std::int64_t tasks_per_node = c().gpu_demand.tasks_per_node;
     // Rewrite the options that named a type this cluster spells otherwise.
     for (Opt option :
          {Opt::kGres, Opt::kGpus, Opt::kGpusPerNode, Opt::kGpusPerTask, Opt::kGpusPerSocket}) {
-      const Setting* s = r_.Effective(option);
+      const Setting* s = c().Effective(option);
       if (s == nullptr || !s->occurrence.value) continue;
       std::string value;
       std::vector<std::string> whys;
@@ -251,18 +301,18 @@ class Translator {
       if (!whys.empty()) Change(*s, value, Join(whys, "; "));
     }
     needs_.nodes = nodes;
-    needs_.cpus_per_node = tasks_per_node * (r_.cpus_per_task ? *r_.cpus_per_task : 1);
-    if (r_.mem_mb) {
-      needs_.memory_per_node_mb = *r_.mem_mb;
-    } else if (r_.mem_per_cpu_mb) {
-      needs_.memory_per_node_mb = *r_.mem_per_cpu_mb * needs_.cpus_per_node;
-    } else if (r_.mem_per_gpu_mb) {
+    needs_.cpus_per_node = tasks_per_node * (c().cpus_per_task ? *c().cpus_per_task : 1);
+    if (c().mem_mb) {
+      needs_.memory_per_node_mb = *c().mem_mb;
+    } else if (c().mem_per_cpu_mb) {
+      needs_.memory_per_node_mb = *c().mem_per_cpu_mb * needs_.cpus_per_node;
+    } else if (c().mem_per_gpu_mb) {
       needs_.memory_per_node_mb =
-          *r_.mem_per_gpu_mb * std::max<std::int64_t>(needs_.gpus_per_node, 1);
+          *c().mem_per_gpu_mb * std::max<std::int64_t>(needs_.gpus_per_node, 1);
     }
-    if (r_.time_limit) {
-      needs_.time_minutes = r_.time_limit->minutes;
-      needs_.time_unlimited = r_.time_limit->infinite();
+    if (c().time_limit) {
+      needs_.time_minutes = c().time_limit->minutes;
+      needs_.time_unlimited = c().time_limit->infinite();
     }
     NameTheOptions();
   }
@@ -272,7 +322,7 @@ class Translator {
     auto named = [&](std::initializer_list<Opt> options) {
       std::string names;
       for (Opt option : options) {
-        if (const Setting* s = r_.Effective(option)) {
+        if (const Setting* s = c().Effective(option)) {
           names += fmt::format("{}--{}", names.empty() ? "" : ", ", s->name());
         }
       }
@@ -288,11 +338,11 @@ class Translator {
   }
 
   void Features() {
-    if (r_.features.empty()) return;
+    if (c().features.empty()) return;
     std::set<std::string> have;
     for (const auto& n : target_.nodes) have.insert(n.features.begin(), n.features.end());
     std::map<std::string, std::string> renames;
-    for (const auto& f : r_.features) {
+    for (const auto& f : c().features) {
       std::string spelled = f;
       if (!have.contains(f) && catalog_.Canonical(f)) {
         for (const auto& h : have) {
@@ -305,7 +355,7 @@ class Translator {
       }
       needs_.features.push_back(spelled);
     }
-    const Setting* s = r_.Effective(Opt::kConstraint);
+    const Setting* s = c().Effective(Opt::kConstraint);
     if (!renames.empty() && s != nullptr && s->occurrence.value) {
       std::vector<std::string> whys;
       for (const auto& [from, to] : renames) {
@@ -324,14 +374,14 @@ class Translator {
       auto it = table.find(*value);
       if (it == table.end() || it->second == *value) return;
       *need = it->second;
-      if (const Setting* s = r_.Effective(option)) {
+      if (const Setting* s = c().Effective(option)) {
         Change(
             *s, it->second,
             fmt::format("{} {} is {} on {} (site policy)", what, *value, it->second, target_.name));
       }
     };
-    map_one(r_.account, Opt::kAccount, settings_.accounts, "account", &needs_.account);
-    map_one(r_.qos, Opt::kQos, settings_.qos, "QoS", &needs_.qos);
+    map_one(c().account, Opt::kAccount, settings_.accounts, "account", &needs_.account);
+    map_one(c().qos, Opt::kQos, settings_.qos, "QoS", &needs_.qos);
   }
 
   // A path the job names that cannot be mapped: what the user should know.
@@ -427,8 +477,8 @@ class Translator {
     // only a job that names it goes there.
     auto offered = [&](const PartitionFit& f) {
       return f.fits() &&
-             (!f.partition->hidden || std::find(r_.partitions.begin(), r_.partitions.end(),
-                                                f.partition->name) != r_.partitions.end());
+             (!f.partition->hidden || std::find(c().partitions.begin(), c().partitions.end(),
+                                                f.partition->name) != c().partitions.end());
     };
     auto first_fitting = [&]() -> const PartitionFit* {
       if (const cluster::Partition* d = target_.DefaultPartition()) {
@@ -449,8 +499,8 @@ class Translator {
     for (const auto& f : fits) {
       if (offered(f)) job_.fitting_partitions.push_back(f.partition->name);
     }
-    const Setting* asked = r_.Effective(Opt::kPartition);
-    if (!ctx_.partition.empty()) {
+    const Setting* asked = c().Effective(Opt::kPartition);
+    if (!ctx_.partition.empty() && component_ == 0) {
       // Placement pins a partition it has checked.
       const PartitionFit* f = fit_of(ctx_.partition);
       if (f == nullptr || !f->fits()) {
@@ -461,11 +511,11 @@ class Translator {
       }
       job_.partitions = {ctx_.partition};
       const std::vector<std::string> pinned = {ctx_.partition};
-      if (r_.partitions == pinned) {
+      if (c().partitions == pinned) {
         job_.partition_note = ctx_.partition + " (as asked)";
         return;
       }
-      const std::string why = r_.partitions.empty()
+      const std::string why = c().partitions.empty()
                                   ? "the earliest of the partitions that can run it"
                                   : "the partition of this cluster that starts it first";
       job_.partition_note = fmt::format("{} ({})", ctx_.partition, why);
@@ -477,7 +527,7 @@ class Translator {
       }
       return;
     }
-    if (r_.partitions.empty()) {
+    if (c().partitions.empty()) {
       const PartitionFit* chosen = first_fitting();
       if (chosen == nullptr) return no_partition();
       auto& fp = job_.fitting_partitions;
@@ -502,7 +552,7 @@ class Translator {
     // The user's own partitions, where they exist here and fit.
     std::vector<std::string> kept;
     std::vector<std::string> problems;
-    for (const auto& p : r_.partitions) {
+    for (const auto& p : c().partitions) {
       const PartitionFit* f = fit_of(p);
       if (f != nullptr && f->fits()) {
         kept.push_back(p);
@@ -514,7 +564,7 @@ class Translator {
     std::string why;
     if (kept.empty()) {
       // The configured map.
-      for (const auto& p : r_.partitions) {
+      for (const auto& p : c().partitions) {
         auto it = settings_.partitions.find(p);
         if (it == settings_.partitions.end()) continue;
         const PartitionFit* f = fit_of(it->second);
@@ -538,7 +588,7 @@ class Translator {
     job_.partition_note = Join(kept, ",") + (why.empty() ? " (as asked)" : " (" + why + ")");
     // With partitions asked for, only those (as Slurm would) are candidates.
     job_.fitting_partitions = kept;
-    if (kept != r_.partitions && asked != nullptr) {
+    if (kept != c().partitions && asked != nullptr) {
       Change(*asked, Join(kept, ","), why.empty() ? Join(problems, "; ") : why);
     }
   }
@@ -547,12 +597,12 @@ class Translator {
   // says "Invalid node name specified"). A name with a '/' is a file of names,
   // read by sbatch where it runs: not checked here.
   void NodeNames() {
-    const Setting* s = r_.Effective(Opt::kNodelist);
-    if (s == nullptr || !r_.nodelist || target_.nodes.empty()) return;
-    if (r_.nodelist->find('/') != std::string::npos) return;
-    auto names = cluster::ExpandHostlist(*r_.nodelist);
+    const Setting* s = c().Effective(Opt::kNodelist);
+    if (s == nullptr || !c().nodelist || target_.nodes.empty()) return;
+    if (c().nodelist->find('/') != std::string::npos) return;
+    auto names = cluster::ExpandHostlist(*c().nodelist);
     if (!names.ok()) {
-      reasons_.push_back(fmt::format("{}: --{}={}: {}", Where(*s), s->name(), *r_.nodelist,
+      reasons_.push_back(fmt::format("{}: --{}={}: {}", Where(*s), s->name(), *c().nodelist,
                                      names.status().message()));
       return;
     }
@@ -564,7 +614,7 @@ class Translator {
     }
     if (!missing.empty()) {
       reasons_.push_back(fmt::format("{}: --{}={}: {} has no node {}", Where(*s), s->name(),
-                                     *r_.nodelist, target_.name, Join(missing, ", ")));
+                                     *c().nodelist, target_.name, Join(missing, ", ")));
     }
   }
 
@@ -575,10 +625,9 @@ class Translator {
   // A cluster of another Slurm release, or whose options are not known, gets
   // it as written, with a note.
   void PluginOptions() {
-    std::set<std::string> seen;
-    for (const Setting& s : r_.settings) {
+    for (const Setting& s : c().settings) {
       const bool plugin = s.occurrence.spec == nullptr || s.id() == Opt::kSpank;
-      if (!plugin || !seen.insert(s.name()).second) continue;
+      if (!plugin || !plugin_options_seen_.insert(s.name()).second) continue;
       if (!target_.plugin_options_known) {
         job_.caveats.push_back(fmt::format(
             "{}: --{} is no option of Slurm's; whether sbatch on {} has a plugin that takes it is "
@@ -729,10 +778,20 @@ class Translator {
   }
 
   // Occurrences sharing words (bundled short options) travel together.
+  // Each option is its own component's (a copy carried on to a later
+  // component, or the environment's there, is not written again).
   template <typename Pred>
   std::vector<std::vector<const Setting*>> Groups(Pred pred) const {
     std::vector<std::vector<const Setting*>> groups;
-    for (const Setting& s : r_.settings) {
+    std::vector<const Setting*> all;
+    for (std::size_t k = 0; k < r_.ComponentCount(); ++k) {
+      for (const Setting& s : r_.Component(k).settings) {
+        if (s.inherited || (k > 0 && s.origin.kind == Origin::Kind::kEnvironment)) continue;
+        all.push_back(&s);
+      }
+    }
+    for (const Setting* each : all) {
+      const Setting& s = *each;
       if (!pred(s)) continue;
       if (!groups.empty() && s.occurrence.bundled && groups.back().front()->occurrence.bundled &&
           groups.back().front()->occurrence.first_word == s.occurrence.first_word &&
@@ -743,6 +802,49 @@ class Translator {
       }
     }
     return groups;
+  }
+
+  // The index of the directive that starts each later component of a
+  // heterogeneous job in the script (its hetjob line), by component.
+  std::map<std::size_t, std::size_t> SeparatorDirectives() const {
+    std::map<std::size_t, std::size_t> at;
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < r_.directives.directives.size(); ++d) {
+      if (r_.directives.directives[d].het_separator) at[++k] = d;
+    }
+    return at;
+  }
+
+  // The command line's options, with a ':' before each later component
+  // written there; what translation added to a component the script has no
+  // hetjob line for goes in that component's group.
+  void CommandLineWords() {
+    const auto groups =
+        Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; });
+    int written_components = 0;  // the ':' groups of the command line
+    for (const auto& g : groups) {
+      written_components = std::max(written_components, g.front()->occurrence.component);
+    }
+    const auto separators = SeparatorDirectives();
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < r_.ComponentCount(); ++k) {
+      if (k > 0 && static_cast<int>(k) <= written_components) job_.args.push_back(":");
+      while (next < groups.size() &&
+             static_cast<std::size_t>(groups[next].front()->occurrence.component) == k) {
+        for (auto& w : WordsFor(groups[next])) job_.args.push_back(std::move(w));
+        ++next;
+      }
+      // A job whose script is not sent (--wrap: sbatch writes its own;
+      // salloc and srun have none) has no #SBATCH line to carry what
+      // translation added: the command line does.
+      const auto& added = k == 0 ? added_ : component_added_[k];
+      const bool in_script =
+          k == 0 ? !r_.wrap.has_value() && !r_.script.empty() : separators.contains(k);
+      if (in_script) continue;
+      for (const auto& [name, value] : added) {
+        job_.args.push_back(fmt::format("--{}={}", name, value));
+      }
+    }
   }
 
   void Rewrite() {
@@ -757,18 +859,7 @@ class Translator {
           it != new_values_.end() ? std::optional<std::string>(it->second) : s.occurrence.value;
       job_.args.push_back(value ? fmt::format("--{}={}", s.name(), *value) : "--" + s.name());
     }
-    for (const auto& group :
-         Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; })) {
-      for (auto& w : WordsFor(group)) job_.args.push_back(std::move(w));
-    }
-    // A job whose script is not sent (--wrap: sbatch writes its own; salloc
-    // and srun have none) has no #SBATCH line to carry what translation
-    // added: the command line does.
-    if (r_.wrap.has_value() || r_.script.empty()) {
-      for (const auto& [name, value] : added_) {
-        job_.args.push_back(fmt::format("--{}={}", name, value));
-      }
-    }
+    CommandLineWords();
 
     // The script: module words first (byte offsets, from the end), then
     // directive lines, then the header.
@@ -797,6 +888,17 @@ class Translator {
         job_.script_options.push_back(fmt::format("--{}={}", name, value));
       }
     }
+    // What translation added to a later component goes right after its
+    // hetjob line.
+    std::map<std::size_t, std::vector<std::string>> added_after;  // directive -> lines
+    for (const auto& [k, d] : SeparatorDirectives()) {
+      if (auto it = component_added_.find(k); it != component_added_.end()) {
+        for (const auto& [name, value] : it->second) {
+          added_after[d].push_back(fmt::format("{} --{}={}", r_.directives.directives[d].magic,
+                                               name, QuoteDirectiveWord(value)));
+        }
+      }
+    }
     for (std::size_t d = 0; d < r_.directives.directives.size(); ++d) {
       const job::Directive& directive = r_.directives.directives[d];
       auto groups = Groups([&](const Setting& s) {
@@ -805,6 +907,11 @@ class Translator {
       bool touched = false;
       for (const auto& g : groups) touched = touched || Touched(g);
       const bool read = directive.magic == "#SBATCH";
+      if (auto it = added_after.find(d); it != added_after.end() && !touched) {
+        std::vector<std::string> lines = {directive.text};
+        lines.insert(lines.end(), it->second.begin(), it->second.end());
+        replacement[directive.line] = lines;
+      }
       if (!touched) {
         if (read) {
           job_.script_options.insert(job_.script_options.end(), directive.words.begin(),
@@ -818,11 +925,15 @@ class Translator {
       }
       if (read) job_.script_options.insert(job_.script_options.end(), words.begin(), words.end());
       std::vector<std::string> lines = {"#" + directive.text};
-      if (!words.empty()) {
+      if (!words.empty() || directive.het_separator) {
         std::string line = directive.magic;
+        if (directive.het_separator) line.append(" hetjob");
         // append(): GCC 12 -O3's false -Wrestrict on " " + string (bug 105651).
         for (const auto& w : words) line.append(" ").append(QuoteDirectiveWord(w));
         lines.push_back(line);
+      }
+      if (auto it = added_after.find(d); it != added_after.end()) {
+        lines.insert(lines.end(), it->second.begin(), it->second.end());
       }
       replacement[directive.line] = lines;
     }
@@ -889,6 +1000,16 @@ class Translator {
   const config::ClusterSettings& settings_;
   const catalog::AcceleratorCatalog& catalog_;
   bool peer_ = false;
+  std::size_t component_ = 0;
+  // A heterogeneous job's partition notes, component 0's first, and what
+  // translation added to each later component (its own #SBATCH lines).
+  std::vector<std::string> component_notes_;
+  std::map<std::size_t, std::vector<std::pair<std::string, std::string>>> component_added_;
+  Needs first_needs_;
+  std::vector<std::pair<std::string, std::string>> first_added_;
+  std::vector<std::string> first_partitions_;
+  // Plugin options already judged (a later component carries them on).
+  std::set<std::string> plugin_options_seen_;
   bool gpu_missing_ = false;
   bool no_final_newline_ = false;
   Needs needs_;

@@ -90,6 +90,14 @@ Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
     };
     QueuedJob q;
     q.job_id = std::string(f[0]);
+    if (const auto plus = f[0].find('+'); plus != std::string_view::npos) {
+      int offset = 0;
+      const auto [o, oec] =
+          std::from_chars(f[0].data() + plus + 1, f[0].data() + f[0].size(), offset);
+      if (oec != std::errc() || o != f[0].data() + f[0].size() || offset < 0) return bad(0);
+      q.het_offset = offset;
+      if (offset == 0) q.job_id = std::string(f[0].substr(0, plus));
+    }
     if (const auto bracket = f[0].find("_[");
         bracket != std::string_view::npos && f[0].ends_with(']')) {
       q.tasks = ArrayTaskCount(f[0].substr(bracket + 2, f[0].size() - bracket - 3));

@@ -34,8 +34,8 @@ const char kScript[] =
     "srun hostname\n";
 
 TEST(RequestTest, PrecedenceCommandLineOverEnvironmentOverScript) {
-  auto r = Sbatch({"--time=60", "job.sh"}, {{"SBATCH_TIMELIMIT", "45"}, {"SBATCH_PARTITION", "cpu"}},
-                  kScript);
+  auto r = Sbatch({"--time=60", "job.sh"},
+                  {{"SBATCH_TIMELIMIT", "45"}, {"SBATCH_PARTITION", "cpu"}}, kScript);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->time_limit->minutes, 60);
   EXPECT_THAT(r->partitions, ElementsAre("cpu"));
@@ -55,8 +55,8 @@ TEST(RequestTest, TheJobsNameIsTheOneSlurmGivesIt) {
 }
 
 TEST(RequestTest, LaterOccurrenceOfTheSameSourceWins) {
-  auto r = Sbatch({"-t", "10", "--time", "20", "job.sh"}, {},
-                  "#!/bin/sh\n#SBATCH -p a\n#SBATCH -p b\n");
+  auto r =
+      Sbatch({"-t", "10", "--time", "20", "job.sh"}, {}, "#!/bin/sh\n#SBATCH -p a\n#SBATCH -p b\n");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->time_limit->minutes, 20);
   EXPECT_THAT(r->partitions, ElementsAre("b"));
@@ -99,7 +99,8 @@ TEST(RequestTest, BadValuesNameTheSourceAndTheOption) {
   EXPECT_THAT(gres.status().message(),
               HasSubstr("job.sh:3: --gres: invalid GRES 'gpu:h100:x' ('x' is not a count"));
   auto time = Sbatch({"-t", "forever", "job.sh"}, {}, kScript);
-  EXPECT_THAT(time.status().message(), HasSubstr("command line: --time: invalid time limit 'forever'"));
+  EXPECT_THAT(time.status().message(),
+              HasSubstr("command line: --time: invalid time limit 'forever'"));
   auto env = Sbatch({"job.sh"}, {{"SBATCH_MEM_PER_NODE", "lots"}}, kScript);
   EXPECT_THAT(env.status().message(), HasSubstr("SBATCH_MEM_PER_NODE: --mem: invalid memory size"));
   auto missing = Sbatch({"job.sh"}, {}, "#!/bin/sh\n#SBATCH --partition\n");
@@ -231,7 +232,65 @@ TEST(CorpusTest, HeterogeneousJob) {
   auto r = Sbatch({kData + "hetjob.sh"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->hetjob);
-  EXPECT_EQ(r->nodes->min, 1);  // the first component
+  ASSERT_EQ(r->ComponentCount(), 2u);
+  EXPECT_EQ(r->nodes->min, 1);
+  EXPECT_EQ(r->gpu_demand.per_node, 4);
+  const Request& second = r->Component(1);
+  EXPECT_EQ(second.nodes->min, 2);
+  EXPECT_THAT(second.partitions, ElementsAre("cpu"));
+  EXPECT_EQ(second.gpu_demand.per_node, 0);  // --gres starts afresh
+}
+
+// sbatch reads a heterogeneous job component by component: what sizes or
+// places one (nodes, tasks, GRES, partition) starts afresh in the next, the
+// rest (time, account, job name, --mem) carries on until set again; the
+// environment applies to every component, the command line's ':' groups
+// each to its own.
+TEST(RequestTest, EachHeterogeneousComponentIsReadAsSbatchReadsIt) {
+  auto r = Sbatch({"--account=phys", "job.sh"}, {{"SBATCH_QOS", "high"}},
+                  "#!/bin/sh\n"
+                  "#SBATCH -J het -t 30 --mem=8G -N 2 --gres=gpu:h100:4 -p gpu\n"
+                  "#SBATCH hetjob -n 3\n"
+                  "#SBATCH --cpus-per-task=4\n"
+                  "#SBATCH packjob\n"
+                  "#SBATCH -t 10 --gpus-per-node=a100:1 --mem-per-cpu=1G\n"
+                  "srun true\n");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->ComponentCount(), 3u);
+  EXPECT_EQ(r->nodes->min, 2);
+  EXPECT_EQ(*r->account, "phys");
+  const Request& one = r->Component(1);
+  EXPECT_FALSE(one.nodes.has_value());
+  EXPECT_EQ(*one.ntasks, 3);
+  EXPECT_EQ(*one.cpus_per_task, 4);
+  EXPECT_TRUE(one.gpus.empty());
+  EXPECT_TRUE(one.partitions.empty());
+  EXPECT_EQ(one.time_limit->minutes, 30);
+  EXPECT_EQ(*one.mem_mb, 8192);
+  EXPECT_EQ(*one.job_name, "het");
+  EXPECT_EQ(*one.qos, "high");
+  EXPECT_EQ(*one.account, "phys");  // the command line's first group, carried on
+  const Setting* time = one.Effective(Opt::kTime);
+  ASSERT_NE(time, nullptr);
+  EXPECT_TRUE(time->inherited);
+  EXPECT_EQ(time->origin.line, 2);
+  const Request& two = r->Component(2);
+  EXPECT_EQ(two.time_limit->minutes, 10);
+  EXPECT_FALSE(two.ntasks.has_value());
+  EXPECT_FALSE(two.cpus_per_task.has_value());
+  EXPECT_EQ(two.gpu_demand.per_node, 1);
+  EXPECT_EQ(two.gpus[0].type, "a100");
+  EXPECT_EQ(*two.mem_per_cpu_mb, 1024);
+
+  auto cli = Sbatch({"-N1", "--gres=gpu:2", ":", "-N3", "-p", "cpu", "job.sh"}, {},
+                    "#!/bin/sh\nsrun true\n");
+  ASSERT_TRUE(cli.ok()) << cli.status().message();
+  ASSERT_EQ(cli->ComponentCount(), 2u);
+  EXPECT_EQ(cli->nodes->min, 1);
+  EXPECT_EQ(cli->gpu_demand.per_node, 2);
+  EXPECT_EQ(cli->Component(1).nodes->min, 3);
+  EXPECT_THAT(cli->Component(1).partitions, ElementsAre("cpu"));
+  EXPECT_TRUE(cli->Component(1).gpus.empty());
 }
 
 TEST(CorpusTest, PyxisContainer) {

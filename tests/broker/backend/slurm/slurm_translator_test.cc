@@ -268,12 +268,68 @@ TEST_F(TranslatorTest, JobsThatCannotMove) {
   EXPECT_EQ(dep.reasons[0], "--dependency=afterok:42 names job ids, which exist only on alpha");
   EXPECT_TRUE(To("alpha", Parse({"--dependency=afterok:42", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
   EXPECT_TRUE(To("beta", Parse({"--dependency=singleton", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
-  auto het =
-      To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n"));
-  ASSERT_FALSE(het.ok());
-  EXPECT_THAT(het.reasons[0], HasSubstr("heterogeneous jobs stay on the home cluster alpha"));
+  // Slurm's own multi-cluster routing is refused at home too: alpha's
+  // sbatch would send it to a cluster it shares no slurmdbd with.
   auto m = To("beta", Parse({"-M", "beta", "job.sh"}, "#!/bin/sh\ntrue\n"));
   EXPECT_FALSE(m.ok());
+  auto home = To("alpha", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH --clusters=beta\ntrue\n"));
+  ASSERT_FALSE(home.ok());
+  EXPECT_THAT(home.reasons[0], HasSubstr("--clusters=beta (job.sh:2) is Slurm's own"));
+}
+
+const char kHetJob[] =
+    "#!/bin/bash\n"
+    "#SBATCH --job-name=het --time=30:00\n"
+    "#SBATCH --nodes=1 --ntasks=1\n"
+    "#SBATCH hetjob\n"
+    "#SBATCH --nodes=1 --gres=gpu:a100:2\n"
+    "#SBATCH hetjob\n"
+    "#SBATCH --nodes=1 --ntasks=2\n"
+    "srun --het-group=0 hostname : --het-group=1 hostname\n";
+
+TEST_F(TranslatorTest, AHeterogeneousJobGoesWhereEveryComponentFits) {
+  // Component 1's A100s: alpha and beta have none, and say which component.
+  auto alpha = To("alpha", Parse({"job.sh"}, kHetJob));
+  ASSERT_FALSE(alpha.ok());
+  EXPECT_THAT(alpha.reasons, ElementsAre("hetjob component 1: alpha has no A100 GPUs (it has h100 "
+                                         "(up to 8 per node))"));
+  auto beta = To("beta", Parse({"job.sh"}, kHetJob));
+  ASSERT_FALSE(beta.ok());
+  EXPECT_THAT(beta.reasons[0], HasSubstr("hetjob component 1: beta has no A100 GPUs"));
+  // gamma: each component translated in its own lines, the job whole.
+  auto gamma = To("gamma", Parse({"job.sh"}, kHetJob));
+  ASSERT_TRUE(gamma.ok()) << testing::PrintToString(gamma.reasons);
+  EXPECT_TRUE(gamma.job->heterogeneous);
+  EXPECT_THAT(gamma.job->script,
+              HasSubstr("#SBATCH hetjob\n##SBATCH --nodes=1 --gres=gpu:a100:2\n"
+                        "#SBATCH --nodes=1 --gres=gpu:A100:2\n#SBATCH hetjob\n"));
+  EXPECT_EQ(gamma.job->partition_note,
+            "batch (the default); component 1: batch (the default); component 2: batch (the "
+            "default)");
+  EXPECT_THAT(gamma.job->fitting_partitions, IsEmpty());  // placed as a whole
+}
+
+TEST_F(TranslatorTest, AHeterogeneousComponentsPartitionGoesInItsOwnLines) {
+  // alpha's default partition (gpu) has no node with the feature cpu: the
+  // partition chosen for component 1 follows its hetjob line, component
+  // 0's stays the default; a reason names the component that cannot fit.
+  auto t = To("alpha", Parse({"job.sh"},
+                             "#!/bin/sh\n#SBATCH -N1 --gres=gpu:h100:1\n"
+                             "#SBATCH hetjob -C cpu\ntrue\n"));
+  ASSERT_TRUE(t.ok()) << testing::PrintToString(t.reasons);
+  EXPECT_THAT(t.job->script, HasSubstr("\n#SBATCH hetjob -C cpu\n#SBATCH --partition=cpu\ntrue\n"));
+  EXPECT_THAT(t.job->partitions, IsEmpty());
+  EXPECT_THAT(t.job->partition_note, HasSubstr("gpu (the default); component 1: cpu (chosen: "));
+  auto none = To("alpha", Parse({"job.sh"},
+                                "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n"
+                                "#SBATCH -N 4 -t 2-00:00:00\ntrue\n"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.reasons[0], HasSubstr("hetjob component 1: no partition of alpha can run it "
+                                         "(gpu: time limit 2-00:00:00 exceeds MaxTime"));
+  // Written with ':' on the command line: each group keeps its ':'.
+  auto cli = To("alpha", Parse({"-N1", ":", "-C", "cpu", "job.sh"}, "#!/bin/sh\ntrue\n"));
+  ASSERT_TRUE(cli.ok()) << testing::PrintToString(cli.reasons);
+  EXPECT_THAT(cli.job->args, ElementsAre("-N1", ":", "-C", "cpu", "--partition=cpu"));
 }
 
 // Once skyslurmd answered the sky jobs a dependency named, every occurrence

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -10,8 +11,8 @@
 namespace skyslurm::backend {
 namespace {
 
-using ::testing::HasSubstr;
 using cluster::QueuedJob;
+using ::testing::HasSubstr;
 
 std::string Fixture(const std::string& name) {
   // Appended, not `std::string(...) + "..." + name`: GCC 12 takes that for
@@ -85,6 +86,25 @@ TEST(SqueueAllTest, ReadsEndedJobsWithTheirWaitStatus) {
   EXPECT_EQ(args[2], SqueueActiveArgs()[2]);  // one form, one parser
 }
 
+// Captured from gamma: a held heterogeneous job of two components, the
+// second (listed first) with the GPUs. The first is the job sbatch printed
+// (7563); the second keeps its "N+K" id and its own resources.
+TEST(SqueueActiveTest, AHeterogeneousJobsFirstComponentIsTheJob) {
+  auto jobs = ParseSqueueActive(Fixture("gamma.squeue-hetjob.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].job_id, "7563+1");
+  EXPECT_EQ((*jobs)[0].het_offset, 1);
+  EXPECT_EQ((*jobs)[0].TotalGpus(), 2);
+  EXPECT_EQ((*jobs)[1].job_id, "7563");
+  EXPECT_EQ((*jobs)[1].het_offset, 0);
+  EXPECT_EQ((*jobs)[1].comment, "skyslurm:sky-20261207-170000-abcdef");
+  std::string bad = "7563+x|PENDING||||||1|N/A|N/A|N/A|10:00||n|0|~";
+  std::replace(bad.begin(), bad.end(), '|', '\x1f');
+  std::replace(bad.begin(), bad.end(), '~', '\x1e');
+  EXPECT_FALSE(ParseSqueueActive(bad).ok());
+}
+
 TEST(SqueueActiveTest, AsksForPendingAndRunningJobsWithSeparatedFields) {
   const auto args = SqueueActiveArgs();
   ASSERT_EQ(args.size(), 3u);
@@ -103,18 +123,23 @@ TEST(SqueueActiveTest, AnythingElseIsAnErrorQuotingIt) {
       "7\x1fRUNNING\x1fNone\x1f"
       "batch\x1fu\x1fN/A\x1fN/A\x1f";
   EXPECT_THAT(ParseSqueueActive(fields + "x\x1fN/A\x1fN/A\x1fN/A\x1f"
-                                         "5:00\x1f\x1fname\x1f" "0\x1f(null)\x1e\n")
+                                         "5:00\x1f\x1fname\x1f"
+                                         "0\x1f(null)\x1e\n")
                   .status()
                   .message(),
               HasSubstr("job 7: unreadable NumNodes 'x'"));
   EXPECT_THAT(ParseSqueueActive(fields + "1\x1fyesterday\x1fN/A\x1fN/A\x1f"
-                                         "5:00\x1f\x1fname\x1f" "0\x1f(null)\x1e\n")
+                                         "5:00\x1f\x1fname\x1f"
+                                         "0\x1f(null)\x1e\n")
                   .status()
                   .message(),
               HasSubstr("job 7: unreadable SubmitTime 'yesterday'"));
-  auto unlimited = ParseSqueueActive(fields + "1\x1fN/A\x1fN/A\x1fN/A\x1fUNLIMITED\x1f\x1fname\x1f" "0\x1f(null)\x1e\n");
+  auto unlimited = ParseSqueueActive(fields +
+                                     "1\x1fN/A\x1fN/A\x1fN/A\x1fUNLIMITED\x1f\x1fname\x1f"
+                                     "0\x1f(null)\x1e\n");
   ASSERT_TRUE(unlimited.ok()) << unlimited.status().message();
-  EXPECT_THAT(ParseSqueueActive(fields + "1\x1fN/A\x1fN/A\x1fN/A\x1f" "5:00\x1f\x1fname\x1fzero\x1f(null)\x1e\n")
+  EXPECT_THAT(ParseSqueueActive(fields + "1\x1fN/A\x1fN/A\x1fN/A\x1f"
+                                         "5:00\x1f\x1fname\x1fzero\x1f(null)\x1e\n")
                   .status()
                   .message(),
               HasSubstr("job 7: unreadable exit_code 'zero'"));

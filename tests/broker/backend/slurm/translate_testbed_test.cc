@@ -186,6 +186,29 @@ TEST_F(ExplainCommandTest, AClusterWhoseOwnSbatchRefusesTheJobCannotRunIt) {
   EXPECT_THAT(out.out, HasSubstr("Can run it: none. Cannot: alpha, beta, gamma."));
 }
 
+TEST_F(ExplainCommandTest, AHeterogeneousJobIsJudgedComponentByComponent) {
+  // Component 1 asks for A100s: only gamma has them; the reasons elsewhere
+  // name that component, and gamma's own sbatch --test-only takes the job.
+  std::ofstream(tmp_.File("het.sh")) << "#!/bin/sh\n#SBATCH -t 10 -N 1 -n 1\n#SBATCH hetjob\n"
+                                        "#SBATCH -N 1 --gres=gpu:a100:2\nsrun true\n";
+  CommandOutput out = Explain({"het.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, HasSubstr("  a heterogeneous job of 2 components, which start together\n"));
+  EXPECT_THAT(out.out, HasSubstr("alpha (home): cannot run it\n  - hetjob component 1: alpha has "
+                                 "no A100 GPUs"));
+  EXPECT_THAT(out.out, HasSubstr("gamma: can run it, translated\n"));
+  EXPECT_THAT(out.out, HasSubstr("+#SBATCH -N 1 --gres=gpu:A100:2\n"));
+  EXPECT_THAT(out.out, HasSubstr("  => gamma"));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: gamma. Cannot: alpha, beta."));
+  // No cluster fits component 1's 40 nodes: none is said to run it.
+  std::ofstream(tmp_.File("big.sh")) << "#!/bin/sh\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 40\n"
+                                        "srun true\n";
+  CommandOutput big = Explain({"big.sh"});
+  EXPECT_EQ(big.exit_code, 1) << big.out;
+  EXPECT_THAT(big.out, HasSubstr("hetjob component 1: no partition of alpha can run it"));
+  EXPECT_THAT(big.out, HasSubstr("Can run it: none."));
+}
+
 TEST_F(ExplainCommandTest, BadInputExitsTwoNamingTheLine) {
   std::ofstream(tmp_.File("bad.sh"))
       << "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n";
