@@ -87,6 +87,10 @@ struct Description {
   // of a plugin the cluster does not load is refused by its sbatch.
   std::vector<std::string> plugin_options;
   bool plugin_options_known = false;  // false: not read (a description file)
+  // The same of its srun --help: what a job's own steps can use (a plugin
+  // may register an option in srun only).
+  std::vector<std::string> srun_plugin_options;
+  bool srun_plugin_options_known = false;
   // Its MaxArraySize (scontrol show config): every array index must be
   // below it. nullopt: not known (then only slurmctld checks).
   std::optional<std::int64_t> max_array_size;

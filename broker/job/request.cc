@@ -346,6 +346,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
       }
     }
     r.modules = FindModuleLoads(r.script, r.directives.body_start_line);
+    r.step_plugin_options = FindStepPluginOptions(r.script, r.directives.body_start_line);
   } else {
     r.script_args = cli.operands;  // salloc/srun: the command to run
   }

@@ -16,6 +16,7 @@
 #include "broker/job/gpu_demand.h"
 #include "broker/job/option_table.h"
 #include "broker/job/script.h"
+#include "broker/job/steps.h"
 #include "broker/job/values.h"
 #include "broker/util/status.h"
 
@@ -109,6 +110,8 @@ struct Request {
   std::vector<std::string> other_container_options;  // pyxis-style --container-*
   SkyRequest sky;
   std::vector<ModuleUse> modules;
+  // Options of the script's own srun/salloc steps that only a plugin takes.
+  std::vector<StepPluginOption> step_plugin_options;
   // A heterogeneous job's components after the first (this request is
   // component 0), each read as sbatch reads it (hetjob.h): what the one
   // before carries on, then its own #SBATCH lines (from its hetjob line

@@ -118,6 +118,16 @@ void AddUnsupported(const Request& r, std::vector<std::string>& no) {
     no.push_back(fmt::format("--gres={} is not a GPU: Kubernetes has no such resource", g.name));
   }
   for (auto& s : SpanningSteps(r)) no.push_back(std::move(s));
+  // The pod's srun runs its command in the pod, whatever image a step asks
+  // for: a step that wants its own container would run in another.
+  for (const job::StepPluginOption& o : r.step_plugin_options) {
+    if (!o.name.starts_with("container")) continue;
+    no.push_back(fmt::format(
+        "{}:{}: the script's step '{} --{}' asks for a container of its own; on Kubernetes every "
+        "step runs in its pod's image (give the job's image with #SBATCH --container-image or "
+        "--sky-image)",
+        r.script_name, o.line, o.program, o.name));
+  }
 }
 
 // The pods' number and size: each pod is a node, its GPUs the job's per node

@@ -168,6 +168,9 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   inv.description.modules_known = modules_cached;
   const bool plugins_cached = cached("plugin-options", &inv.description.plugin_options);
   inv.description.plugin_options_known = plugins_cached;
+  const bool srun_plugins_cached =
+      cached("srun-plugin-options", &inv.description.srun_plugin_options);
+  inv.description.srun_plugin_options_known = srun_plugins_cached;
   // The queries run side by side (over SSH through one channel): a probe
   // costs the slowest of them, not their sum.
   std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
@@ -188,6 +191,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   }
   const std::size_t help_query = queries.size();
   if (!plugins_cached) queries.push_back({.argv = {"sbatch", "--help"}});
+  const std::size_t srun_help_query = queries.size();
+  if (!srun_plugins_cached) queries.push_back({.argv = {"srun", "--help"}});
   // MaxArraySize, as rarely changed as the modules: cached alike.
   std::vector<std::string> config_lines;
   const bool config_cached = cached("max-array-size", &config_lines);
@@ -241,6 +246,15 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
       }
       inv.description.plugin_options_known = true;
       keep("plugin-options", inv.description.plugin_options);
+    }
+  }
+  if (!srun_plugins_cached) {
+    if (auto out = Checked("srun", std::move(results[srun_help_query])); out.ok()) {
+      for (const auto& option : job::ParseSpankOptionsFromHelp(out->out)) {
+        inv.description.srun_plugin_options.push_back(option.name);
+      }
+      inv.description.srun_plugin_options_known = true;
+      keep("srun-plugin-options", inv.description.srun_plugin_options);
     }
   }
   if (!config_cached) {

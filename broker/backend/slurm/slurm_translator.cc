@@ -96,6 +96,7 @@ class Translator {
       added_ = first_added_;
       job_.partitions = first_partitions_;
     }
+    StepOptions();
     Paths();
     Modules();
     ResolvedDependency();
@@ -648,6 +649,41 @@ class Translator {
           "{}: sbatch on {} does not recognise --{} (\"unrecognized option\": no SPANK plugin "
           "there registers it)",
           Where(s), target_.name, s.name()));
+    }
+  }
+
+  // The script's own steps: an srun (or salloc) option only a plugin takes
+  // must be one this cluster's srun lists (its sbatch's plugins or its
+  // srun's own), or the step fails there at once. As for the job's own
+  // options, a cluster of another release, or whose options are not known,
+  // gets it with a note.
+  void StepOptions() {
+    const bool known = target_.plugin_options_known || target_.srun_plugin_options_known;
+    std::vector<std::string> listed = target_.srun_plugin_options;
+    listed.insert(listed.end(), target_.plugin_options.begin(), target_.plugin_options.end());
+    for (const job::StepPluginOption& o : r_.step_plugin_options) {
+      const std::string where = fmt::format("{}:{}", r_.script_name, o.line);
+      if (!known) {
+        job_.caveats.push_back(fmt::format(
+            "{}: {} --{} is no option of Slurm's; whether {}'s {} has a plugin that takes it is "
+            "not known",
+            where, o.program, o.name, target_.name, o.program));
+        continue;
+      }
+      if (ListsOption(listed, o.name)) continue;
+      if (!target_.slurm_version.empty() &&
+          target_.slurm_version.find("22.05") == std::string::npos) {
+        job_.caveats.push_back(fmt::format(
+            "{}: {} --{} is none of Slurm 22.05's options and no plugin of {} lists it; {} runs "
+            "{}, whose {} decides",
+            where, o.program, o.name, target_.name, target_.name, target_.slurm_version,
+            o.program));
+        continue;
+      }
+      reasons_.push_back(fmt::format(
+          "{}: the script's step '{} --{}' would fail at once on {}: its {} does not recognise "
+          "--{} (no SPANK plugin there registers it)",
+          where, o.program, o.name, target_.name, o.program, o.name));
     }
   }
 

@@ -515,6 +515,35 @@ TEST_F(TranslatorTest, PluginOptionsTravelOnlyWhereSbatchListsThem) {
   EXPECT_THAT(newer.job->caveats, Contains(HasSubstr("beta runs 24.05.1, whose sbatch decides")));
 }
 
+// A step the script starts itself with a plugin's option fails at once
+// where srun lacks the option: that cluster is no place for the job.
+TEST_F(TranslatorTest, TheScriptsOwnStepsNeedTheirPluginOptionsThere) {
+  const std::string script =
+      "#!/bin/bash\n#SBATCH -N1\nsrun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 "
+      "python train.py\n";
+  cluster::Description d = Cluster("beta");
+  auto unknown = TranslateForSlurm(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_});
+  ASSERT_TRUE(unknown.ok());  // a description file: srun's options are not known
+  EXPECT_THAT(unknown.job->caveats, Contains(HasSubstr("job.sh:3: srun --container-image is no "
+                                                       "option of Slurm's")));
+  d.plugin_options_known = true;
+  d.srun_plugin_options_known = true;
+  auto refused = TranslateForSlurm(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.reasons,
+              ElementsAre("job.sh:3: the script's step 'srun --container-image' would fail at "
+                          "once on beta: its srun does not recognise --container-image (no SPANK "
+                          "plugin there registers it)"));
+  // Listed by srun only (a plugin that registers it for steps alone).
+  d.srun_plugin_options = {"container-image"};
+  EXPECT_TRUE(
+      TranslateForSlurm(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_}).ok());
+  d.srun_plugin_options.clear();
+  d.plugin_options = {"container-image", "container-mounts"};
+  EXPECT_TRUE(
+      TranslateForSlurm(Parse({"job.sh"}, script), d, {"alpha", &catalog_, &settings_}).ok());
+}
+
 // Regression (issue 11): -w with a node no cluster has was "can run it"
 // everywhere; every cluster now says which node it lacks.
 TEST_F(TranslatorTest, NodesNamedByNodelistMustExistThere) {

@@ -11,6 +11,7 @@
 #include "broker/backend/slurm/slurm_translator.h"
 #include "broker/cluster/description.h"
 #include "broker/job/request.h"
+#include "broker/util/strings.h"
 #include "tests/support/testbed.h"
 
 namespace skyslurm::testing {
@@ -207,6 +208,35 @@ TEST_F(ExplainCommandTest, AHeterogeneousJobIsJudgedComponentByComponent) {
   EXPECT_EQ(big.exit_code, 1) << big.out;
   EXPECT_THAT(big.out, HasSubstr("hetjob component 1: no partition of alpha can run it"));
   EXPECT_THAT(big.out, HasSubstr("Can run it: none."));
+}
+
+TEST_F(ExplainCommandTest, AStepWithAPluginsOptionRulesOutAClusterWhoseSrunLacksIt) {
+  // Only gamma loads a plugin with --container-image (the testbed's
+  // container_options.so): the step would fail at once anywhere else, and
+  // does, as each cluster's own srun shows.
+  const std::string script =
+      "#!/bin/sh\n#SBATCH -t 5\nsrun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 "
+      "echo step-ran\n";
+  std::ofstream(tmp_.File("step.sh")) << script;
+  CommandOutput out = Explain({"step.sh"});
+  EXPECT_EQ(out.exit_code, 0) << out.out << out.err;
+  EXPECT_THAT(out.out, HasSubstr("alpha (home): cannot run it\n  - step.sh:3: the script's step "
+                                 "'srun --container-image' would fail at once on alpha"));
+  EXPECT_THAT(out.out, HasSubstr("beta: cannot run it\n  - step.sh:3: the script's step"));
+  EXPECT_THAT(out.out, HasSubstr("gamma: can run it"));
+  EXPECT_THAT(out.out, HasSubstr("Can run it: gamma. Cannot: alpha, beta."));
+  // The verdicts are the clusters' own: the step runs on gamma, fails on alpha.
+  for (const auto& [cluster, ends] : {std::pair{"gamma", "COMPLETED"}, {"alpha", "FAILED"}}) {
+    Command sbatch;
+    sbatch.argv = {"sbatch",  "--parsable", "-o", tmp_.File(std::string(cluster) + ".out"),
+                   "--chdir", tmp_.path()};
+    sbatch.stdin_data = script;
+    sbatch.env_set = {{"SLURM_CONF", tb_.SlurmConf(cluster)}};
+    CommandOutput submitted = Exec(sbatch);
+    ASSERT_TRUE(submitted.success()) << submitted.err;
+    EXPECT_EQ(WaitForJobEnd(tb_, cluster, Trim(submitted.out)), ends) << cluster;
+  }
+  EXPECT_THAT(ReadFileWhenReady(tmp_.File("alpha.out")), HasSubstr("unrecognized option"));
 }
 
 TEST_F(ExplainCommandTest, BadInputExitsTwoNamingTheLine) {
