@@ -43,6 +43,8 @@ class Interpreter {
         return Count(s, value, &r_.cpus_per_task, fail);
       case Opt::kNtasksPerGpu:
         return Count(s, value, &r_.ntasks_per_gpu, fail);
+      case Opt::kCpusPerGpu:
+        return Count(s, value, &r_.cpus_per_gpu, fail);
       case Opt::kMem:
         return Memory(value, &r_.mem_mb, fail);
       case Opt::kMemPerCpu: {
@@ -113,40 +115,19 @@ class Interpreter {
         r_.dependency = value;
         break;
       case Opt::kOutput:
-        r_.output = value;
-        break;
       case Opt::kError:
-        r_.error = value;
-        break;
       case Opt::kInput:
-        r_.input = value;
-        break;
       case Opt::kChdir:
-        r_.chdir = value;
-        break;
       case Opt::kContainer:
-        r_.container = value;
-        break;
       case Opt::kExport:
-        r_.export_env = value;
-        break;
       case Opt::kReservation:
-        r_.reservation = value;
-        break;
       case Opt::kNodelist:
-        r_.nodelist = value;
-        break;
       case Opt::kExclude:
-        r_.exclude = value;
-        break;
       case Opt::kLicenses:
-        r_.licenses = value;
-        break;
       case Opt::kComment:
-        r_.comment = value;
-        break;
       case Opt::kWrap:
-        r_.wrap = value;
+      case Opt::kExclusive:
+        *Text(s.id()) = value;
         break;
       case Opt::kHold:
         r_.hold = true;
@@ -233,6 +214,38 @@ class Interpreter {
         break;
     }
     return OkStatus();
+  }
+
+  // Where an option kept as its text goes.
+  std::optional<std::string>* Text(Opt id) {
+    switch (id) {
+      case Opt::kOutput:
+        return &r_.output;
+      case Opt::kError:
+        return &r_.error;
+      case Opt::kInput:
+        return &r_.input;
+      case Opt::kChdir:
+        return &r_.chdir;
+      case Opt::kContainer:
+        return &r_.container;
+      case Opt::kExport:
+        return &r_.export_env;
+      case Opt::kReservation:
+        return &r_.reservation;
+      case Opt::kNodelist:
+        return &r_.nodelist;
+      case Opt::kExclude:
+        return &r_.exclude;
+      case Opt::kLicenses:
+        return &r_.licenses;
+      case Opt::kComment:
+        return &r_.comment;
+      case Opt::kWrap:
+        return &r_.wrap;
+      default:
+        return &r_.exclusive;  // kExclusive
+    }
   }
 
   static inline const std::string kEmpty;

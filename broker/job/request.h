@@ -87,7 +87,9 @@ struct Request {
 
   // The effective value of each option the broker interprets.
   std::optional<NodeCount> nodes;
-  std::optional<std::int64_t> ntasks, ntasks_per_node, cpus_per_task, ntasks_per_gpu;
+  std::optional<std::int64_t> ntasks, ntasks_per_node, cpus_per_task, ntasks_per_gpu, cpus_per_gpu;
+  // --exclusive (its value: "", "user" or "mcs"): whole nodes.
+  std::optional<std::string> exclusive;
   std::optional<std::int64_t> mem_mb, mem_per_cpu_mb, mem_per_gpu_mb;
   std::optional<TimeLimit> time_limit, time_min;
   std::vector<GpuAsk> gpus;

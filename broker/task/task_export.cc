@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "broker/job/container_image.h"
 #include "broker/task/task_script.h"
 #include "broker/util/strings.h"
 
@@ -53,6 +54,26 @@ std::string Body(const std::string& script) {
   }
   while (body.ends_with("\n\n")) body.pop_back();
   return body;
+}
+
+// The image: --sky-image, else pyxis' --container-image (as a registry
+// names it). Slurm's own --container is an OCI bundle's folder: no image.
+std::optional<std::string> TaskImage(const job::Request& r, std::vector<std::string>& not_carried) {
+  std::optional<std::string> image = r.sky.image;
+  const job::Setting* pyxis = r.EffectiveByName("container-image");
+  if (!image && pyxis != nullptr && pyxis->occurrence.value) {
+    auto reference = job::ImageReferenceOf(*pyxis->occurrence.value);
+    if (reference.ok()) {
+      image = *reference;
+    } else {
+      not_carried.push_back(fmt::format("--container-image: {}", reference.status().message()));
+    }
+  }
+  if (r.container) {
+    not_carried.push_back(fmt::format(
+        "--container={}: an OCI bundle's folder is no image a task names", *r.container));
+  }
+  return image;
 }
 
 }  // namespace
@@ -175,17 +196,7 @@ Result<ExportedTask> ExportTask(const job::Request& r, const std::vector<SiteClu
   if (!name.empty()) y += fmt::format("name: {}\n", YamlScalar(name));
   y += "workdir: .\n";
   if (nodes != 1) y += fmt::format("num_nodes: {}\n", nodes);
-  // The image: --sky-image, else pyxis' --container-image (its registry
-  // before '#'). Slurm's own --container is an OCI bundle's folder: no image.
-  std::optional<std::string> image = r.sky.image;
-  const job::Setting* pyxis = r.EffectiveByName("container-image");
-  if (!image && pyxis != nullptr && pyxis->occurrence.value) {
-    image = DockerImage(*pyxis->occurrence.value);
-  }
-  if (r.container) {
-    out.not_carried.push_back(fmt::format(
-        "--container={}: an OCI bundle's folder is no image a task names", *r.container));
-  }
+  const std::optional<std::string> image = TaskImage(r, out.not_carried);
   const bool any_resources =
       !gpus.empty() || cpus || memory_gb || infra || image || r.sky.retry_on_failure > 0;
   if (any_resources) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "broker/job/container_image.h"
 #include "broker/util/command.h"
 #include "broker/util/strings.h"
 
@@ -189,24 +190,6 @@ constexpr std::string_view kPhases = R"sh(sky_on_every_node() {
 )sh";
 
 }  // namespace
-
-std::string PyxisImage(std::string_view image) {
-  const auto slash = image.find('/');
-  if (slash == std::string_view::npos) return std::string(image);
-  const std::string_view first = image.substr(0, slash);
-  const bool registry = first.find_first_of(".:") != std::string_view::npos || first == "localhost";
-  if (!registry) return std::string(image);
-  return fmt::format("{}#{}", first, image.substr(slash + 1));
-}
-
-std::string DockerImage(std::string_view pyxis_image) {
-  std::string out(pyxis_image);
-  if (const auto hash = out.find('#'); hash != std::string::npos) out[hash] = '/';
-  if (const auto at = out.find('@'); at != std::string::npos && at < out.find('/')) {
-    out.erase(0, at + 1);  // enroot's USER@ before the registry
-  }
-  return out;
-}
 
 namespace {
 
@@ -408,7 +391,7 @@ std::string Directives(const ScriptInput& in) {
     // Kubernetes takes --sky-image; a Slurm cluster with pyxis its
     // --container-image (a cluster without it cannot run the task).
     s += fmt::format("#SBATCH --sky-image={}\n", *r.image);
-    s += fmt::format("#SBATCH --container-image={}\n", PyxisImage(*r.image));
+    s += fmt::format("#SBATCH --container-image={}\n", job::EnrootImageOf(*r.image));
   }
   if (r.max_restarts_on_errors && *r.max_restarts_on_errors > 0) {
     s += fmt::format("#SBATCH --sky-retry-on-failure={}\n", *r.max_restarts_on_errors);

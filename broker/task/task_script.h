@@ -63,9 +63,4 @@ Result<TaskJobs> TaskToJobs(const TaskSpec& task, const TaskOverrides& overrides
                             const std::vector<SiteCluster>& site,
                             const catalog::AcceleratorCatalog& catalog, std::string_view task_dir);
 
-// A docker image as pyxis (enroot) names it: "nvcr.io/nvidia/pytorch:24.01"
-// is "nvcr.io#nvidia/pytorch:24.01" (its registry before '#'); and back.
-std::string PyxisImage(std::string_view image);
-std::string DockerImage(std::string_view pyxis_image);
-
 }  // namespace skyslurm::task

@@ -127,6 +127,31 @@ TEST_F(RouteTest, AManagedHeterogeneousJobIsFollowedAsOneJob) {
   EXPECT_THAT(status.out, ::testing::Not(HasSubstr("+0"))) << status.out;
 }
 
+// pyxis' enroot form (REGISTRY#IMAGE) reaches kappa as the reference a
+// pod pulls: the pod runs (with the '#' it failed ErrImagePull).
+TEST_F(RouteTest, APyxisImageRunsOnKubernetesAsTheRegistryNamesIt) {
+  CommandOutput out = Typed({"sbatch", "--sky-infra=kappa", "--parsable",
+                             Script("pyxis.sh",
+                                    "#!/bin/sh\n#SBATCH --gres=gpu:h100:1 -t 5\n"
+                                    "#SBATCH --container-image nvcr.io\\#nvidia/pytorch:24.01-py3\n"
+                                    "echo pyxis-ran\n")});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  ASSERT_EQ(RoutedTo(out).first, "kappa") << out.out;
+  const std::string id = RoutedTo(out).second;
+  cleanup_.emplace_back("kappa", id);
+  std::string log;
+  for (int i = 0; i < 150 && log.find("pyxis-ran") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    log = Typed({std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "logs", "kappa:" + id}).out;
+  }
+  EXPECT_THAT(log, HasSubstr("pyxis-ran"));
+  CommandOutput image =
+      Exec({.argv = {"kubectl", "--kubeconfig=" + tb_.Path("kubeconfig"),
+                     "--cache-dir=" + tmp_.File("kubectl-cache"), "get", "jobs", "skyslurm-" + id,
+                     "-o", "jsonpath={.spec.template.spec.containers[0].image}"}});
+  EXPECT_EQ(image.out, "nvcr.io/nvidia/pytorch:24.01-py3") << image.err;
+}
+
 TEST_F(RouteTest, WithoutParsableThePeerIsNamedAndWhatDoesNotTravelIsSaid) {
   FillAlpha();
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});

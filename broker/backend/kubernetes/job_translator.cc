@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "broker/backend/kubernetes/inventory.h"
+#include "broker/job/container_image.h"
 #include "broker/translate/gpus.h"
+#include "broker/util/strings.h"
 
 namespace skyslurm::kube {
 namespace {
@@ -69,9 +71,14 @@ std::string Describe(const job::Origin& o, const Request& r) { return o.Describe
 
 std::string JobShape::Key() const {
   // Each field ends with a unit separator, which no image, label or name holds.
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f", image, pods,
-                     gpus_per_pod, gpu_label, gpu_type, millicores, memory_mb, deadline_seconds,
-                     job_name);
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f", image,
+                                pods, gpus_per_pod, gpu_label, gpu_type, millicores, memory_mb,
+                                deadline_seconds, job_name);
+  for (const PodMount& m : mounts) {
+    key.append(fmt::format("{}{}:{}:{}:{}\x1f", m.claim ? "pvc:" : "", m.source, m.sub_path,
+                           m.mount_path, m.read_only ? "ro" : "rw"));
+  }
+  return key;
 }
 
 std::string JobShape::Summary() const {
@@ -136,8 +143,14 @@ JobShape SizeOf(const Request& r, std::vector<std::string>& no) {
   JobShape shape;
   shape.pods = r.nodes ? r.nodes->min : 1;
   const job::GpuDemand& demand = r.gpu_demand;
-  shape.millicores = r.cpus_per_task.value_or(1) * demand.tasks_per_node * 1000;
   shape.gpus_per_pod = std::max(demand.per_node, demand.EvenShare());
+  // CPUs as Slurm gives them: per task times tasks per node, or per GPU
+  // times the pod's GPUs (--cpus-per-gpu), whichever asks for more.
+  std::int64_t cpus = r.cpus_per_task.value_or(1) * demand.tasks_per_node;
+  if (r.cpus_per_gpu) {
+    cpus = std::max(cpus, *r.cpus_per_gpu * std::max<std::int64_t>(1, shape.gpus_per_pod));
+  }
+  shape.millicores = cpus * 1000;
   for (const GpuAsk& g : r.gpus) {
     if (g.scope == GpuAsk::Scope::kPerJob && g.count % shape.pods != 0) {
       no.push_back(fmt::format("{}: {} GPUs do not divide evenly over {} pods",
@@ -149,9 +162,9 @@ JobShape SizeOf(const Request& r, std::vector<std::string>& no) {
     }
   }
   if (r.mem_mb) {
-    shape.memory_mb = *r.mem_mb;
+    shape.memory_mb = *r.mem_mb;  // 0: all of a node's (WholeNodes)
   } else if (r.mem_per_cpu_mb) {
-    shape.memory_mb = *r.mem_per_cpu_mb * ((shape.millicores + 999) / 1000);
+    shape.memory_mb = *r.mem_per_cpu_mb * cpus;
   } else if (r.mem_per_gpu_mb) {
     shape.memory_mb = *r.mem_per_gpu_mb * std::max<std::int64_t>(1, shape.gpus_per_pod);
   }
@@ -187,6 +200,37 @@ void LabelGpuType(const std::string& gpu_type, const cluster::Description& targe
   } else if (shape.gpu_label.empty()) {
     no.push_back(fmt::format("the nodes with {} carry no label to select them by", shape.gpu_type));
   }
+}
+
+// --exclusive and --mem=0 ask for whole nodes (all their CPUs; all their
+// memory): each pod asks for all of the smallest node that can take it, and
+// a note says so (a larger node may take a second pod beside it).
+void WholeNodes(const Request& r, const cluster::Description& target, JobShape& shape,
+                std::vector<std::string>& caveats) {
+  const bool all_cpus = r.exclusive.has_value();
+  const bool all_memory = all_cpus || (r.mem_mb && *r.mem_mb == 0);
+  if (!all_memory) return;
+  const cluster::Node* smallest = nullptr;
+  for (const auto& n : target.nodes) {
+    if (!TakesPod(n, shape.gpus_per_pod > 0)) continue;
+    std::int64_t gpus = 0;
+    for (const auto& g : n.gres) {
+      if (g.name == "gpu" && (shape.gpu_type.empty() || g.type == shape.gpu_type)) gpus += g.count;
+    }
+    if (gpus < shape.gpus_per_pod) continue;
+    if (smallest == nullptr || n.cpus < smallest->cpus ||
+        (n.cpus == smallest->cpus && n.memory_mb < smallest->memory_mb)) {
+      smallest = &n;
+    }
+  }
+  if (smallest == nullptr) return;  // CheckRoom says there is none
+  if (all_cpus) shape.millicores = std::max(shape.millicores, smallest->cpus * 1000);
+  shape.memory_mb = smallest->memory_mb;
+  caveats.push_back(fmt::format(
+      "{}: each pod asks for all of the smallest node that takes it ({}{} MB); a larger node may "
+      "take another pod beside it",
+      all_cpus ? "--exclusive" : "--mem=0",
+      all_cpus ? fmt::format("{} CPUs, ", smallest->cpus) : "", smallest->memory_mb));
 }
 
 // Could the pods ever all run at once? Said only when nothing else is wrong.
@@ -234,9 +278,19 @@ void ChooseImage(const Request& r, const cluster::Description& target,
     job.changes.push_back({"--sky-image", "image " + shape.image, "asked for"});
   } else if (const job::Setting* s = r.EffectiveByName("container-image");
              s != nullptr && s->occurrence.value) {
-    shape.image = *s->occurrence.value;
-    job.changes.push_back(
-        {Describe(s->origin, r), "image " + shape.image, "pyxis' --container-image"});
+    // enroot's REGISTRY#IMAGE is no name a pod can pull: its reference.
+    auto reference = job::ImageReferenceOf(*s->occurrence.value);
+    if (!reference.ok()) {
+      no.push_back(fmt::format("{}: --container-image: {}", Describe(s->origin, r),
+                               reference.status().message()));
+      return;
+    }
+    shape.image = *reference;
+    job.changes.push_back({Describe(s->origin, r), "image " + shape.image,
+                           shape.image == *s->occurrence.value
+                               ? std::string("pyxis' --container-image")
+                               : fmt::format("pyxis' --container-image={}, as a registry names it",
+                                             *s->occurrence.value)});
   } else {
     for (const auto& m : r.modules) {
       if (settings == nullptr || m.dynamic) continue;
@@ -261,6 +315,56 @@ void ChooseImage(const Request& r, const cluster::Description& target,
         fmt::format("no container image: give --sky-image (or --container-image), or ask "
                     "for an images map or default_image for {}",
                     target.name));
+  }
+}
+
+// pyxis' --container-mounts (SRC:DST[:FLAGS], comma-separated) as the
+// pod's volumes: a source under a root of the home is mounted from the
+// cluster's root of that name (`paths`: a node folder, or pvc:CLAIM[/SUB]);
+// any other source is refused, naming the option and why.
+void MountVolumes(const Request& r, const translate::TranslateContext& ctx, JobShape& shape,
+                  translate::TranslatedJob& job, std::vector<std::string>& no) {
+  const job::Setting* s = r.EffectiveByName("container-mounts");
+  if (s == nullptr || !s->occurrence.value) return;
+  const std::string where = Describe(s->origin, r);
+  const translate::PathRoots none;
+  const translate::PathRoots& from = ctx.home_roots != nullptr ? *ctx.home_roots : none;
+  const translate::PathRoots& to = ctx.target_roots != nullptr ? *ctx.target_roots : none;
+  for (const std::string& item : SplitList(*s->occurrence.value)) {
+    const std::vector<std::string> parts = SplitList(item, ':');
+    if (parts.empty() || parts.size() > 3 || parts[0].empty()) {
+      no.push_back(
+          fmt::format("{}: --container-mounts item '{}' is not SRC[:DST[:FLAGS]]", where, item));
+      continue;
+    }
+    PodMount mount;
+    mount.mount_path = parts.size() > 1 && !parts[1].empty() ? parts[1] : parts[0];
+    mount.read_only = parts.size() > 2 && parts[2].find("ro") != std::string::npos;
+    const translate::PathMapping m = translate::MapPath(parts[0], from, to);
+    using Fate = translate::PathMapping::Fate;
+    if (m.fate != Fate::kMapped && m.fate != Fate::kSame) {
+      no.push_back(fmt::format(
+          "{}: --container-mounts {}: {} lies under no root that {}'s paths name (paths.<root> "
+          "in its settings: a node folder or pvc:CLAIM), so no volume can hold it",
+          where, item, parts[0], job.cluster));
+      continue;
+    }
+    if (m.path.starts_with("pvc:")) {
+      const std::string claim = m.path.substr(4);
+      const auto slash = claim.find('/');
+      mount.claim = true;
+      mount.source = claim.substr(0, slash);
+      mount.sub_path = slash == std::string::npos ? "" : claim.substr(slash + 1);
+    } else {
+      mount.source = m.path;
+    }
+    job.changes.push_back(
+        {where,
+         fmt::format("--container-mounts {} -> volume {}{}{} at {}", item,
+                     mount.claim ? "claim " : "node folder ", mount.source,
+                     mount.sub_path.empty() ? "" : "/" + mount.sub_path, mount.mount_path),
+         fmt::format("{}'s {} root", job.cluster, m.root)});
+    shape.mounts.push_back(std::move(mount));
   }
 }
 
@@ -298,11 +402,15 @@ translate::Translation TranslateForKubernetes(const Request& r, const cluster::D
   AddUnsupported(r, no);
   JobShape shape = SizeOf(r, no);
   LabelGpuType(r.gpu_demand.type, target, ctx, shape, no);
+  std::vector<std::string> whole_node_notes;
+  WholeNodes(r, target, shape, whole_node_notes);
   CheckRoom(target, shape, no);
   ChooseImage(r, target, ctx.settings, shape, job, no);
+  MountVolumes(r, ctx, shape, job, no);
   if (!no.empty()) return out;
 
   job.caveats = CaveatsOf(r, shape);
+  job.caveats.insert(job.caveats.end(), whole_node_notes.begin(), whole_node_notes.end());
   const std::string ns = target.partitions.empty() ? "default" : target.partitions.front().name;
   job.fitting_partitions = {ns};
   job.partition_note = "the namespace of " + target.name;

@@ -22,8 +22,20 @@ namespace skyslurm::kube {
 
 // The pods' shape: a TranslatedJob's native form (translation.h), which
 // the Kubernetes backend reads (ShapeOf).
+// A pyxis --container-mounts item as a pod volume: a node's folder
+// (hostPath) or a PersistentVolumeClaim, as the cluster's `paths` name the
+// root the source lies under.
+struct PodMount {
+  bool claim = false;      // a PersistentVolumeClaim (else a hostPath)
+  std::string source;      // the claim's name, or the node's folder
+  std::string sub_path;    // within the claim ("" = its root)
+  std::string mount_path;  // where the container sees it
+  bool read_only = false;
+};
+
 struct JobShape : translate::NativeJob {
   std::string image;
+  std::vector<PodMount> mounts;
   std::int64_t pods = 1;
   std::int64_t gpus_per_pod = 0;
   std::string gpu_label;  // the node label key selecting the GPU type ("" = any GPU)

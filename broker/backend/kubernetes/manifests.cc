@@ -132,6 +132,34 @@ exit 0
 )";
 }
 
+// pyxis' --container-mounts as the pod's volumes (kube::PodMount), from the
+// roots the cluster's paths name.
+void AddMounts(const kube::JobShape& shape, Json::Value& container, Json::Value& pod) {
+  for (std::size_t i = 0; i < shape.mounts.size(); ++i) {
+    const kube::PodMount& asked = shape.mounts[i];
+    Json::Value mounted(Json::objectValue);
+    mounted["name"] = fmt::format("mount-{}", i);
+    mounted["mountPath"] = asked.mount_path;
+    if (!asked.sub_path.empty()) mounted["subPath"] = asked.sub_path;
+    if (asked.read_only) mounted["readOnly"] = true;
+    container["volumeMounts"].append(mounted);
+  }
+
+  for (std::size_t i = 0; i < shape.mounts.size(); ++i) {
+    const kube::PodMount& asked = shape.mounts[i];
+    Json::Value volume_of(Json::objectValue);
+    volume_of["name"] = fmt::format("mount-{}", i);
+    if (asked.claim) {
+      volume_of["persistentVolumeClaim"]["claimName"] = asked.source;
+      if (asked.read_only) volume_of["persistentVolumeClaim"]["readOnly"] = true;
+    } else {
+      volume_of["hostPath"]["path"] = asked.source;
+      volume_of["hostPath"]["type"] = "Directory";
+    }
+    pod["volumes"].append(volume_of);
+  }
+}
+
 Manifests BuildManifests(const ManifestInput& in) {
   const std::string name = ObjectName(in.native_id);
   Manifests m;
@@ -220,6 +248,7 @@ Manifests BuildManifests(const ManifestInput& in) {
   Json::Value pod(Json::objectValue);
   pod["restartPolicy"] = "Never";
   pod["subdomain"] = name;
+  AddMounts(in.shape, container, pod);
   pod["containers"].append(container);
   Json::Value volume(Json::objectValue);
   volume["name"] = "skyslurm";

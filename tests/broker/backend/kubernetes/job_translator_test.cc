@@ -25,14 +25,25 @@ class KubeTranslatorTest : public ::testing::Test {
     settings_.images = {{"cuda/12.4", "nvcr.io/nvidia/pytorch:24.01-py3"},
                         {"cuda", "ubuntu:22.04"}};
   }
-  translate::Translation Translate(std::vector<std::string> args, std::string script) {
+  translate::Translation Translate(std::vector<std::string> args, std::string script,
+                                   const translate::PathRoots* home_roots = nullptr,
+                                   const translate::PathRoots* kappa_roots = nullptr) {
     job::RequestInput in;
     in.args = std::move(args);
     in.args.push_back("train.sh");
     in.script_text = std::move(script);
     auto r = job::ParseRequest(in);
     EXPECT_TRUE(r.ok()) << r.status().message();
-    return TranslateForKubernetes(*r, kappa_, {"alpha", &catalog_, &settings_, "", nullptr});
+    translate::TranslateContext ctx{"alpha", &catalog_, &settings_, "", nullptr};
+    ctx.home_roots = home_roots;
+    ctx.target_roots = kappa_roots;
+    return TranslateForKubernetes(*r, kappa_, ctx);
+  }
+  JobShape Shape(std::vector<std::string> args, std::string script = "#!/bin/sh\ntrue\n") {
+    args.push_back("--sky-image=ubuntu:22.04");
+    auto t = Translate(std::move(args), std::move(script));
+    EXPECT_TRUE(t.ok()) << ::testing::PrintToString(t.reasons);
+    return t.ok() ? *ShapeOf(*t.job) : JobShape{};
   }
   cluster::Description kappa_;
   catalog::AcceleratorCatalog catalog_;
@@ -113,6 +124,79 @@ TEST_F(KubeTranslatorTest, WhatCannotMeanTheSameThereIsRefusedSayingWhy) {
         "train.sh:2: srun -N2 needs other nodes' slots");
   check({"--nodes=2"}, "#!/bin/sh\nsrun --nodelist=x hostname\n", "needs other nodes' slots");
   check({"--gpus=3", "--nodes=2"}, "#!/bin/sh\ntrue\n", "3 GPUs do not divide evenly over 2 pods");
+}
+
+// pyxis' enroot forms are images a pod can pull: REGISTRY#PATH becomes
+// REGISTRY/PATH (else the pod fails InvalidImageName); a squashfs file is
+// refused, naming the option.
+TEST_F(KubeTranslatorTest, APyxisImageIsTheReferenceAPodPulls) {
+  auto t = Translate({"--gres=gpu:1"},
+                     "#!/bin/sh\n#SBATCH --container-image registry.example.org\\#org/image:1\n"
+                     "true\n");
+  ASSERT_TRUE(t.ok()) << ::testing::PrintToString(t.reasons);
+  EXPECT_EQ(ShapeOf(*t.job)->image, "registry.example.org/org/image:1");
+  EXPECT_THAT(t.job->changes,
+              Contains(::testing::Field(&translate::Change::why,
+                                        HasSubstr("--container-image=registry.example.org#org/"
+                                                  "image:1, as a registry names it"))));
+  auto file =
+      Translate({"--gres=gpu:1", "--container-image=/scratch/images/pt.sqsh"}, "#!/bin/sh\ntrue\n");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.reasons, Contains(HasSubstr("command line: --container-image: "
+                                               "'/scratch/images/pt.sqsh' is a squashfs file")));
+}
+
+// Pods are sized by every CPU and memory option sbatch has.
+TEST_F(KubeTranslatorTest, PodsAreSizedByEveryCpuAndMemoryOption) {
+  JobShape per_gpu = Shape({"--gpus-per-node=h100:2", "--cpus-per-gpu=8", "--mem-per-gpu=10G"});
+  EXPECT_EQ(per_gpu.millicores, 16000);
+  EXPECT_EQ(per_gpu.memory_mb, 20480);
+  JobShape per_cpu =
+      Shape({"--gres=gpu:1", "--ntasks-per-node=4", "--cpus-per-task=3", "--mem-per-cpu=1G"});
+  EXPECT_EQ(per_cpu.millicores, 12000);
+  EXPECT_EQ(per_cpu.memory_mb, 12288);
+  // Whole nodes: the smallest node that takes the pod (64 CPUs, 512 GiB).
+  JobShape exclusive = Shape({"--exclusive", "--gres=gpu:h100:1"});
+  EXPECT_EQ(exclusive.millicores, 64000);
+  EXPECT_EQ(exclusive.memory_mb, 524288);
+  JobShape all_memory = Shape({"--gres=gpu:1", "--mem=0", "--cpus-per-task=2"});
+  EXPECT_EQ(all_memory.millicores, 2000);
+  EXPECT_EQ(all_memory.memory_mb, 524288);
+  auto noted =
+      Translate({"--gres=gpu:1", "--exclusive", "--sky-image=ubuntu:22.04"}, "#!/bin/sh\ntrue\n");
+  ASSERT_TRUE(noted.ok());
+  EXPECT_THAT(noted.job->caveats,
+              Contains(HasSubstr("--exclusive: each pod asks for all of the smallest node")));
+}
+
+// --container-mounts become volumes where kappa's paths name the root the
+// source lies under (a node folder, or a claim); any other source is refused.
+TEST_F(KubeTranslatorTest, ContainerMountsAreVolumesOfTheRootsThePathsName) {
+  const translate::PathRoots home =
+      translate::ExpandRoots({{"scratch", "/scratch/%u"}, {"data", "/data"}}, "ann");
+  const translate::PathRoots kappa = translate::ExpandRoots(
+      {{"scratch", "pvc:scratch-claim/%u"}, {"data", "/mnt/datasets"}}, "ann");
+  auto t = Translate({"--gres=gpu:1", "--sky-image=ubuntu:22.04",
+                      "--container-mounts=/scratch/ann/run:/work,/data/imagenet:/imagenet:ro"},
+                     "#!/bin/sh\ntrue\n", &home, &kappa);
+  ASSERT_TRUE(t.ok()) << ::testing::PrintToString(t.reasons);
+  const JobShape shape = *ShapeOf(*t.job);
+  ASSERT_EQ(shape.mounts.size(), 2u);
+  EXPECT_TRUE(shape.mounts[0].claim);
+  EXPECT_EQ(shape.mounts[0].source, "scratch-claim");
+  EXPECT_EQ(shape.mounts[0].sub_path, "ann/run");
+  EXPECT_EQ(shape.mounts[0].mount_path, "/work");
+  EXPECT_FALSE(shape.mounts[1].claim);
+  EXPECT_EQ(shape.mounts[1].source, "/mnt/datasets/imagenet");
+  EXPECT_EQ(shape.mounts[1].mount_path, "/imagenet");
+  EXPECT_TRUE(shape.mounts[1].read_only);
+  auto refused = Translate(
+      {"--gres=gpu:1", "--sky-image=ubuntu:22.04", "--container-mounts=/opt/tools:/tools"},
+      "#!/bin/sh\ntrue\n", &home, &kappa);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.reasons, Contains(HasSubstr("command line: --container-mounts "
+                                                  "/opt/tools:/tools: /opt/tools lies under no "
+                                                  "root that kappa's paths name")));
 }
 
 }  // namespace

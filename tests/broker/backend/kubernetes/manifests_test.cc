@@ -68,6 +68,29 @@ TEST(ManifestsTest, AnIndexedJobWithItsServiceAndScript) {
 // The job's environment values (a task's secrets among them) are in a
 // Secret the Job owns, each variable a secretKeyRef: none is a plain value
 // in the pod's spec, which anyone who may read pods reads.
+TEST(ManifestsTest, ContainerMountsAreTheirVolumes) {
+  ManifestInput in = Input();
+  in.shape.mounts = {{true, "scratch-claim", "ann/run", "/work", false},
+                     {false, "/mnt/datasets/imagenet", "", "/imagenet", true}};
+  const Json::Value pod = BuildManifests(in).job["spec"]["template"]["spec"];
+  const Json::Value& mounts = pod["containers"][0]["volumeMounts"];
+  const Json::Value& volumes = pod["volumes"];
+  ASSERT_EQ(volumes.size(), 3u);  // the two and skyslurm's own
+  EXPECT_EQ(volumes[0]["name"].asString(), "mount-0");
+  EXPECT_EQ(volumes[0]["persistentVolumeClaim"]["claimName"].asString(), "scratch-claim");
+  EXPECT_EQ(volumes[1]["hostPath"]["path"].asString(), "/mnt/datasets/imagenet");
+  EXPECT_EQ(volumes[1]["hostPath"]["type"].asString(), "Directory");
+  bool work = false, imagenet = false;
+  for (const auto& m : mounts) {
+    if (m["name"] == "mount-0") {
+      work = m["mountPath"] == "/work" && m["subPath"] == "ann/run" && !m.isMember("readOnly");
+    }
+    if (m["name"] == "mount-1") imagenet = m["mountPath"] == "/imagenet" && m["readOnly"] == true;
+  }
+  EXPECT_TRUE(work) << mounts;
+  EXPECT_TRUE(imagenet) << mounts;
+}
+
 TEST(ManifestsTest, TheJobsValuesAreInASecretNeverInThePodSpec) {
   ManifestInput in = Input();
   in.env = {{"SKYPILOT_TASK_ID", "sky-1"}, {"HF_TOKEN", "hf_k8s_secret"}};
