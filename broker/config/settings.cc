@@ -354,10 +354,14 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
         if (pattern.find('$') != std::string::npos) {
           SKY_RETURN_IF_ERROR(PathValue(file, v[root], "paths." + root).status());
         }
-        if (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos) {
+        // A Kubernetes cluster's root may be a PersistentVolumeClaim.
+        const bool claim = pattern.starts_with("pvc:") && pattern.size() > 4 && pattern[4] != '/';
+        if (!claim &&
+            (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos)) {
           return Bad(file, v,
                      fmt::format("paths: {} must be an absolute path other than / (%u for the "
-                                 "user's login name), not '{}'",
+                                 "user's login name), or on Kubernetes pvc:CLAIM[/SUBPATH], not "
+                                 "'{}'",
                                  root, pattern));
         }
         c->paths[root] = pattern;

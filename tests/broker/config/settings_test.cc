@@ -119,6 +119,24 @@ TEST(SettingsTest, BadValuesAreErrorsWithTheLine) {
             "s:5: job_id_index 5 is a's already: each cluster needs its own");
 }
 
+// A Kubernetes cluster's root may be a claim (its --container-mounts
+// volumes); anything else must be an absolute path.
+TEST(SettingsTest, APathRootIsAnAbsolutePathOrAClaim) {
+  Settings s;
+  ASSERT_TRUE(MergeSettingsYaml("clusters:\n  k:\n    kind: kubernetes\n    paths: {scratch: "
+                                "pvc:scratch-claim/%u, data: /mnt/data}\n",
+                                "s", false, &s)
+                  .ok());
+  EXPECT_EQ(s.clusters.at("k").paths.at("scratch"), "pvc:scratch-claim/%u");
+  for (const char* bad : {"pvc:", "pvc:/x", "scratch", "/"}) {
+    EXPECT_THAT(MergeSettingsYaml(fmt::format("clusters:\n  k:\n    paths: {{s: '{}'}}\n", bad),
+                                  "s", false, &s)
+                    .message(),
+                HasSubstr("or on Kubernetes pvc:CLAIM[/SUBPATH]"))
+        << bad;
+  }
+}
+
 // No shell reads the file: '/scratch/$USER' would be one folder for every
 // user, so a '$' in a path is refused with its line and the way to say it.
 TEST(SettingsTest, ADollarInAPathIsRefusedWithTheWayToSayIt) {
