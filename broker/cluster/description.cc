@@ -319,6 +319,7 @@ Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text) {
     p.deny_qos = AccessList(kv["DenyQos"]);
     p.state = kv.contains("State") ? kv["State"] : "UP";
     p.hidden = kv.contains("Hidden") && kv["Hidden"] == "YES";
+    p.exclusive = kv.contains("OverSubscribe") && kv["OverSubscribe"] == "EXCLUSIVE";
     partitions.push_back(std::move(p));
   }
   return partitions;
@@ -453,6 +454,8 @@ Result<Description> ParseDescriptionYaml(std::string_view yaml, std::string_view
               part.state = fv.as<std::string>();
             } else if (k == "hidden") {
               part.hidden = fv.as<bool>();
+            } else if (k == "exclusive") {
+              part.exclusive = fv.as<bool>();
             } else {
               return bad(f.first, fmt::format("unknown partition key '{}'", k));
             }
@@ -531,6 +534,7 @@ std::string DescriptionToYaml(const Description& d) {
     if (!p.deny_qos.empty()) out << YAML::Key << "deny_qos" << YAML::Value << join(p.deny_qos);
     if (p.state != "UP") out << YAML::Key << "state" << YAML::Value << p.state;
     if (p.hidden) out << YAML::Key << "hidden" << YAML::Value << true;
+    if (p.exclusive) out << YAML::Key << "exclusive" << YAML::Value << true;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

@@ -61,6 +61,8 @@ struct Partition {
   std::string state = "UP";
   // Hidden=YES: not offered to users; a job goes there only when it names it.
   bool hidden = false;
+  // OverSubscribe=EXCLUSIVE: every job gets whole nodes (and is billed them).
+  bool exclusive = false;
 };
 
 // Nodes that look the same to a job (CPUs, memory, GRES, features, whether

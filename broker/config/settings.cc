@@ -289,6 +289,30 @@ void Restrict(std::vector<std::string>* allowed, const std::vector<std::string>&
   if (allowed->empty()) allowed->push_back("");  // nothing left: allow none
 }
 
+// A cluster's `paths`: named roots, each an absolute path (%u the user's
+// login name) or, for a Kubernetes cluster's volumes, pvc:CLAIM[/SUBPATH].
+Status MergePathRoots(std::string_view file, const YAML::Node& v, ClusterSettings* c) {
+  const std::string key = "paths";
+  SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
+  for (auto& [root, pattern] : m) {
+    if (pattern.find('$') != std::string::npos) {
+      SKY_RETURN_IF_ERROR(PathValue(file, v[root], "paths." + root).status());
+    }
+    // A Kubernetes cluster's root may be a PersistentVolumeClaim.
+    const bool claim = pattern.starts_with("pvc:") && pattern.size() > 4 && pattern[4] != '/';
+    if (!claim &&
+        (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos)) {
+      return Bad(file, v,
+                 fmt::format("paths: {} must be an absolute path other than / (%u for the "
+                             "user's login name), or on Kubernetes pvc:CLAIM[/SUBPATH], not "
+                             "'{}'",
+                             root, pattern));
+    }
+    c->paths[root] = pattern;
+  }
+  return OkStatus();
+}
+
 Status MergeCluster(std::string_view file, const std::string& name, const YAML::Node& node,
                     bool user_level, ClusterSettings* c) {
   c->name = name;
@@ -349,23 +373,7 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
     } else if (key == "workdir") {
       SKY_ASSIGN_OR_RETURN(c->workdir, PathValue(file, v, key));
     } else if (key == "paths") {
-      SKY_ASSIGN_OR_RETURN(auto m, StringMap(file, v, key));
-      for (auto& [root, pattern] : m) {
-        if (pattern.find('$') != std::string::npos) {
-          SKY_RETURN_IF_ERROR(PathValue(file, v[root], "paths." + root).status());
-        }
-        // A Kubernetes cluster's root may be a PersistentVolumeClaim.
-        const bool claim = pattern.starts_with("pvc:") && pattern.size() > 4 && pattern[4] != '/';
-        if (!claim &&
-            (!pattern.starts_with("/") || pattern.find_first_not_of('/') == std::string::npos)) {
-          return Bad(file, v,
-                     fmt::format("paths: {} must be an absolute path other than / (%u for the "
-                                 "user's login name), or on Kubernetes pvc:CLAIM[/SUBPATH], not "
-                                 "'{}'",
-                                 root, pattern));
-        }
-        c->paths[root] = pattern;
-      }
+      SKY_RETURN_IF_ERROR(MergePathRoots(file, v, c));
     } else if (key == "slurm_conf") {
       SKY_ASSIGN_OR_RETURN(c->slurm_conf, PathValue(file, v, key));
     } else if (key == "modulepath") {
@@ -944,6 +952,7 @@ Result<LoadedConfig> LoadConfig(const Environment& env,
     SKY_RETURN_IF_ERROR(MergeSettingsYaml(text.str(), path, user_level, &loaded.settings));
     loaded.files_read.push_back(path);
   }
+  loaded.files_submit_output = loaded.settings.submit_output;
   std::map<std::string, std::string> from_env;
   for (const auto& key : SettingKeys()) {
     if (key.env.empty()) continue;

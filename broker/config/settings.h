@@ -46,7 +46,7 @@ struct ClusterSettings {
   // The index (1-63) its routed jobs carry above bit 26 of their ids; 0:
   // derived from the name (job/global_id.h).
   int job_id_index = 0;
-  std::string workdir;                          // where jobs run there (default: the remote home)
+  std::string workdir;  // where jobs run there (default: the remote home)
   // Named roots of this cluster's filesystems ("home" -> "/home/%u",
   // "scratch" -> "/lustre/scratch/%u", ...; %u the user's login name there):
   // a path under the home's root of a name is the same place under the
@@ -240,6 +240,10 @@ Status ApplyOverrides(const std::map<std::string, std::string>& values, std::str
 struct LoadedConfig {
   Paths paths;
   Settings settings;
+  // submit_output as the files say it, before the loading process's own
+  // environment: a daemon prints each client's job in the client's form
+  // (its SKYSLURM_SUBMIT_OUTPUT, else this), never in its starter's.
+  SubmitOutput files_submit_output = SubmitOutput::kSingleCluster;
   std::vector<SshHost> ssh_hosts;  // ~/.slurm/config
   std::vector<std::string> files_read;
 };

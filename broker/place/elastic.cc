@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -10,9 +11,7 @@
 #include "broker/cluster/hostlist.h"
 
 namespace skyslurm::place {
-namespace {
 
-// The most GPUs a node of `partition` has.
 std::int64_t GpusPerNode(const cluster::Description& d, const std::string& partition) {
   const cluster::Partition* p = d.FindPartition(partition);
   if (p == nullptr) return 0;
@@ -26,8 +25,6 @@ std::int64_t GpusPerNode(const cluster::Description& d, const std::string& parti
   }
   return most;
 }
-
-}  // namespace
 
 ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
                             const cluster::Description& description, const std::string& partition,
@@ -50,17 +47,24 @@ ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
       return f;
     }
   }
+  // A ledger with no boot yet (no node has booted) measures nothing.
+  const std::string why =
+      ledger != nullptr ? "no node has booted yet for the ledger to measure" : "no ledger";
   if (settings.boot_time > 0) {
     f.boot_seconds = settings.boot_time;
-    f.boot_basis = "boot_time";
+    f.boot_basis = ledger != nullptr ? "boot_time (" + why + ")" : "boot_time";
   } else {
     f.boot_seconds = kAssumedBootSeconds;
-    f.boot_basis = "assumed: no ledger and no boot_time for this cluster";
+    f.boot_basis = fmt::format("assumed: {} and no boot_time for this cluster", why);
   }
   return f;
 }
 
 Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path) {
+  // The provider writes its ledger at its first power-up: none yet is no
+  // boot yet, not an error.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && !ec) return std::vector<cloud::PowerUp>{};
   std::ifstream in(path);
   if (!in) return NotFoundError(fmt::format("{}: cannot read the ledger", path));
   std::ostringstream text;
@@ -104,20 +108,28 @@ std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      NodeStart start, bool filled) {
+                                      NodeStart start, bool whole_nodes) {
   if (!facts.price) return std::nullopt;
   cloud::ExpectedUse use;
   use.nodes = static_cast<int>(std::max<std::int64_t>(nodes, 1));
   use.run = std::chrono::minutes(minutes);
   use.gpus_per_node = static_cast<int>(job_gpus_per_node);
+  // What Slurm allocates is what the job is billed: whole nodes only when
+  // it gets them (--exclusive, or a partition's OverSubscribe=EXCLUSIVE);
+  // on a shared partition the rest of a node is other jobs' to use.
+  if (whole_nodes) use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
   if (facts.elastic && start != NodeStart::kShares && start != NodeStart::kSharesBooting) {
-    // The provider bills whole nodes, from power-up to power-down; nodes the
-    // waiting work fills are billed to all of it, each job its GPUs' share.
-    if (!filled) use.gpus_per_node = static_cast<int>(GpusPerNode(description, partition));
+    // The provider bills nodes from power-up to power-down: the job's
+    // share of that time, boot and idle tail included.
     if (start == NodeStart::kBoots) use.boot = std::chrono::seconds(facts.boot_seconds);
     use.idle_tail = std::chrono::seconds(facts.idle_tail_seconds);
   }
   return cloud::ExpectedCost(use, *facts.price);
+}
+
+bool WholeNodePartition(const cluster::Description& description, const std::string& partition) {
+  const cluster::Partition* p = description.FindPartition(partition);
+  return p != nullptr && p->exclusive;
 }
 
 std::optional<double> BootedNodesAddedCost(const ElasticFacts& facts,

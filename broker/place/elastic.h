@@ -43,7 +43,7 @@ ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
                             const std::vector<cloud::PowerUp>* ledger);
 
 // The ledger named by the settings, read and parsed (an error names the
-// file and line).
+// file and line); none there yet is an empty ledger (no node has booted).
 Result<std::vector<cloud::PowerUp>> ReadLedger(const std::string& path);
 
 // How a job would meet an elastic partition's nodes, which decides when it
@@ -71,19 +71,25 @@ bool WaitingWorkFillsNodes(const cluster::Description& description, const std::s
 
 // What a job of `nodes` nodes wanting `job_gpus_per_node` GPUs each is
 // expected to cost in `partition` for `minutes` of run time, nullopt when
-// the partition has no price. On an elastic cluster whole nodes are billed
-// from the boot (kBoots) to the end of the idle tail (the cluster's
-// suspend_time), unless the job shares nodes others keep up (kShares,
-// kSharesBooting: the provider bills them whether or not it comes, so it
-// causes its own GPUs' share for its run), or the nodes it boots or finds
-// idle are `filled` by work waiting elsewhere (WaitingWorkFillsNodes): then
-// its GPUs' share of the nodes' time, boot and idle tail included, as the
-// bill is shared fairly; elsewhere only the job's GPUs for its run.
+// the partition has no price. It is billed what Slurm allocates it: its
+// GPUs, or its nodes whole when it gets them whole (`whole_nodes`:
+// --exclusive, or the partition's OverSubscribe=EXCLUSIVE). On an elastic
+// cluster that is from the boot (kBoots) to the end of the idle tail (the
+// cluster's suspend_time), unless the job shares nodes others keep up
+// (kShares, kSharesBooting: the provider bills them whether or not it
+// comes), then for its run only. The rest of the nodes' time is others'
+// share: the waiting work that fills them, or the partition's next jobs.
 std::optional<double> ExpectedJobCost(const ElasticFacts& facts,
                                       const cluster::Description& description,
                                       const std::string& partition, std::int64_t nodes,
                                       std::int64_t job_gpus_per_node, std::int64_t minutes,
-                                      NodeStart start, bool filled);
+                                      NodeStart start, bool whole_nodes);
+
+// The most GPUs a node of `partition` has (what a whole node is billed as).
+std::int64_t GpusPerNode(const cluster::Description& description, const std::string& partition);
+
+// Whether every job in `partition` gets whole nodes (OverSubscribe=EXCLUSIVE).
+bool WholeNodePartition(const cluster::Description& description, const std::string& partition);
 
 // What a job that boots `nodes` nodes the waiting work fills (ExpectedJobCost
 // with `filled`) adds to the provider's bill: its GPUs for its `minutes`,

@@ -300,6 +300,16 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
 
 // The candidate's expected cost for the job's time limit (its partition's
 // price; none when it has none).
+// What a job on an elastic cluster is billed: what Slurm allocates it.
+std::string WhatIsBilled(const job::Request& request, bool whole, bool fills_nodes) {
+  if (whole) {
+    return request.exclusive ? "whole nodes (--exclusive)"
+                             : "whole nodes (OverSubscribe=EXCLUSIVE)";
+  }
+  if (fills_nodes) return "whole nodes (its GPUs fill them)";
+  return "its GPUs' share of the nodes (the rest is the partition's to share)";
+}
+
 void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
                     const job::Request& request, const Policy& policy) {
   const std::string_view currency = policy.currency;
@@ -324,8 +334,10 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
       (start == NodeStart::kBoots || start == NodeStart::kIdleUp) &&
       WaitingWorkFillsNodes(d, cand.partition, nodes, cand.gpus / nodes, fixed->pending_gpus_ahead);
   const std::int64_t minutes = JobMinutes(request, d, cand.partition);
+  const bool whole_nodes = request.exclusive.has_value() || WholeNodePartition(d, cand.partition);
+  const bool fills_nodes = cand.gpus / nodes >= GpusPerNode(d, cand.partition);
   cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
-                              minutes, start, filled);
+                              minutes, start, whole_nodes);
   // Beside jobs that keep the nodes up anyway, its share is what it is
   // billed, not what it adds: what overflow.worth weighs is the latter, up
   // to its share (node time past the jobs there is shared by the jobs that
@@ -349,6 +361,17 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
       added =
           fmt::format("; it adds {} to the bill: its node up {} past the jobs there",
                       FormatCost(*adds, currency), FormatWait(plan.now + past, plan.now).substr(3));
+    }
+  } else if (cand.cost && !whole_nodes && !filled && plan.elastic[candidate].elastic &&
+             (start == NodeStart::kBoots || start == NodeStart::kIdleUp)) {
+    // Billed its share, but the nodes it boots (or keeps up) are billed
+    // whole until other jobs come: that is what it adds to the bill.
+    cand.added_cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes,
+                                      cand.gpus / nodes, minutes, start, true);
+    if (cand.added_cost && *cand.added_cost > *cand.cost + 0.005) {
+      added = fmt::format("; {} them adds {} to the bill: the nodes whole until other jobs come",
+                          start == NodeStart::kBoots ? "booting" : "keeping up",
+                          FormatCost(*cand.added_cost, currency));
     }
   } else if (cand.cost && filled && start == NodeStart::kBoots) {
     // The bill shares the boot and idle tail, but booting the nodes causes
@@ -395,9 +418,11 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
         start == NodeStart::kBoots ? "the booted" : "the", fixed->pending_gpus_ahead,
         fixed->cluster, added);
   } else if (start == NodeStart::kBoots) {
-    cand.cost_basis = "boot and idle tail included";
+    cand.cost_basis = fmt::format("{}, boot and idle tail included{}",
+                                  WhatIsBilled(request, whole_nodes, fills_nodes), added);
   } else if (start == NodeStart::kIdleUp) {
-    cand.cost_basis = "on a node already up, idle tail included";
+    cand.cost_basis = fmt::format("{}, on a node already up, idle tail included{}",
+                                  WhatIsBilled(request, whole_nodes, fills_nodes), added);
   } else {
     cand.cost_basis = "its GPUs' share of a node others keep up" + added;
   }

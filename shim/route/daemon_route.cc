@@ -65,7 +65,8 @@ int WaitThroughDaemon(const std::string& tool, const job::Request& request,
 // answers with the job it has, never a second one.
 int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                         cli::DaemonClient& client, const daemon::JobInput& input,
-                        Progress& progress, const config::FailoverSettings& failover) {
+                        Progress& progress, const config::FailoverSettings& failover,
+                        config::SubmitOutput form) {
   Json::Value body(Json::objectValue);
   // The shim's own id when it handed over after sending (a retry names the
   // same job), else a new one.
@@ -76,6 +77,8 @@ int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
   unsetenv("SKYSLURM_SKY_ID");
   body["input"] = daemon::ToJson(input);
   body["managed"] = request.sky.managed;
+  body["submit_output"] =
+      form == config::SubmitOutput::kMultiCluster ? "multi-cluster" : "single-cluster";
   if (CurrentTrace() != nullptr && CurrentTrace()->trace() != nullptr) {
     body["trace"] = true;
     body["trace_origin_ns"] = Json::Int64{std::chrono::duration_cast<std::chrono::nanoseconds>(

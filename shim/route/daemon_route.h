@@ -15,9 +15,12 @@
 namespace skyslurm::route {
 
 // A lost connection is retried with the same sky id: the daemon answers
-// with the job it has, never a second one. The command's exit status.
+// with the job it has, never a second one. `form`: how this command prints
+// the job it submitted (its own environment and configuration's
+// submit_output, never the daemon's). The command's exit status.
 int SubmitThroughDaemon(const std::string& tool, const job::Request& request,
                         cli::DaemonClient& client, const daemon::JobInput& input,
-                        Progress& progress, const config::FailoverSettings& failover);
+                        Progress& progress, const config::FailoverSettings& failover,
+                        config::SubmitOutput form);
 
 }  // namespace skyslurm::route

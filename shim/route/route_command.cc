@@ -145,7 +145,7 @@ std::optional<int> Route::HandToDaemon(const job::Request& request,
                                .cwd = fs::current_path().string(),
                                .at_terminal = isatty(STDOUT_FILENO) == 1};
     return SubmitThroughDaemon(tool_, request, client, job_input, progress_,
-                               loaded_->settings.failover);
+                               loaded_->settings.failover, loaded_->settings.submit_output);
   }
   progress_.Clear();
   if (up.code() == StatusCode::kPermissionDenied) {

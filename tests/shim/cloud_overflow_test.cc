@@ -96,8 +96,9 @@ TEST_F(CloudOverflowTest, AlphaFreeInTenMinutesTheJobWaitsForItUnlessOverflowAft
                                       "overflow.after \\(15 min\\); alpha starts it in (9|10) "
                                       "min\n(.|\n)*"));
   EXPECT_THAT(waits.out, HasSubstr("a node's boot first"));
-  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*cost: \\$[0-9]+\\.[0-9]{2} for its time limit, boot "
-                                      "and idle tail included\n(.|\n)*"));
+  EXPECT_THAT(waits.out, MatchesRegex("(.|\n)*cost: \\$[0-9]+\\.[0-9]{2} for its time limit, whole "
+                                      "nodes \\(its GPUs fill them\\), boot and idle tail "
+                                      "included\n(.|\n)*"));
   EXPECT_THAT(waits.out, HasSubstr("  => alpha/gpu: "));
 
   // The user waits 5 minutes at most: the cloud it is.
@@ -196,7 +197,7 @@ TEST_F(CloudOverflowTest, AJobOverBudgetIsRefusedWithTheFiguresAndNothingIsSubmi
                  "daily budget \\(\\$5\\.00, \\$([0-9]+\\.[0-9]{2}) spent\\)\n")))
       << out.err << RunOn(tb_, "delta", {"scontrol", "-o", "show", "node"}).out;
   EXPECT_GE(std::stod(m[3]), m[2] == "spot" ? 12.0 : 32.0);  // 8 H100s for 1 h
-  EXPECT_NEAR(std::stod(m[4]), before, 0.02);               // a node still up bills on
+  EXPECT_NEAR(std::stod(m[4]), before, 0.02);                // a node still up bills on
   if (m[2] != "spot") {  // seen once in CI: told, for the next look
     std::printf("spot was not estimated:\n%s%s", out.err.c_str(),
                 RunOn(tb_, "delta", {"scontrol", "-o", "show", "node"}).out.c_str());
@@ -239,8 +240,13 @@ TEST_F(CloudOverflowTest, AJobBesideAnotherOnANodeAlreadyUpStartsWithoutABootFor
                            "share of a node others keep up(; it adds \\$[0-9.]+ to the "
                            "bill: its node up [0-9]+ (s|min) past the jobs there)?\n(.|\n)*"))
       << why.out;
+  // Billed its share (the rest of the node is the partition's), but
+  // booting the node adds it whole to the bill until other jobs come.
   EXPECT_THAT(why.out, MatchesRegex("(.|\n)*  delta/cloud (.|\n)*a node's boot first(.|\n)*"
-                                    "boot and idle tail included\n(.|\n)*"))
+                                    "its GPUs' share of the nodes \\(the rest is the partition's "
+                                    "to share\\), boot and idle tail included; booting them adds "
+                                    "\\$[0-9.]+ to the bill: the nodes whole until other jobs "
+                                    "come\n(.|\n)*"))
       << why.out;
 }
 

@@ -152,6 +152,23 @@ TEST_F(RouteTest, APyxisImageRunsOnKubernetesAsTheRegistryNamesIt) {
   EXPECT_EQ(image.out, "nvcr.io/nvidia/pytorch:24.01-py3") << image.err;
 }
 
+// The form of the submit line is each command's own: a daemon started by
+// a command with SKYSLURM_SUBMIT_OUTPUT=multi-cluster prints the next
+// command's job in that command's form (regression: it printed "N;cluster"
+// to every later client).
+TEST_F(RouteTest, TheSubmitLinesFormIsTheSubmittingCommandsOwn) {
+  const std::string job = Script("job.sh", "#!/bin/sh\n#SBATCH -t 1\ntrue\n");
+  CommandOutput first = Typed({"sbatch", "--sky-any-cluster", "--parsable", job},
+                              {{"SKYSLURM_SUBMIT_OUTPUT", "multi-cluster"}});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  Submitted(first);
+  EXPECT_THAT(first.out, ::testing::MatchesRegex("[0-9]+;alpha\n"));
+  CommandOutput second = Typed({"sbatch", "--sky-any-cluster", "--parsable", job});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  Submitted(second);
+  EXPECT_THAT(second.out, ::testing::MatchesRegex("[0-9]+\n"));
+}
+
 TEST_F(RouteTest, WithoutParsableThePeerIsNamedAndWhatDoesNotTravelIsSaid) {
   FillAlpha();
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("job.sh", kH100Job)});

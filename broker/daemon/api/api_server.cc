@@ -247,10 +247,15 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
     Json::Value v(Json::objectValue);
     // What the command prints, for clients that print it as it is.
     if (parsed.ok()) {
-      // The submitter's SKYSLURM_SUBMIT_OUTPUT, else the configuration's.
+      // The submitting command's form (its environment and configuration),
+      // never the daemon's own: a client that does not say gets its
+      // SKYSLURM_SUBMIT_OUTPUT, else the configuration files' form.
       config::SubmitOutput form = manager_.submit_output();
       if (auto e = r.input.env.find("SKYSLURM_SUBMIT_OUTPUT"); e != r.input.env.end()) {
         if (auto asked = config::ParseSubmitOutput(e->second); asked.ok()) form = *asked;
+      }
+      if (const Json::Value& said = (*body)["submit_output"]; said.isString()) {
+        if (auto asked = config::ParseSubmitOutput(said.asString()); asked.ok()) form = *asked;
       }
       const SubmitText text = RenderSubmitted(r.input.tool, (*parsed)->request, *answer, form);
       v["stdout"] = text.out;

@@ -356,7 +356,7 @@ std::chrono::milliseconds JobManager::submit_timeout() const {
 }
 int JobManager::poll_interval() const { return l_->ctx.policy.poll_interval; }
 config::SubmitOutput JobManager::submit_output() const {
-  return l_->ctx.ws.config.settings.submit_output;
+  return l_->ctx.ws.config.files_submit_output;
 }
 bool JobManager::routing() const { return l_->ctx.ws.config.settings.routing; }
 const std::string& JobManager::currency() const { return l_->ctx.ws.policy.currency; }

@@ -168,7 +168,8 @@ class JobManager {
   void Log(const std::string& line) const;
   std::chrono::milliseconds submit_timeout() const;
   int poll_interval() const;
-  // How a routed sbatch prints its job (skyslurm.yaml: submit_output).
+  // How a routed sbatch prints its job as the configuration files say
+  // (skyslurm.yaml: submit_output), whatever the daemon's own environment.
   config::SubmitOutput submit_output() const;
   // Whether the site lets jobs be routed (skyslurm.yaml: routing).
   bool routing() const;

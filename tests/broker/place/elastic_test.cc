@@ -2,9 +2,10 @@
 // it is one, its boot and how that is known, spot, price, and a job's
 // expected cost there.
 #include "broker/place/elastic.h"
-#include "broker/backend/slurm/slurm_state.h"
 
 #include <gtest/gtest.h>
+
+#include "broker/backend/slurm/slurm_state.h"
 
 namespace skyslurm::place {
 namespace {
@@ -70,6 +71,15 @@ TEST(ElasticTest, TheBootIsMeasuredFromTheLedgerElseTheSettingsSayIt) {
   f = ElasticFactsOf(s, d, "spot", &ledger);
   EXPECT_EQ(f.boot_seconds, 25);
   EXPECT_EQ(f.boot_basis, "measured: the median of the ledger's latest boots");
+  // A ledger with no boot yet: boot_time, saying why (no "not read" error).
+  const std::vector<cloud::PowerUp> empty;
+  f = ElasticFactsOf(s, d, "spot", &empty);
+  EXPECT_EQ(f.boot_seconds, 180);
+  EXPECT_EQ(f.boot_basis, "boot_time (no node has booted yet for the ledger to measure)");
+  // The provider writes its ledger at the first power-up: none yet is empty.
+  auto none = ReadLedger("/nonexistent/skyslurm-ledger.csv");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_TRUE(none->empty());
   // An on-premises cluster's settings may name no boot: it is not elastic.
   config::ClusterSettings onprem;
   onprem.cost_default = 0.5;
@@ -87,15 +97,17 @@ config::ClusterSettings Billed() {
   return s;
 }
 
-TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
+// A job is billed what Slurm allocates it, from the boot to the power-down.
+TEST(ElasticTest, AJobsExpectedCostBillsWhatSlurmAllocatesFromBootToPowerDown) {
   const config::ClusterSettings s = Billed();
   const cluster::Description d = Delta("idle+CLOUD+POWERED_DOWN");
   const ElasticFacts f = ElasticFactsOf(s, d, "cloud", nullptr);
-  // 2 nodes, 4 of their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, false),
+  // Whole nodes (--exclusive, OverSubscribe=EXCLUSIVE): 2 nodes, 4 of
+  // their 8 GPUs each, 30 min: 2 x (2 + 30 + 10) min x 8 x $4.
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, true),
                    2 * 42.0 / 60 * 8 * 4);
   // Its nodes up already: no boot billed for it.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, false),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, true),
                    2 * 40.0 / 60 * 8 * 4);
   // Beside jobs on nodes others keep up (or boot): its own GPUs for its run.
   EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kShares, false),
@@ -109,15 +121,15 @@ TEST(ElasticTest, AJobsExpectedCostBillsWholeNodesFromBootToPowerDown) {
   const ElasticFacts o = ElasticFactsOf(onprem, up, "cloud", nullptr);
   EXPECT_DOUBLE_EQ(*ExpectedJobCost(o, up, "cloud", 2, 4, 30, NodeStart::kIdleUp, false),
                    2 * 0.5 * 4 * 0.5);
-  // Work waiting elsewhere fills the rest of the nodes it boots: its GPUs'
+  // On a shared partition (the rest of the nodes others' to use): its GPUs'
   // share of their time, boot and idle tail included.
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, true),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kBoots, false),
                    2 * 42.0 / 60 * 4 * 4);
-  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, true),
+  EXPECT_DOUBLE_EQ(*ExpectedJobCost(f, d, "cloud", 2, 4, 30, NodeStart::kIdleUp, false),
                    2 * 40.0 / 60 * 4 * 4);
   // No price, no cost.
   EXPECT_FALSE(ExpectedJobCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 8, 30,
-                               NodeStart::kBoots, false)
+                               NodeStart::kBoots, true)
                    .has_value());
 }
 
@@ -145,8 +157,8 @@ TEST(ElasticTest, BootingNodesTheWaitingWorkFillsAddsTheirBootAndIdleTailWhole) 
   const double added = *BootedNodesAddedCost(f, d, "cloud", 2, 1, 30);
   EXPECT_DOUBLE_EQ(added, (2 * 12.0 / 60 * 8 + 2 * 0.5 * 1) * 4);
   // More than its share of the bill, less than the nodes for its limit.
-  EXPECT_GT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, true));
-  EXPECT_LT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, false));
+  EXPECT_GT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, false));
+  EXPECT_LT(added, *ExpectedJobCost(f, d, "cloud", 2, 1, 30, NodeStart::kBoots, true));
   EXPECT_FALSE(BootedNodesAddedCost(ElasticFactsOf({}, d, "cloud", nullptr), d, "cloud", 1, 1, 30)
                    .has_value());
 }
