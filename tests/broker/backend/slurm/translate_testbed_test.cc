@@ -239,6 +239,13 @@ TEST_F(ExplainCommandTest, AStepWithAPluginsOptionRulesOutAClusterWhoseSrunLacks
   EXPECT_THAT(ReadFileWhenReady(tmp_.File("alpha.out")), HasSubstr("unrecognized option"));
 }
 
+TEST_F(ExplainCommandTest, MemZeroIsAllOfEachNodesMemory) {
+  CommandOutput out = Explain({"--mem=0", "--wrap", "true"});
+  EXPECT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_THAT(out.out, HasSubstr("  memory         all of each node's memory (0)"));
+  EXPECT_THAT(out.out, Not(HasSubstr("0 MB per node")));
+}
+
 TEST_F(ExplainCommandTest, BadInputExitsTwoNamingTheLine) {
   std::ofstream(tmp_.File("bad.sh"))
       << "#!/bin/sh\n#SBATCH -N 1\n#SBATCH --gres=gpu:h100:x\ntrue\n";
