@@ -308,6 +308,7 @@ Result<Request> ParseRequest(const RequestInput& input) {
                        ParseArgs(table, input.args, OperandPolicy::kStopAtFirst, "command line"));
   r.warnings = cli.warnings;
   r.hetjob = cli.het_separator;
+  r.het_on_command_line = cli.het_separator;
   // Each component's #SBATCH lines (a hetjob line starts the next).
   std::vector<std::vector<Setting>> directive_settings(1);
 
@@ -394,6 +395,12 @@ Result<Request> ParseRequest(const RequestInput& input) {
     out.insert(out.end(), env_settings.begin(), env_settings.end());
     if (k < command_line_settings.size()) {
       out.insert(out.end(), command_line_settings[k].begin(), command_line_settings[k].end());
+    } else if (!r.het_on_command_line) {
+      // No ':': sbatch reads the command line again for every component.
+      for (const Setting& s : command_line_settings[0]) {
+        out.push_back(s);
+        out.back().inherited = true;
+      }
     }
   };
   own_settings(0, r.settings);

@@ -109,6 +109,8 @@ struct Request {
   bool dependency_resolved = false;
   bool hold = false, wait = false, parsable = false, test_only = false;
   bool hetjob = false;
+  // Its components are (also) the command line's ':' groups.
+  bool het_on_command_line = false;
   std::vector<std::string> other_container_options;  // pyxis-style --container-*
   SkyRequest sky;
   std::vector<ModuleUse> modules;
@@ -117,7 +119,9 @@ struct Request {
   // A heterogeneous job's components after the first (this request is
   // component 0), each read as sbatch reads it (hetjob.h): what the one
   // before carries on, then its own #SBATCH lines (from its hetjob line
-  // on), the SBATCH_* environment and its ':' group of the command line.
+  // on), the SBATCH_* environment and its ':' group of the command line
+  // (without ':', sbatch reads the whole command line again for each
+  // component: copies marked `inherited`).
   // Each has its own settings and values, and no components or script.
   std::vector<Request> het_components;
   // All components: 1 + het_components.size().

@@ -48,8 +48,9 @@ ElasticFacts ElasticFactsOf(const config::ClusterSettings& settings,
     }
   }
   // A ledger with no boot yet (no node has booted) measures nothing.
-  const std::string why =
-      ledger != nullptr ? "no node has booted yet for the ledger to measure" : "no ledger";
+  const std::string why = ledger == nullptr ? "no ledger"
+                          : ledger->empty() ? "no node has booted yet for the ledger to measure"
+                                            : "the ledger has no completed boot to measure";
   if (settings.boot_time > 0) {
     f.boot_seconds = settings.boot_time;
     f.boot_basis = ledger != nullptr ? "boot_time (" + why + ")" : "boot_time";

@@ -315,9 +315,15 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
   const std::string_view currency = policy.currency;
   Candidate& cand = plan.candidates[candidate];
   const cluster::Description& d = plan.clusters[cluster].inventory->description;
-  const std::int64_t nodes = request.nodes ? std::max<std::int64_t>(request.nodes->min, 1) : 1;
+  // Every component of a heterogeneous job is billed.
+  std::int64_t nodes = 0;
+  cand.gpus = 0;
+  for (std::size_t k = 0; k < request.ComponentCount(); ++k) {
+    const job::Request& c = request.Component(k);
+    nodes += c.nodes ? std::max<std::int64_t>(c.nodes->min, 1) : 1;
+    cand.gpus += c.gpu_demand.total;
+  }
   const NodeStart start = plan.node_start[candidate];
-  cand.gpus = request.gpu_demand.total;
   // The jobs waiting on the cluster that would otherwise run it: when they
   // fill the rest of the nodes it boots, they share the bill (a burst).
   const Candidate* fixed = nullptr;
@@ -335,7 +341,7 @@ void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
       WaitingWorkFillsNodes(d, cand.partition, nodes, cand.gpus / nodes, fixed->pending_gpus_ahead);
   const std::int64_t minutes = JobMinutes(request, d, cand.partition);
   const bool whole_nodes = request.exclusive.has_value() || WholeNodePartition(d, cand.partition);
-  const bool fills_nodes = cand.gpus / nodes >= GpusPerNode(d, cand.partition);
+  const bool fills_nodes = cand.gpus > 0 && cand.gpus / nodes >= GpusPerNode(d, cand.partition);
   cand.cost = ExpectedJobCost(plan.elastic[candidate], d, cand.partition, nodes, cand.gpus / nodes,
                               minutes, start, whole_nodes);
   // Beside jobs that keep the nodes up anyway, its share is what it is

@@ -213,6 +213,7 @@ void WholeNodes(const Request& r, const cluster::Description& target, JobShape& 
   const cluster::Node* smallest = nullptr;
   for (const auto& n : target.nodes) {
     if (!TakesPod(n, shape.gpus_per_pod > 0)) continue;
+    if (n.cpus * 1000 < shape.millicores || n.memory_mb < shape.memory_mb) continue;
     std::int64_t gpus = 0;
     for (const auto& g : n.gres) {
       if (g.name == "gpu" && (shape.gpu_type.empty() || g.type == shape.gpu_type)) gpus += g.count;
@@ -225,7 +226,7 @@ void WholeNodes(const Request& r, const cluster::Description& target, JobShape& 
   }
   if (smallest == nullptr) return;  // CheckRoom says there is none
   if (all_cpus) shape.millicores = std::max(shape.millicores, smallest->cpus * 1000);
-  shape.memory_mb = smallest->memory_mb;
+  shape.memory_mb = std::max(shape.memory_mb, smallest->memory_mb);
   caveats.push_back(fmt::format(
       "{}: each pod asks for all of the smallest node that takes it ({}{} MB); a larger node may "
       "take another pod beside it",

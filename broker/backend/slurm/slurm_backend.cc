@@ -309,10 +309,19 @@ Result<StartEstimate> SlurmBackend::TestOnlyAnswer(Result<CommandOutput> out) co
   // --test-only prints its answer on stderr and exits 0; a refusal exits 1.
   if (!out.ok()) return out.status().WithContext(name_);
   if (!out->success()) {
-    // The scheduler's own no (a GRES it lacks, a limit): the job cannot run
-    // here as asked, which FailedPrecondition says (backend.h).
-    return FailedPreconditionError(fmt::format("{}: sbatch --test-only refused the job: {}", name_,
-                                               Trim(out->err + out->out)));
+    const std::string said = Trim(out->err + out->out);
+    // The scheduler's own no (a GRES it lacks, a limit, sbatch's own
+    // parser): the job cannot run here as asked, which FailedPrecondition
+    // says (backend.h). A controller out of reach, a timeout or a signal
+    // says nothing of the job: no estimate.
+    const bool transient = out->term_signal != 0 || out->exit_code != 1 ||
+                           said.find("Unable to contact slurm controller") != std::string::npos ||
+                           said.find("timed out") != std::string::npos ||
+                           said.find("Zero Bytes were transmitted") != std::string::npos ||
+                           said.find("Connection refused") != std::string::npos;
+    const std::string message =
+        fmt::format("{}: sbatch --test-only refused the job: {}", name_, said);
+    return transient ? UnavailableError(message) : FailedPreconditionError(message);
   }
   auto e = ParseTestOnly(out->err + out->out);
   if (!e.ok()) return e.status().WithContext(name_);

@@ -204,9 +204,19 @@ class Translator {
       reasons_.push_back(fmt::format("--dependency={} names job ids, which exist only on {}",
                                      *r_.dependency, ctx_.home));
     }
-    // At home too: its sbatch would send the job to a cluster of its own
-    // federation or slurmdbd, never where skyslurm placed it.
-    if (const Setting* m = r_.Effective(Opt::kClusters); m != nullptr) {
+    // A job whose components are the command line's ':' groups would be
+    // sent to sbatch as one: only a script's hetjob blocks are routed.
+    if (r_.het_on_command_line) {
+      reasons_.push_back(
+          "a heterogeneous job written with ':' on the command line: skyslurm routes one whose "
+          "components are '#SBATCH hetjob' blocks of its script (or submit it without --sky-*, "
+          "with your cluster's own sbatch)");
+    }
+    // At home too when it names another cluster: its sbatch would send the
+    // job there through Slurm's own multi-cluster routing.
+    const Setting* m = r_.Effective(Opt::kClusters);
+    if (m != nullptr && !peer_ && m->occurrence.value.value_or("") == target_.name) m = nullptr;
+    if (m != nullptr) {
       reasons_.push_back(fmt::format(
           "--clusters={} ({}) is Slurm's own multi-cluster routing; leave it out when skyslurm "
           "routes the job",
@@ -851,33 +861,17 @@ class Translator {
     return at;
   }
 
-  // The command line's options, with a ':' before each later component
-  // written there; what translation added to a component the script has no
-  // hetjob line for goes in that component's group.
+  // The command line's options (a job written with ':' groups is not
+  // translated: Portability), then, for a job whose script is not sent
+  // (--wrap: sbatch writes its own; salloc and srun have none), what
+  // translation added, which no #SBATCH line can carry.
   void CommandLineWords() {
-    const auto groups =
-        Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; });
-    int written_components = 0;  // the ':' groups of the command line
-    for (const auto& g : groups) {
-      written_components = std::max(written_components, g.front()->occurrence.component);
+    for (const auto& group :
+         Groups([](const Setting& s) { return s.origin.kind == Origin::Kind::kCommandLine; })) {
+      for (auto& w : WordsFor(group)) job_.args.push_back(std::move(w));
     }
-    const auto separators = SeparatorDirectives();
-    std::size_t next = 0;
-    for (std::size_t k = 0; k < r_.ComponentCount(); ++k) {
-      if (k > 0 && static_cast<int>(k) <= written_components) job_.args.push_back(":");
-      while (next < groups.size() &&
-             static_cast<std::size_t>(groups[next].front()->occurrence.component) == k) {
-        for (auto& w : WordsFor(groups[next])) job_.args.push_back(std::move(w));
-        ++next;
-      }
-      // A job whose script is not sent (--wrap: sbatch writes its own;
-      // salloc and srun have none) has no #SBATCH line to carry what
-      // translation added: the command line does.
-      const auto& added = k == 0 ? added_ : component_added_[k];
-      const bool in_script =
-          k == 0 ? !r_.wrap.has_value() && !r_.script.empty() : separators.contains(k);
-      if (in_script) continue;
-      for (const auto& [name, value] : added) {
+    if (r_.wrap.has_value() || r_.script.empty()) {
+      for (const auto& [name, value] : added_) {
         job_.args.push_back(fmt::format("--{}={}", name, value));
       }
     }

@@ -291,6 +291,14 @@ TEST(RequestTest, EachHeterogeneousComponentIsReadAsSbatchReadsIt) {
   EXPECT_EQ(cli->Component(1).nodes->min, 3);
   EXPECT_THAT(cli->Component(1).partitions, ElementsAre("cpu"));
   EXPECT_TRUE(cli->Component(1).gpus.empty());
+  EXPECT_TRUE(cli->het_on_command_line);
+  // Without ':', sbatch reads the command line again for every component.
+  auto again =
+      Sbatch({"-p", "debug", "job.sh"}, {}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\nsrun true\n");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_FALSE(again->het_on_command_line);
+  EXPECT_THAT(again->Component(1).partitions, ElementsAre("debug"));
+  EXPECT_TRUE(again->Component(1).Effective(Opt::kPartition)->inherited);
 }
 
 TEST(CorpusTest, PyxisContainer) {

@@ -275,6 +275,8 @@ TEST_F(TranslatorTest, JobsThatCannotMove) {
   auto home = To("alpha", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH --clusters=beta\ntrue\n"));
   ASSERT_FALSE(home.ok());
   EXPECT_THAT(home.reasons[0], HasSubstr("--clusters=beta (job.sh:2) is Slurm's own"));
+  // Naming the home itself, it goes nowhere else: no reason there.
+  EXPECT_TRUE(To("alpha", Parse({"-M", "alpha", "job.sh"}, "#!/bin/sh\ntrue\n")).ok());
 }
 
 const char kHetJob[] =
@@ -326,10 +328,19 @@ TEST_F(TranslatorTest, AHeterogeneousComponentsPartitionGoesInItsOwnLines) {
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.reasons[0], HasSubstr("hetjob component 1: no partition of alpha can run it "
                                          "(gpu: time limit 2-00:00:00 exceeds MaxTime"));
-  // Written with ':' on the command line: each group keeps its ':'.
+  // Written with ':' on the command line, the components would reach
+  // sbatch as one job (its options are rebuilt without the ':' words):
+  // refused everywhere, saying how to write it.
   auto cli = To("alpha", Parse({"-N1", ":", "-C", "cpu", "job.sh"}, "#!/bin/sh\ntrue\n"));
-  ASSERT_TRUE(cli.ok()) << testing::PrintToString(cli.reasons);
-  EXPECT_THAT(cli.job->args, ElementsAre("-N1", ":", "-C", "cpu", "--partition=cpu"));
+  ASSERT_FALSE(cli.ok());
+  EXPECT_THAT(cli.reasons[0], HasSubstr("written with ':' on the command line"));
+  // Without ':', the command line is every component's, as sbatch reads
+  // it again for each: -p cpu places component 1 too.
+  auto everyone = To("alpha", Parse({"-p", "cpu", "job.sh"},
+                                    "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n"));
+  ASSERT_TRUE(everyone.ok()) << testing::PrintToString(everyone.reasons);
+  EXPECT_EQ(everyone.job->partition_note, "cpu (as asked); component 1: cpu (as asked)");
+  EXPECT_THAT(everyone.job->args, ElementsAre("-p", "cpu"));
 }
 
 // Once skyslurmd answered the sky jobs a dependency named, every occurrence
