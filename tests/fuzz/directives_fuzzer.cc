@@ -1,10 +1,12 @@
 // libFuzzer target: any bytes as a batch script (and as #SBATCH words)
-// through the directive scanner, the option parser and the request builder.
+// through the directive scanner, the option parser, the request builder
+// (hetjob components included), the steps' reader and the image converter.
 // Nothing may crash, hang or trip the sanitizers; errors are fine.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "broker/job/container_image.h"
 #include "broker/job/request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -21,5 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   in.script_text = "#!/bin/sh\n" + text;
   (void)skyslurm::job::ParseRequest(in);
   (void)skyslurm::job::FindModuleLoads(text);
+  (void)skyslurm::job::FindStepPluginOptions(text, 1);
+  (void)skyslurm::job::ImageReferenceOf(text);
   return 0;
 }
