@@ -243,8 +243,9 @@ class Interpreter {
         return &r_.comment;
       case Opt::kWrap:
         return &r_.wrap;
-      default:
-        return &r_.exclusive;  // kExclusive
+      case Opt::kExclusive:
+      default:  // Apply sends only the ids above
+        return &r_.exclusive;
     }
   }
 

@@ -190,8 +190,10 @@ class Translator {
 
   void Change(const Setting& s, std::string new_value, std::string why) {
     // A later component's copy of an option carried on from the one before
-    // changes with the original (the same value, the same cluster).
-    if (s.inherited) return;
+    // (or of the environment's, or of the command line's, which sbatch
+    // reads again for each component) changes with the original: the same
+    // words are sent once.
+    if (s.inherited || (component_ > 0 && s.origin.kind == Origin::Kind::kEnvironment)) return;
     job_.changes.push_back({Where(s),
                             fmt::format("--{}={} -> --{}={}", s.name(),
                                         s.occurrence.value.value_or(""), s.name(), new_value),

@@ -341,6 +341,15 @@ TEST_F(TranslatorTest, AHeterogeneousComponentsPartitionGoesInItsOwnLines) {
   ASSERT_TRUE(everyone.ok()) << testing::PrintToString(everyone.reasons);
   EXPECT_EQ(everyone.job->partition_note, "cpu (as asked); component 1: cpu (as asked)");
   EXPECT_THAT(everyone.job->args, ElementsAre("-p", "cpu"));
+  // The environment's partition is every component's too: changed once.
+  auto env =
+      To("beta", Parse({"job.sh"}, "#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\ntrue\n",
+                       {{"SBATCH_PARTITION", "gpu"}}));
+  ASSERT_TRUE(env.ok()) << testing::PrintToString(env.reasons);
+  int changes = 0;
+  for (const auto& c : env.job->changes) changes += c.where == "SBATCH_PARTITION" ? 1 : 0;
+  EXPECT_EQ(changes, 1);
+  EXPECT_THAT(env.job->args, ElementsAre("--partition=h100-cluster"));
 }
 
 // Once skyslurmd answered the sky jobs a dependency named, every occurrence
