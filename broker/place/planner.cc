@@ -298,8 +298,6 @@ void ApplyEstimate(Plan& plan, std::size_t candidate, std::size_t cluster,
   }
 }
 
-// The candidate's expected cost for the job's time limit (its partition's
-// price; none when it has none).
 // What a job on an elastic cluster is billed: what Slurm allocates it.
 std::string WhatIsBilled(const job::Request& request, bool whole, bool fills_nodes) {
   if (whole) {
@@ -310,6 +308,8 @@ std::string WhatIsBilled(const job::Request& request, bool whole, bool fills_nod
   return "its GPUs' share of the nodes (the rest is the partition's to share)";
 }
 
+// The candidate's expected cost for the job's time limit (its partition's
+// price; none when it has none).
 void PriceCandidate(Plan& plan, std::size_t candidate, std::size_t cluster,
                     const job::Request& request, const Policy& policy) {
   const std::string_view currency = policy.currency;
