@@ -153,6 +153,10 @@ std::vector<std::string> PullArgv(const RsyncRemote& remote, const std::string& 
                                   bool progress) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   argv.push_back("--update");  // a file changed here since is not overwritten
+  // The folders here keep their own modes: the job's folder there is
+  // private (0700), and taking its mode would close the submit folder to
+  // whoever else uses it (another cluster's jobs in a shared /tmp).
+  argv.push_back("--no-perms");
   // A cluster never writes outside the job's folder here: a link that
   // points out of the tree (../../.bashrc, /etc/...) is not made.
   argv.push_back("--safe-links");
@@ -193,6 +197,7 @@ std::vector<std::string> PullListedArgv(const RsyncRemote& remote, const std::st
                                         const std::string& dest) {
   std::vector<std::string> argv = Common(remote.bwlimit);
   argv.push_back("--update");
+  argv.push_back("--no-perms");  // as PullArgv: the folders here keep their modes
   argv.push_back("--safe-links");
   argv.push_back("--from0");
   argv.push_back("--files-from=-");

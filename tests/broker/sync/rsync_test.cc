@@ -240,6 +240,15 @@ TEST(RsyncTest, PullChangedFetchesWhatTheJobWroteAndNothingElse) {
   // The job's.
   write(d + "/there/out/model.txt", "model\n");
   write(d + "/there/data.txt", "data, cleaned\n");
+  // The folder there is private (as a job's folder is made); the one here
+  // is open to others (a shared /tmp a peer's jobs write into): it stays so
+  // (regression: a pull took the private mode, and a later job on a
+  // cluster sharing the folder could not open its output file there).
+  fs::permissions(d + "/there", fs::perms::owner_all);
+  fs::permissions(d + "/there/out", fs::perms::owner_all);
+  fs::create_directories(d + "/here/out");
+  fs::permissions(d + "/here", fs::perms::all);
+  fs::permissions(d + "/here/out", fs::perms::all);
   const std::string path = std::getenv("PATH");
   ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
   LocalCommandRunner runner;
@@ -253,6 +262,8 @@ TEST(RsyncTest, PullChangedFetchesWhatTheJobWroteAndNothingElse) {
   std::ifstream data(d + "/here/data.txt");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(data), {}), "data, cleaned\n");
   EXPECT_FALSE(fs::exists(d + "/here/marker"));
+  EXPECT_EQ(fs::status(d + "/here").permissions(), fs::perms::all);
+  EXPECT_EQ(fs::status(d + "/here/out").permissions(), fs::perms::all);
   // Nothing new: nothing but the listing runs.
   ::setenv("PATH", (d + "/bin:" + path).c_str(), 1);
   auto none = PullChanged(runner, RsyncRemote{"beta", "/dev/null", "no"}, d + "/there", d + "/here",
