@@ -1,5 +1,6 @@
 #include "tests/support/testbed.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -175,6 +176,28 @@ std::pair<std::string, std::string> RoutedTo(const CommandOutput& out) {
     return {};
   }
   return named;
+}
+
+std::string LocalClustersConfig(const Testbed& tb) {
+  std::string yaml = "home: alpha\nclusters:\n";
+  for (const char* c : kClusters) {
+    yaml += fmt::format("  {}:\n    slurm_conf: {}\n    modulepath: {}/modules/{}\n", c,
+                        tb.SlurmConf(c), tb.dir, c);
+  }
+  return yaml + "  gamma:\n    modules: {cuda: CUDA}\n";
+}
+
+Command ExplainCommand(const std::string& config, const std::string& dir,
+                       const std::vector<std::string>& args) {
+  Command c;
+  c.argv = {std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "explain"};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.env_set = {{"SKYSLURM_CONFIG", config},
+               {"SKYSLURM_SITE_CONFIG", "/nonexistent"},
+               {"SKYSLURM_CLUSTERS_FILE", "/nonexistent"},
+               {"HOME", dir}};
+  c.cwd = dir;
+  return c;
 }
 
 std::string JobState(const Testbed& tb, std::string_view cluster, std::string_view job_id) {

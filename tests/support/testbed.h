@@ -66,6 +66,16 @@ CommandOutput SshAsUser(const Testbed& tb, std::string_view cluster,
 std::string ReadOnCluster(const Testbed& tb, std::string_view cluster, const std::string& path,
                           std::chrono::seconds timeout = std::chrono::seconds(10));
 
+// A skyslurm.yaml naming alpha home and the always-up clusters reached
+// here by their SLURM_CONF (no SSH), each with its module tree; gamma
+// renames cuda to CUDA, as the ready user's does.
+std::string LocalClustersConfig(const Testbed& tb);
+
+// `skyslurm explain ARGS` in `dir` with only the file `config` (no site
+// file, no clusters file) and HOME=dir.
+Command ExplainCommand(const std::string& config, const std::string& dir,
+                       const std::vector<std::string>& args);
+
 // sbatch --parsable on `cluster`; returns the job id, or "" with the test
 // failed (and sbatch's stderr shown).
 std::string Submit(const Testbed& tb, std::string_view cluster,

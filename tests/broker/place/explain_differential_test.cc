@@ -50,13 +50,7 @@ class ExplainDifferentialTest : public TestbedTest {
   void SetUp() override {
     TestbedTest::SetUp();
     if (HasFatalFailure()) return;
-    std::ofstream cfg(tmp_.File("skyslurm.yaml"));
-    cfg << "home: alpha\nclusters:\n";
-    for (const char* c : kClusters) {
-      cfg << "  " << c << ":\n    slurm_conf: " << tb_.SlurmConf(c)
-          << "\n    modulepath: " << tb_.dir << "/modules/" << c << "\n";
-    }
-    cfg << "  gamma:\n    modules: {cuda: CUDA}\n";
+    std::ofstream(tmp_.File("skyslurm.yaml")) << LocalClustersConfig(tb_);
     gamma_settings_.modules.renames["cuda"] = "CUDA";
     for (const char* c : kClusters) {
       LocalCommandRunner runner;
@@ -132,14 +126,7 @@ class ExplainDifferentialTest : public TestbedTest {
   // explain on the script, then each cluster it calls able asked itself.
   void Check(const std::string& kind, const std::string& name, const std::string& text) {
     std::ofstream(tmp_.File(name)) << text;
-    Command c;
-    c.argv = {std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "explain", name};
-    c.env_set = {{"SKYSLURM_CONFIG", tmp_.File("skyslurm.yaml")},
-                 {"SKYSLURM_SITE_CONFIG", "/nonexistent"},
-                 {"SKYSLURM_CLUSTERS_FILE", "/nonexistent"},
-                 {"HOME", tmp_.path()}};
-    c.cwd = tmp_.path();
-    CommandOutput out = Exec(c);
+    CommandOutput out = Exec(ExplainCommand(tmp_.File("skyslurm.yaml"), tmp_.path(), {name}));
     Tally& t = tally_[kind];
     ++t.scripts;
     if (out.exit_code == 2) {

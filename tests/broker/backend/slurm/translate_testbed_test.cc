@@ -119,24 +119,11 @@ class ExplainCommandTest : public TranslateTestbedTest {
  protected:
   void SetUp() override {
     TranslateTestbedTest::SetUp();
-    std::ofstream cfg(tmp_.File("skyslurm.yaml"));
-    cfg << "home: alpha\nclusters:\n";
-    for (const char* c : kClusters) {
-      cfg << "  " << c << ":\n    slurm_conf: " << tb_.SlurmConf(c)
-          << "\n    modulepath: " << tb_.dir << "/modules/" << c << "\n";
-    }
-    cfg << "  gamma:\n    modules: {cuda: CUDA}\n";
+    std::ofstream(tmp_.File("skyslurm.yaml")) << LocalClustersConfig(tb_);
   }
   CommandOutput Explain(std::vector<std::string> args, std::optional<std::string> stdin_data = {}) {
-    Command c;
-    c.argv = {std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm", "explain"};
-    c.argv.insert(c.argv.end(), args.begin(), args.end());
-    c.env_set = {{"SKYSLURM_CONFIG", tmp_.File("skyslurm.yaml")},
-                 {"SKYSLURM_SITE_CONFIG", "/nonexistent"},
-                 {"SKYSLURM_CLUSTERS_FILE", "/nonexistent"},
-                 {"HOME", tmp_.path()}};
+    Command c = ExplainCommand(tmp_.File("skyslurm.yaml"), tmp_.path(), args);
     c.stdin_data = stdin_data.value_or("");
-    c.cwd = tmp_.path();
     return Exec(c);
   }
 };
