@@ -1,8 +1,10 @@
 # Every dependency comes from Debian's packages (scripts/install-deps.sh);
 # nothing is downloaded or vendored. The names below are the ones Debian 12
 # ships; see docs/architecture.md for who uses what.
-find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+# The plugin alone needs only Slurm's headers (below).
+if(NOT SKYSLURM_PLUGIN_ONLY)
+find_package(PkgConfig REQUIRED)
 find_package(libssh 0.10 CONFIG REQUIRED)        # target: ssh
 find_package(CURL 7.88 REQUIRED)                 # CURL::libcurl, for the Kubernetes backend (docs/architecture.md)
 find_package(yaml-cpp 0.7 CONFIG REQUIRED)       # target: yaml-cpp
@@ -19,6 +21,7 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConf
 # daemon raises it on its socket itself (broker/daemon/api/api_server.cc).
 set_property(TARGET PkgConfig::HTTPLIB APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
              CPPHTTPLIB_USE_POLL)
+endif()
 
 # libslurm-dev ships neither a .pc file nor a CMake config.
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)

@@ -26,6 +26,9 @@ packages=(
   slurmdbd mariadb-server
   # gamma's entry reaches it through slurmrestd (access: rest)
   slurmrestd
+  # epsilon: Slurm 24.11 in a Debian 13 root filesystem (debootstrap), behind
+  # a bastion whose one-time codes the tests make (oathtool)
+  debootstrap oathtool
   # tools the tests and scripts use
   procps psmisc iproute2 tmux python3 util-linux
   # scripts/structure-report measures functions' lengths with it

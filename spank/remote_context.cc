@@ -48,7 +48,9 @@ std::vector<std::string> ExpandNodes(const std::string& list) {
   std::vector<std::string> names;
   if (slurm_hostlist_create != nullptr && slurm_hostlist_shift != nullptr &&
       slurm_hostlist_destroy != nullptr) {
-    hostlist_t hl = slurm_hostlist_create(list.c_str());
+    // auto*: hostlist_t is the pointer up to Slurm 23.02 and the struct
+    // from 23.11 on; slurm_hostlist_create returns `struct hostlist*` in both.
+    auto* hl = slurm_hostlist_create(list.c_str());
     if (hl != nullptr) {
       while (char* host = slurm_hostlist_shift(hl)) {
         names.emplace_back(host);

@@ -437,6 +437,8 @@ Status MergeCluster(std::string_view file, const std::string& name, const YAML::
         SKY_ASSIGN_OR_RETURN(std::string label, Scalar(file, item, key));
         c->gpu_labels.push_back(label);
       }
+    } else if (key == "one_time_code") {
+      SKY_ASSIGN_OR_RETURN(c->one_time_code, Boolean(file, v, key));
     } else if (key == "access") {
       SKY_ASSIGN_OR_RETURN(c->access, Scalar(file, v, key));
       if (c->access != "ssh" && c->access != "rest") {
@@ -521,6 +523,9 @@ const std::vector<SettingKey>& SettingKeys() {
        "model (default): start estimates as the pending-work model lays them out; calibrated: "
        "each cluster's estimated waits taken at the ratio of real to estimated waits of the "
        "latest jobs skyslurmd placed there"},
+      {"session_lifetime", "", "",
+       "how long a session `skyslurm login` opens to a cluster that asks for a one-time code "
+       "lasts (default 12h; the site's value is the longest a user may set)"},
       {"currency", "", "", "how prices are shown (default $)"},
       {"budget", "", "",
        "what elastic clusters may bill per UTC day and month: user: {day: 50, month: 400} for "
@@ -553,6 +558,9 @@ const std::vector<SettingKey>& ClusterSettingKeys() {
       {"access", "", "",
        "ssh (default) or rest: submit and cancel through slurmrestd, started "
        "as you over the SSH connection"},
+      {"one_time_code", "", "",
+       "true: its bastion (ProxyJump) asks for a one-time code; used only through a session "
+       "`skyslurm login <cluster>` opened, ruled out while there is none"},
       {"kind", "", "", "slurm (default) or kubernetes"},
       {"context", "", "", "kubernetes: the kubeconfig context (default: the cluster's name)"},
       {"kubeconfig", "", "",
@@ -844,6 +852,17 @@ Status MergeKey(std::string_view file, const YAML::Node& key_node, const YAML::N
     SKY_ASSIGN_OR_RETURN(s->elastic.currency, Scalar(file, v, key));
   } else if (key == "tie_tolerance") {
     SKY_ASSIGN_OR_RETURN(s->tie_tolerance, Seconds(file, v, key, 0));
+  } else if (key == "session_lifetime") {
+    SKY_ASSIGN_OR_RETURN(int lifetime, Seconds(file, v, key, 1));
+    if (!user_level) {
+      s->session_lifetime = s->session_lifetime_cap = lifetime;
+    } else if (s->session_lifetime_cap == 0 || lifetime <= s->session_lifetime_cap) {
+      s->session_lifetime = lifetime;
+    } else {
+      return Bad(file, v,
+                 fmt::format("session_lifetime: the site allows sessions of {} s at most, not {} s",
+                             s->session_lifetime_cap, lifetime));
+    }
   } else if (key == "run_times") {
     SKY_ASSIGN_OR_RETURN(std::string how, Scalar(file, v, key));
     if (how != "limits" && how != "history") {

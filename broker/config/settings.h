@@ -58,6 +58,11 @@ struct ClusterSettings {
   // "rest": submissions and cancels through slurmrestd, started as the user
   // over the cluster's SSH connection; "" or "ssh": its commands only.
   std::string access;
+  // Its login node is reached through a bastion (ProxyJump) that asks for a
+  // one-time code after the key: skyslurm uses it only through a session
+  // `skyslurm login <cluster>` opened (ssh/login_session.h), never prompts
+  // from the daemon, and rules it out, saying so, while there is none.
+  bool one_time_code = false;
   // The kind of cluster, one of ClusterKinds(): "slurm" (default) or
   // "kubernetes"; its backend comes from the factory table
   // (backend/factory/factory.h).
@@ -189,6 +194,10 @@ struct Settings {
   // Estimates within this many seconds of the earliest count as a tie
   // (then preference, home, cost... decide; place/placement.h).
   int tie_tolerance = 60;
+  // How long a session `skyslurm login` opens lasts (seconds). The site's
+  // value is also the longest a user's file may ask for.
+  int session_lifetime = 12 * 3600;
+  int session_lifetime_cap = 0;  // the site's, 0 = none said
   // run_times: history: start estimates take the jobs ahead to run the share
   // of their time limits their users' jobs (of the same limit, where enough)
   // lately ended on that cluster ran (cluster/limit_use.h); limits (the

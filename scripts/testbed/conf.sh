@@ -260,7 +260,7 @@ EOF
 }
 
 # Module trees: alpha cuda/12.1 cuda/12.4; beta cuda/12.4 cuda/12.6;
-# gamma CUDA/12.2 cuda-toolkit/12.4; delta cuda/12.4. Each module points at a fake toolkit
+# gamma CUDA/12.2 cuda-toolkit/12.4; delta cuda/12.4; epsilon cuda/12.6. Each module points at a fake toolkit
 # whose nvcc prints its version.
 tb_cluster_modules() {
   case "$1" in
@@ -268,6 +268,7 @@ tb_cluster_modules() {
     beta) echo "cuda/12.4 cuda/12.6" ;;
     gamma) echo "CUDA/12.2 cuda-toolkit/12.4" ;;
     delta) echo "cuda/12.4" ;;
+    epsilon) echo "cuda/12.6" ;;
   esac
 }
 
@@ -350,4 +351,18 @@ tb_write_cluster() {
     tb_put "$d/etc/cloud-suspend" 755 tb_gen_cloud_program suspend
   fi
   tb_gen_modules "$c"
+}
+
+# A user's ~/.bashrc on a login node with the testbed's block: sshd runs a
+# remote command through bash, which then reads ~/.bashrc and not BASH_ENV;
+# like many sites' login nodes, give those commands `module` too.
+tb_gen_bashrc() {
+  local file=$1
+  local begin="# >>> skyslurm testbed: Lmod for non-interactive login-node commands >>>"
+  local end="# <<< skyslurm testbed <<<"
+  printf '%s\n%s\n%s\n' "$begin" \
+    'if ! type module >/dev/null 2>&1 && [ -n "${BASH_ENV:-}" ] && [ -r "$BASH_ENV" ]; then . "$BASH_ENV"; fi' \
+    "$end"
+  [ -f "$file" ] && sed "/^$begin\$/,/^$end\$/d" "$file"
+  return 0
 }

@@ -483,3 +483,29 @@ tb_cloud_suspend() { tb_cloud_setting SKYSLURM_TESTBED_CLOUD_SUSPEND suspend 60;
 tb_cloud_ledger() { echo "$TB/cloud/ledger.csv"; }
 
 tb_dbd_enabled() { [ -f "$TB/dbd/enabled" ]; }
+
+# epsilon, Slurm 24.11 in a Debian 13 root filesystem behind the bastion
+# epsilon-gw (scripts/testbed/epsilon). Its ports are on the loopback of its
+# own network namespace, the login node's and the bastion's on their links.
+TB_EPSILON_CTLD_PORT=7517 # slurmd 7518, nodes 7521-7522
+TB_EPSILON_DBD_PORT=7507
+TB_EPSILON_DB_PORT=7506
+TB_EPSILON_LOGIN_PORT=7510
+TB_EPSILON_GW_PORT=7520
+tb_epsilon_dir() { echo "$TB/clusters/epsilon"; }
+tb_epsilon_login_addr() { echo 10.77.6.2; }
+tb_epsilon_gw_addr() { echo 10.77.5.2; }
+tb_epsilon_enabled() { [ "${SKYSLURM_TESTBED_EPSILON:-1}" != 0 ]; }
+
+# epsilon's Debian 13 root filesystem (scripts/testbed/trixie-rootfs), kept
+# beside the testbed's state so that `down --purge` keeps it.
+TB_CACHE=${SKYSLURM_TESTBED_CACHE:-/var/cache/skyslurm-testbed}
+tb_rootfs() { echo "$TB_CACHE/trixie-rootfs"; }
+# The Debian mirror this machine's apt uses (deb822 or one-line sources).
+tb_debian_mirror() {
+  local m
+  m=$(grep -hs -m1 -E '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | head -n 1)
+  [ -n "$m" ] || m=$(grep -hs -E '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+    grep -v security | awk '{for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit }}' | head -n 1)
+  echo "${m:-http://deb.debian.org/debian}"
+}
