@@ -19,6 +19,7 @@
 #include "shim/cli/gpus_command.h"
 #include "shim/cli/jobs_commands.h"
 #include "shim/cli/launch_command.h"
+#include "shim/cli/login_command.h"
 #include "shim/cli/sync_command.h"
 #include "shim/route/route_command.h"
 #include "skyslurm/version.h"
@@ -118,6 +119,14 @@ Subcommand AddQueue(CLI::App& app) {
   queue.app->add_flag("--expand", *expand,
                       "A spread array's parts each on a line (one per cluster)");
   return queue;
+}
+
+Subcommand AddLogin(CLI::App& app, const std::string& name, const std::string& help,
+                    std::function<int(const std::string&)> run) {
+  CLI::App* sub = app.add_subcommand(name, help);
+  auto cluster = std::make_shared<std::string>();
+  sub->add_option("cluster", *cluster, "The cluster (its Host in ~/.slurm/config)")->required();
+  return {sub, [cluster, run = std::move(run)] { return run(*cluster); }};
 }
 
 Subcommand AddCancel(CLI::App& app) {
@@ -226,6 +235,11 @@ int Main(int argc, char** argv) {
       {app.add_subcommand("check",
                           "Whether each cluster answers, and if not why and how to fix it"),
        cli::RunCheck},
+      AddLogin(app, "login",
+               "Open a session to a cluster whose bastion asks for a one-time code (asked once "
+               "here; from stdin when it is not a terminal), for session_lifetime",
+               cli::RunLogin),
+      AddLogin(app, "logout", "Close the session skyslurm login opened", cli::RunLogout),
       AddQueue(app),
       AddCancel(app),
       AddLogs(app),
@@ -258,6 +272,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Run by ssh as SSH_ASKPASS during `skyslurm login` (login_command.h).
+  if (skyslurm::cli::RunAsAskpass()) return 0;
   const int rc = Main(argc, argv);
   if (skyslurm::place::TasksStillRunning() > 0) {
     // A probe of a cluster that did not answer in time still runs in libssh:

@@ -169,6 +169,86 @@ Result<std::vector<Gres>> ParseNodeGres(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// 23.02 on (data_parser v0.0.39+): a record per node and partition with
+// `sinfo -N --json` (without -N, nodes alike are grouped and what each holds
+// is lost: FailedPrecondition, and the caller asks again with -N).
+Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
+  std::vector<Node> nodes;
+  std::map<std::string, std::size_t> index_of;
+  Json::ArrayIndex index = 0;
+  for (const Json::Value& r : records) {
+    const std::string label = fmt::format("record {}", index++);
+    auto bad = [&](const char* field) {
+      return InvalidArgumentError(fmt::format(
+          "sinfo --json: {}: field '{}' is missing or has the wrong type", label, field));
+    };
+    const Json::Value& names = r["nodes"]["nodes"];
+    if (!names.isArray() || names.empty()) return bad("nodes.nodes");
+    auto count = [](const Json::Value& v) -> std::int64_t { return v.isIntegral() ? v.asInt64() : 0; };
+    const bool holds_something = count(r["cpus"]["allocated"]) > 0 || count(r["memory"]["allocated"]) > 0;
+    if (names.size() > 1 && holds_something) {
+      return FailedPreconditionError(
+          "sinfo --json groups nodes alike (Slurm 23.02 and later): what each holds needs "
+          "sinfo -N --json");
+    }
+    if (!r["cpus"]["total"].isIntegral()) return bad("cpus.total");
+    if (!r["memory"]["maximum"].isIntegral()) return bad("memory.maximum");
+    if (!r["gres"]["total"].isString()) return bad("gres.total");
+    if (!r["node"]["state"].isArray() || r["node"]["state"].empty()) return bad("node.state");
+    const std::string partition = r["partition"]["name"].isString() ? r["partition"]["name"].asString() : "";
+    for (const Json::Value& name : names) {
+      if (!name.isString()) return bad("nodes.nodes[]");
+      auto [it, fresh] = index_of.emplace(name.asString(), nodes.size());
+      if (!fresh) {
+        if (!partition.empty()) nodes[it->second].partitions.push_back(partition);
+        continue;
+      }
+      Node node;
+      node.name = name.asString();
+      // cpus.total counts the record's nodes: one each.
+      node.cpus = r["cpus"]["total"].asInt64() / static_cast<std::int64_t>(names.size());
+      node.memory_mb = r["memory"]["maximum"].asInt64();
+      auto gres = ParseNodeGres(r["gres"]["total"].asString());
+      if (!gres.ok()) return gres.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
+      node.gres = *gres;
+      if (r["gres"]["used"].isString()) {
+        auto used = ParseNodeGres(r["gres"]["used"].asString());
+        if (!used.ok()) return used.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
+        node.gres_used = *used;
+      }
+      if (r["features"]["total"].isString()) node.features = SplitList(r["features"]["total"].asString());
+      if (!partition.empty()) node.partitions.push_back(partition);
+      // ["IDLE", "DRAIN"] as 22.05 spelled it: "idle+DRAIN".
+      for (const Json::Value& s : r["node"]["state"]) {
+        if (!s.isString()) return bad("node.state[]");
+        node.state += node.state.empty() ? Lower(s.asString()) : "+" + s.asString();
+      }
+      if (names.size() == 1) {
+        node.alloc_cpus = count(r["cpus"]["allocated"]);
+        node.alloc_memory_mb = count(r["memory"]["allocated"]);
+      }
+      const Json::Value& addresses = r["nodes"]["addresses"];
+      if (addresses.isArray() && addresses.size() == names.size() && addresses[0].isString()) {
+        node.address = addresses[0].asString();
+      }
+      nodes.push_back(std::move(node));
+    }
+  }
+  return nodes;
+}
+
+}  // namespace
+
+bool ReleaseAtLeast(std::string_view release, int major) {
+  const auto digit = release.find_first_of("0123456789");
+  if (digit == std::string_view::npos) return false;
+  int found = 0;
+  const auto [p, ec] = std::from_chars(release.data() + digit, release.data() + release.size(), found);
+  return ec == std::errc() && found >= major;
+}
+
 Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slurm_version) {
   Json::Value root;
   std::string errors;
@@ -176,17 +256,22 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
     return InvalidArgumentError(
         fmt::format("sinfo --json printed something that is not JSON: {}", Trim(errors)));
   }
-  if (!root.isObject() || !root["nodes"].isArray()) {
+  const bool records = root.isObject() && root["sinfo"].isArray();
+  if (!root.isObject() || (!root["nodes"].isArray() && !records)) {
     return InvalidArgumentError("sinfo --json: no 'nodes' list in its output");
   }
   if (slurm_version != nullptr) {
-    const Json::Value& release = root["meta"]["Slurm"]["release"];
+    // 22.05: meta.Slurm; 23.02 on: meta.slurm.
+    const Json::Value& meta = root["meta"];
+    const Json::Value& release =
+        meta["slurm"]["release"].isString() ? meta["slurm"]["release"] : meta["Slurm"]["release"];
     *slurm_version = release.isString() ? release.asString() : "";
   }
   if (root["errors"].isArray() && !root["errors"].empty()) {
     return InvalidArgumentError(
         fmt::format("sinfo --json reported errors: {}", Trim(root["errors"].toStyledString())));
   }
+  if (records) return ParseSinfoRecords(root["sinfo"]);
   std::vector<Node> nodes;
   Json::ArrayIndex index = 0;
   for (const Json::Value& n : root["nodes"]) {

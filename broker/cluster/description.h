@@ -131,7 +131,14 @@ Result<std::vector<Gres>> ParseNodeGres(std::string_view text);
 
 // sinfo --json (Slurm 22.05): the nodes. Strict: missing or mistyped fields
 // are errors with the node's name.
+// 22.05's {"nodes": [...]} or, from 23.02 on, {"sinfo": [...]} read per
+// node (`sinfo -N --json`; grouped records of busy nodes: FailedPrecondition).
+// `slurm_version`: the release its meta names ("24.11.5"), "" when none.
 Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slurm_version);
+
+// Whether a Slurm release ("24.11.5", "slurm-wlm 22.05.8") is `major` or
+// later; false when it names none.
+bool ReleaseAtLeast(std::string_view release, int major);
 
 // `scontrol show partition -o`: one line per partition, Key=Value pairs.
 Result<std::vector<Partition>> ParseScontrolPartitions(std::string_view text);

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <set>
 
 #include "broker/config/paths.h"
+#include "broker/config/run_dir.h"
 #include "broker/job/global_id.h"
 
 namespace skyslurm::cluster {
@@ -25,6 +27,18 @@ std::vector<std::pair<std::string, std::string>> ClusterEntry::CommandEnv() cons
   if (!modulepath.empty()) env.emplace_back("MODULEPATH", modulepath);
   return env;
 }
+
+namespace {
+
+// Whether `name` is a Host block of the clusters file (a bastion kept there).
+bool IsHost(const config::LoadedConfig& config, const std::string& name) {
+  for (const auto& host : config.ssh_hosts) {
+    if (host.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::optional<std::string> ReadClusterName(const std::string& path) {
   std::ifstream in(path);
@@ -92,7 +106,21 @@ Result<ClusterRegistry> ClusterRegistry::FromConfig(const config::LoadedConfig& 
     }
   };
   add(registry.home_);
-  for (const auto& host : config.ssh_hosts) add(host.name).ssh = host;
+  std::set<std::string> bastions;
+  for (const auto& host : config.ssh_hosts) {
+    if (!host.proxy_jump.empty()) bastions.insert(host.proxy_jump);
+  }
+  const std::string run_dir =
+      config::RunDir(env.Get("XDG_RUNTIME_DIR"), config.paths.state_dir);
+  for (const auto& host : config.ssh_hosts) {
+    if (bastions.count(host.name) != 0 && s.clusters.count(host.name) == 0) continue;
+    ClusterEntry& e = add(host.name);
+    e.ssh = host;
+    if (!host.proxy_jump.empty()) {
+      e.session = config::SessionFor(run_dir, host.name, host.proxy_jump,
+                                     config.paths.clusters_file, IsHost(config, host.proxy_jump));
+    }
+  }
   for (const auto& [name, cs] : s.clusters) add(name);
   for (auto& e : registry.clusters_) configure(e);
   return registry;

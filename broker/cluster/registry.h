@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "broker/cluster/description.h"
+#include "broker/config/login_session.h"
 #include "broker/config/settings.h"
 
 namespace skyslurm::cluster {
@@ -28,6 +29,9 @@ struct ClusterEntry {
   std::string modulepath;        // kLocal
   std::string description_file;  // kDescriptionFile
   std::optional<config::SshHost> ssh;  // kSsh
+  // kSsh through a bastion (ProxyJump): the session `skyslurm login` opens
+  // there (config/login_session.h), used whenever it holds.
+  std::optional<config::LoginSession> session;
   // The environment commands for this cluster run with (kLocal).
   std::vector<std::pair<std::string, std::string>> CommandEnv() const;
 };
@@ -39,7 +43,8 @@ std::string AccessName(const ClusterEntry& entry);
 class ClusterRegistry {
  public:
   // Home first, then the clusters of ~/.slurm/config, then clusters only the
-  // settings name. The home cluster is `home` from the settings, else the
+  // settings name. A Host of ~/.slurm/config that another Host jumps
+  // through (its ProxyJump) is a bastion, not a cluster. The home cluster is `home` from the settings, else the
   // ClusterName of $SLURM_CONF (or /etc/slurm/slurm.conf).
   static Result<ClusterRegistry> FromConfig(const config::LoadedConfig& config,
                                             const config::Environment& env);

@@ -54,9 +54,15 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
   if (entry == nullptr || !entry->ssh) {
     return FailedPreconditionError(cluster + " is not reached over SSH: no files can be copied");
   }
-  return sync::RsyncRemote{entry->ssh->name, ws.config.paths.clusters_file,
+  sync::RsyncRemote remote{entry->ssh->name, ws.config.paths.clusters_file,
                            entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit,
                            sync::SshControlDir()};
+  if (entry->session) {
+    SKY_ASSIGN_OR_RETURN(remote.proxy_command,
+                         config::SessionProxyCommand(*entry->session,
+                                                     ws.config.settings.For(cluster).one_time_code));
+  }
+  return remote;
 }
 
 Status FolderFits(CommandRunner& runner, const Workspace& ws, const sync::WorkdirPlan& plan,

@@ -195,6 +195,12 @@ ChannelRead ReadAvailable(ssh_channel ch, const std::function<void(bool, std::st
 
 }  // namespace
 
+Result<std::string> ProxyCommand(const SshTarget& target) {
+  if (target.session) return config::SessionProxyCommand(*target.session, target.one_time_code);
+  if (target.proxy_jump.empty()) return std::string();
+  return fmt::format("ssh -o BatchMode=yes -W [%h]:%p {}", ShellQuote(target.proxy_jump));
+}
+
 Result<std::unique_ptr<Connection>> Connection::Open(const SshTarget& target,
                                                      Clock::time_point deadline) {
   std::unique_ptr<Connection> c(new Connection(target));
@@ -218,10 +224,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const SshTarget& target,
   ssh_options_set(s, SSH_OPTIONS_NODELAY, &yes);
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout_s);
   ssh_options_set(s, SSH_OPTIONS_LOG_VERBOSITY, &log);
-  if (!target.proxy_jump.empty()) {
-    const std::string proxy = fmt::format("ssh -W [%h]:%p {}", ShellQuote(target.proxy_jump));
-    ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxy.c_str());
-  }
+  SKY_ASSIGN_OR_RETURN(const std::string proxy, ProxyCommand(target));
+  if (!proxy.empty()) ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, proxy.c_str());
   if (RemainingMs(deadline) == 0) {
     return DeadlineExceededError(fmt::format("{}: no time left to connect", target.name));
   }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/config/login_session.h"
 #include "broker/ssh/http_wire.h"
 #include "broker/util/command.h"
 #include "broker/util/status.h"
@@ -33,9 +34,21 @@ struct SshTarget {
   std::vector<std::string> global_known_hosts_files;
   bool identities_only = false;
   std::string proxy_jump;  // run through `ssh -W` when set
+  // Through a bastion: the login session there (config/login_session.h),
+  // whose master carries the connection while it holds; with
+  // `one_time_code` nothing connects without one (FailedPrecondition).
+  std::optional<config::LoginSession> session;
+  bool one_time_code = false;
   std::chrono::seconds connect_timeout{10};
   std::chrono::seconds keepalive{30};  // TCP keepalive idle time
 };
+
+// The ProxyCommand libssh runs to reach the target ("" = a direct
+// connection): through the bastion's login session while it holds, else
+// `ssh -W` to the bastion (never prompting). FailedPrecondition, with
+// "<cluster> needs a one-time code: run skyslurm login <cluster>", for a
+// `one_time_code` target without a session: nothing is tried, nothing waits.
+Result<std::string> ProxyCommand(const SshTarget& target);
 
 class Connection {
  public:

@@ -97,6 +97,16 @@ std::string SshCommand(const RsyncRemote& remote) {
   std::string ssh =
       fmt::format("ssh -F {} -o BatchMode=yes -o LogLevel=ERROR -o StrictHostKeyChecking={}",
                   ShellQuote(remote.clusters_file), remote.strict_host_key_checking);
+  if (!remote.proxy_command.empty()) {
+    // In double quotes: rsync's own splitting of -e keeps the single quotes
+    // inside, which the ProxyCommand's shell then reads.
+    std::string quoted = "\"";
+    for (char c : "ProxyCommand=" + remote.proxy_command) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    ssh += " -o " + quoted + "\"";
+  }
   if (!remote.control_dir.empty()) {
     // The master runs on in the background with its output on /dev/null,
     // so the copy that started it ends when its own work does.

@@ -28,6 +28,9 @@ struct RsyncRemote {
   // first copy to a cluster opens a connection that the next ones reuse for
   // a minute (ControlMaster/ControlPersist), instead of a handshake each.
   std::string control_dir;
+  // How ssh reaches it through its bastion (config/login_session.h), over
+  // the file's ProxyJump ("" = as the file says).
+  std::string proxy_command;
 };
 
 // The user's private folder for shared SSH connections: $XDG_RUNTIME_DIR/

@@ -43,6 +43,12 @@ std::string Status::ToString() const { return ok() ? "ok" : message_; }
 
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
+  // A message that already starts with what it is about ("epsilon needs
+  // ...", "epsilon: ...") is not told it twice.
+  if (!context.empty() && message_.starts_with(context) && message_.size() > context.size() &&
+      (message_[context.size()] == ' ' || message_[context.size()] == ':')) {
+    return *this;
+  }
   std::string message(context);
   message += ": ";
   message += message_;

@@ -42,7 +42,9 @@ class [[nodiscard]] Status {
   // "<message>" for user-facing output; "ok" when OK.
   std::string ToString() const;
 
-  // The same status with "<context>: " put before the message. OK stays OK.
+  // The same status with "<context>: " put before the message, unless the
+  // message already starts with the context as a word ("beta needs ...",
+  // "beta: ..."). OK stays OK.
   Status WithContext(std::string_view context) const;
 
   friend bool operator==(const Status&, const Status&) = default;

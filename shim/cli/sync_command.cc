@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "broker/cluster/registry.h"
+#include "broker/config/login_session.h"
 #include "broker/config/paths.h"
 #include "broker/sync/rsync.h"
 #include "broker/sync/workdir_plan.h"
@@ -60,9 +61,15 @@ int RunSyncDown(const std::string& id, const std::string& dest_arg) {
     return fail(fmt::format("{} is not reached over SSH ({}): its files cannot be fetched", cluster,
                             loaded->paths.clusters_file));
   }
-  const sync::RsyncRemote remote{entry->ssh->name, loaded->paths.clusters_file,
-                                 entry->ssh->strict_host_key_checking,
-                                 loaded->settings.sync_bwlimit, sync::SshControlDir()};
+  sync::RsyncRemote remote{entry->ssh->name, loaded->paths.clusters_file,
+                           entry->ssh->strict_host_key_checking, loaded->settings.sync_bwlimit,
+                           sync::SshControlDir()};
+  if (entry->session) {
+    auto proxy = config::SessionProxyCommand(*entry->session,
+                                             loaded->settings.For(cluster).one_time_code);
+    if (!proxy.ok()) return fail(proxy.status().message());
+    remote.proxy_command = *proxy;
+  }
   LocalCommandRunner runner;
   auto got = sync::Pull(runner, remote, remote_dir, dest, {}, std::chrono::hours(2));
   if (!got.ok()) return fail(got.status().message());

@@ -132,6 +132,33 @@ CheckAnswer SlurmBackend::Check(std::chrono::milliseconds timeout) {
   return answer;
 }
 
+bool SlurmBackend::CachedLines(const std::string& kind, std::vector<std::string>* out) const {
+  if (module_cache_dir_.empty()) return false;
+  const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(file, ec);
+  if (ec || std::filesystem::file_time_type::clock::now() - written >= module_cache_ttl_) {
+    return false;
+  }
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  *out = SplitList(text.str(), '\n');
+  return true;
+}
+
+void SlurmBackend::KeepLines(const std::string& kind, const std::vector<std::string>& lines) const {
+  if (module_cache_dir_.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(module_cache_dir_, ec);
+  const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
+  // A name of its own: the daemon and a command may write the same cache.
+  const std::string tmp = fmt::format("{}.tmp.{}.{}", file, ::getpid(),
+                                      std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  std::ofstream(tmp) << fmt::format("{}\n", fmt::join(lines, "\n"));
+  std::filesystem::rename(tmp, file, ec);
+}
+
 Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   auto left = [&] { return deadline.left(); };
@@ -140,29 +167,10 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   // Modules and plugin options, which change only when an admin changes
   // them, from the cache when it is fresh.
   auto cached = [&](const std::string& kind, std::vector<std::string>* out) {
-    if (module_cache_dir_.empty()) return false;
-    const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
-    std::error_code ec;
-    const auto written = std::filesystem::last_write_time(file, ec);
-    if (ec || std::filesystem::file_time_type::clock::now() - written >= module_cache_ttl_) {
-      return false;
-    }
-    std::ifstream in(file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    *out = SplitList(text.str(), '\n');
-    return true;
+    return CachedLines(kind, out);
   };
   auto keep = [&](const std::string& kind, const std::vector<std::string>& lines) {
-    if (module_cache_dir_.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(module_cache_dir_, ec);
-    const std::string file = module_cache_dir_ + "/" + name_ + "." + kind;
-    // A name of its own: the daemon and a command may write the same cache.
-    const std::string tmp = fmt::format("{}.tmp.{}.{}", file, ::getpid(),
-                                        std::hash<std::thread::id>{}(std::this_thread::get_id()));
-    std::ofstream(tmp) << fmt::format("{}\n", fmt::join(lines, "\n"));
-    std::filesystem::rename(tmp, file, ec);
+    KeepLines(kind, lines);
   };
   const bool modules_cached = cached("modules", &inv.description.modules);
   inv.description.modules_known = modules_cached;
@@ -173,8 +181,15 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   inv.description.srun_plugin_options_known = srun_plugins_cached;
   // The queries run side by side (over SSH through one channel): a probe
   // costs the slowest of them, not their sum.
+  // sinfo --json lists nodes up to 22.05; 23.02 on, it groups nodes alike
+  // unless asked per node (-N), which 22.05's json would answer with none:
+  // -N once a cluster is known to be on a later release (cached).
+  std::vector<std::string> sinfo_args;
+  const bool per_node = cached("sinfo-args", &sinfo_args) && !sinfo_args.empty() &&
+                        sinfo_args.front() == "-N";
   std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
-                                  {.argv = {"sinfo", "--json"}},
+                                  {.argv = per_node ? std::vector<std::string>{"sinfo", "-N", "--json"}
+                                                    : std::vector<std::string>{"sinfo", "--json"}},
                                   {.argv = {"squeue"}}};
   // Every job squeue still knows: the pending and running ones are the
   // queue, the lately ended ones say how much of their limits jobs run.
@@ -218,6 +233,15 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   inv.description.partitions = std::move(*partitions);
   SKY_ASSIGN_OR_RETURN(CommandOutput sinfo, Checked(programs[1], std::move(results[1])));
   auto nodes = cluster::ParseSinfoJson(sinfo.out, &inv.description.slurm_version);
+  if (!per_node && (nodes.status().code() == StatusCode::kFailedPrecondition ||
+                    (nodes.ok() && cluster::ReleaseAtLeast(inv.description.slurm_version, 23)))) {
+    // A later release: asked again per node, and so from now on.
+    keep("sinfo-args", {"-N"});
+    if (!nodes.ok()) {
+      SKY_ASSIGN_OR_RETURN(CommandOutput again, RunChecked({.argv = {"sinfo", "-N", "--json"}}, left()));
+      nodes = cluster::ParseSinfoJson(again.out, &inv.description.slurm_version);
+    }
+  }
   if (!nodes.ok()) return nodes.status().WithContext(name_);
   inv.description.nodes = std::move(*nodes);
   inv.description.BuildIndex();

@@ -123,6 +123,11 @@ class SlurmBackend : public Backend {
   std::vector<std::pair<std::string, std::string>> env_;
   std::string modulepath_;
   std::string slurm_bin_dir_;
+  // What rarely changes (modules, plugin options, MaxArraySize, how to ask
+  // sinfo), one file per cluster and kind in the cache folder: read while
+  // fresh (false otherwise), and written.
+  bool CachedLines(const std::string& kind, std::vector<std::string>* out) const;
+  void KeepLines(const std::string& kind, const std::vector<std::string>& lines) const;
   std::string module_cache_dir_;
   std::chrono::seconds module_cache_ttl_{0};
 };

@@ -30,7 +30,10 @@ MadeCluster MakeSlurmCluster(const cluster::ClusterEntry& entry,
     local->UseRest(settings.access == "rest");
     slurm = local;
   } else if (entry.ssh) {
-    auto peer = std::make_shared<SlurmSshBackend>(entry.name, ssh::TargetFromConfig(*entry.ssh));
+    ssh::SshTarget target = ssh::TargetFromConfig(*entry.ssh);
+    target.session = entry.session;
+    target.one_time_code = settings.one_time_code;
+    auto peer = std::make_shared<SlurmSshBackend>(entry.name, std::move(target));
     peer->UseRest(settings.access == "rest");
     slurm = peer;
   } else {

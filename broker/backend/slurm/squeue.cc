@@ -57,6 +57,22 @@ std::vector<std::string> SqueueActiveArgs() { return SqueueArgs("PENDING,RUNNING
 
 std::vector<std::string> SqueueAllArgs() { return SqueueArgs("all"); }
 
+std::optional<int> ParseSqueueExitCode(std::string_view text) {
+  if (text.empty()) return 0;
+  auto whole = [](std::string_view t) -> std::optional<int> {
+    int v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || v < 0) return std::nullopt;
+    return v;
+  };
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return whole(text);
+  const auto code = whole(text.substr(0, colon));
+  const auto signal = whole(text.substr(colon + 1));
+  if (!code || !signal || *code > 255 || *signal > 127) return std::nullopt;
+  return (*code << 8) | *signal;
+}
+
 Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
   std::vector<QueuedJob> jobs;
   std::size_t start = 0;
@@ -135,9 +151,12 @@ Result<std::vector<QueuedJob>> ParseSqueueActive(std::string_view text) {
     }
     q.nodelist = std::string(f[12]);
     q.name = std::string(f[13]);
-    // The wait status as Slurm keeps it (exit code above 8 bits, signal below).
-    const auto [e, eec] = std::from_chars(f[14].data(), f[14].data() + f[14].size(), q.exit_code);
-    if (eec != std::errc() || e != f[14].data() + f[14].size()) return bad(14);
+    // The wait status as Slurm keeps it (exit code above 8 bits, signal
+    // below): 22.05 prints it whole; 23.02 on print "exit:signal", and
+    // nothing for a job with none yet.
+    auto exit_code = ParseSqueueExitCode(f[14]);
+    if (!exit_code) return bad(14);
+    q.exit_code = *exit_code;
     if (f[15] != "(null)") q.comment = std::string(f[15]);
     jobs.push_back(std::move(q));
   }

@@ -32,6 +32,10 @@ std::vector<std::string> SqueueAllArgs();
 // quoting it. Times are read as UTC (run squeue with TZ=UTC).
 Result<std::vector<cluster::QueuedJob>> ParseSqueueActive(std::string_view text);
 
+// squeue's exit_code field as a wait status (exit code above 8 bits, signal
+// below): 22.05's whole number, 23.02+'s "exit:signal", "" (none yet) 0.
+std::optional<int> ParseSqueueExitCode(std::string_view text);
+
 // "gres:gpu:A100:4", "gres/gpu:a100=2", "gpu:2" -> type and count; nullopt
 // when the TRES string asks for no GPU.
 std::optional<std::pair<std::string, std::int64_t>> GpusInTres(std::string_view tres);

@@ -44,6 +44,67 @@ TEST(NodeGresTest, Forms) {
   EXPECT_FALSE(ParseNodeGres("gpu:a100:x").ok());
 }
 
+// Captured from epsilon (Slurm 24.11) with `sinfo -N --json`: a record per
+// node and partition, one busy node (3 GPUs, 5 CPUs, 3000 MB held).
+TEST(SinfoJsonTest, Slurm2411sRecordsPerNode) {
+  std::string version;
+  auto nodes = ParseSinfoJson(Read("epsilon.sinfo-N.json"), &version);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ(version, "24.11.5");
+  ASSERT_EQ(nodes->size(), 2u);
+  const Node& n1 = (*nodes)[0];
+  EXPECT_EQ(n1.name, "epsilon-n1");
+  EXPECT_EQ(n1.cpus, 64);
+  EXPECT_EQ(n1.memory_mb, 512000);
+  EXPECT_THAT(n1.gres, ElementsAre(Gres{"gpu", "h200", 8}));
+  EXPECT_THAT(n1.gres_used, ElementsAre(Gres{"gpu", "h200", 3}));
+  EXPECT_EQ(n1.alloc_cpus, 5);
+  EXPECT_EQ(n1.alloc_memory_mb, 3000);
+  EXPECT_THAT(n1.features, ElementsAre("gpu", "h200"));
+  EXPECT_THAT(n1.partitions, ElementsAre("accel", "short"));
+  // Backfill had planned both nodes for the pending two-node job.
+  EXPECT_EQ(n1.state, "mixed+PLANNED");
+  EXPECT_TRUE(n1.usable());
+  const Node& n2 = (*nodes)[1];
+  EXPECT_EQ(n2.state, "idle+PLANNED");
+  EXPECT_TRUE(n2.usable());
+  EXPECT_EQ(n2.alloc_cpus, 0);
+}
+
+// Without -N, 24.11 groups nodes alike and sums what they hold: asked
+// again per node rather than guessed.
+TEST(SinfoJsonTest, Slurm2411sGroupsOfBusyNodesAreAskedAgainPerNode) {
+  std::string grouped = Read("epsilon.sinfo-grouped.json");
+  auto nodes = ParseSinfoJson(grouped, nullptr);
+  if (nodes.ok()) {
+    // A group of one node (the busy one) or of idle ones: read as they are.
+    for (const Node& n : *nodes) EXPECT_THAT(n.name, ::testing::StartsWith("epsilon-n"));
+  }
+  const std::string two_busy =
+      R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[],"sinfo":[{"nodes":{"nodes":["a","b"]},)"
+      R"("cpus":{"allocated":4,"total":128},"memory":{"maximum":1000,"allocated":10},)"
+      R"("gres":{"total":"gpu:h200:8","used":"gpu:h200:2"},"node":{"state":["MIXED"]}}]})";
+  EXPECT_EQ(ParseSinfoJson(two_busy, nullptr).status().code(), StatusCode::kFailedPrecondition);
+  const std::string drained =
+      R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[],"sinfo":[{"nodes":{"nodes":["a"]},)"
+      R"("cpus":{"allocated":0,"total":64},"memory":{"maximum":1000,"allocated":0},)"
+      R"("gres":{"total":"","used":""},"node":{"state":["IDLE","DRAIN"]}}]})";
+  auto one = ParseSinfoJson(drained, nullptr);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ((*one)[0].state, "idle+DRAIN");
+  EXPECT_FALSE((*one)[0].usable());
+  // Fuzzed shapes are errors, never exceptions.
+  EXPECT_FALSE(ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":"a"}}]})", nullptr).ok());
+  EXPECT_FALSE(ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":{"total":"x"}}]})", nullptr).ok());
+}
+
+TEST(SinfoJsonTest, ReleasesCompare) {
+  EXPECT_TRUE(ReleaseAtLeast("24.11.5", 23));
+  EXPECT_TRUE(ReleaseAtLeast("slurm 25.05.0", 23));
+  EXPECT_FALSE(ReleaseAtLeast("slurm-wlm 22.05.8", 23));
+  EXPECT_FALSE(ReleaseAtLeast("", 23));
+}
+
 TEST(SinfoJsonTest, RealOutputOfTheTestbed) {
   std::string version;
   auto nodes = ParseSinfoJson(Read("beta.sinfo.json"), &version);

@@ -33,6 +33,13 @@ TEST(StatusTest, WithContextPrefixesErrorsOnly) {
             "beta: connection refused");
   EXPECT_EQ(UnavailableError("x").WithContext("beta").code(), StatusCode::kUnavailable);
   EXPECT_TRUE(OkStatus().WithContext("beta").ok());
+  // Said once: a message already about the cluster is kept as it is.
+  EXPECT_EQ(FailedPreconditionError("epsilon needs a one-time code: run skyslurm login epsilon")
+                .WithContext("epsilon")
+                .message(),
+            "epsilon needs a one-time code: run skyslurm login epsilon");
+  EXPECT_EQ(UnavailableError("beta: down").WithContext("beta").message(), "beta: down");
+  EXPECT_EQ(UnavailableError("betamax").WithContext("beta").message(), "beta: betamax");
 }
 
 TEST(StatusTest, EveryCodeHasAName) {

@@ -105,6 +105,33 @@ TEST(SqueueActiveTest, AHeterogeneousJobsFirstComponentIsTheJob) {
   EXPECT_FALSE(ParseSqueueActive(bad).ok());
 }
 
+// Captured from epsilon (Slurm 24.11) with SqueueAllArgs(): the same
+// fields, but exit_code is "exit:signal" (22.05 printed the wait status).
+TEST(SqueueAllTest, ReadsSlurm2411sExitCodes) {
+  auto jobs = ParseSqueueActive(Fixture("epsilon.squeue-all.txt"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 3u);
+  std::map<std::string, const QueuedJob*> by_id;
+  for (const auto& j : *jobs) by_id[j.job_id] = &j;
+  EXPECT_EQ(by_id["4"]->state, "FAILED");
+  EXPECT_EQ(by_id["4"]->exit_code, 3 << 8);  // `exit 3`, as 22.05 would say 768
+  EXPECT_EQ(by_id["5"]->state, "PENDING");
+  EXPECT_EQ(by_id["5"]->TotalGpus(), 16);
+  EXPECT_EQ(by_id["3"]->state, "RUNNING");
+  EXPECT_EQ(by_id["3"]->nodelist, "epsilon-n1");
+}
+
+TEST(SqueueExitCodeTest, BothReleasesSpellings) {
+  EXPECT_EQ(ParseSqueueExitCode("768"), 768);
+  EXPECT_EQ(ParseSqueueExitCode("3:0"), 768);
+  EXPECT_EQ(ParseSqueueExitCode("0:15"), 15);
+  EXPECT_EQ(ParseSqueueExitCode(""), 0);  // no exit yet
+  EXPECT_EQ(ParseSqueueExitCode("x"), std::nullopt);
+  EXPECT_EQ(ParseSqueueExitCode("1:"), std::nullopt);
+  EXPECT_EQ(ParseSqueueExitCode("256:0"), std::nullopt);
+  EXPECT_EQ(ParseSqueueExitCode("-1"), std::nullopt);
+}
+
 TEST(SqueueActiveTest, AsksForPendingAndRunningJobsWithSeparatedFields) {
   const auto args = SqueueActiveArgs();
   ASSERT_EQ(args.size(), 3u);

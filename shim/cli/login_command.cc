@@ -1,0 +1,175 @@
+#include "shim/cli/login_command.h"
+
+#include <fcntl.h>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "broker/config/login_session.h"
+#include "broker/config/run_dir.h"
+#include "shim/cli/cluster_views.h"
+
+namespace skyslurm::cli {
+namespace {
+
+constexpr const char* kAskpassFile = "SKYSLURM_ASKPASS_FILE";
+
+int Fail(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "skyslurm %s: %s\n", command.c_str(), message.c_str());
+  return 1;
+}
+
+// The session of `cluster`, or why it has none.
+Result<config::LoginSession> SessionOf(const Workspace& ws, const std::string& cluster) {
+  const cluster::ClusterEntry* entry = ws.registry.Find(cluster);
+  if (entry == nullptr) {
+    return NotFoundError(fmt::format("no cluster '{}' (see skyslurm check)", cluster));
+  }
+  if (!entry->session) {
+    return FailedPreconditionError(fmt::format(
+        "{} is reached without a bastion (no ProxyJump in {}): it has no session to open", cluster,
+        ws.config.paths.clusters_file));
+  }
+  return *entry->session;
+}
+
+// Makes `dir` (and its parent) this user's private folders, or says why not.
+Status PrivateFolder(const std::string& dir) {
+  for (const std::string& d : {dir.substr(0, dir.rfind('/')), dir}) {
+    if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST) {
+      return UnavailableError(fmt::format("cannot make {}: {}", d, std::strerror(errno)));
+    }
+  }
+  if (auto problem = config::PrivateDirProblem(dir)) {
+    return FailedPreconditionError(fmt::format("{}: {}", dir, *problem));
+  }
+  return OkStatus();
+}
+
+// Runs argv with this process's terminal (ssh prompts there) and `env_add`
+// added; its exit status.
+int RunAttached(const std::vector<std::string>& argv,
+                const std::vector<std::pair<std::string, std::string>>& env_add) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return 255;
+  if (pid == 0) {
+    for (const auto& [k, v] : env_add) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "skyslurm login: cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Writes `text` to `path` (mode 0600) whole, or not at all.
+Status WritePrivate(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return UnavailableError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return UnavailableError(fmt::format("cannot write {}", path));
+  }
+  return OkStatus();
+}
+
+std::string Local(std::chrono::system_clock::time_point t) {
+  return fmt::format("{:%Y-%m-%d %H:%M %Z}", fmt::localtime(std::chrono::system_clock::to_time_t(t)));
+}
+
+}  // namespace
+
+bool RunAsAskpass() {
+  const char* file = std::getenv(kAskpassFile);
+  if (file == nullptr || *file != '/') return false;
+  std::ifstream in(file);
+  std::string code;
+  std::getline(in, code);
+  std::printf("%s\n", code.c_str());
+  return true;
+}
+
+int RunLogin(const std::string& cluster) {
+  auto ws = OpenWorkspace({});
+  if (!ws.ok()) return Fail("login", ws.status().message());
+  auto session = SessionOf(*ws, cluster);
+  if (!session.ok()) return Fail("login", session.status().message());
+  const std::string dir = session->socket.substr(0, session->socket.rfind('/'));
+  if (Status st = PrivateFolder(dir); !st.ok()) return Fail("login", st.message());
+  // A new login replaces a session still open.
+  if (config::SessionSocketLeft(*session)) RunAttached(config::CloseMasterArgv(*session), {});
+  ::unlink(session->until_file.c_str());
+
+  const auto lifetime = std::chrono::seconds(ws->config.settings.session_lifetime);
+  std::vector<std::string> argv = config::OpenMasterArgv(*session, lifetime);
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string code_file;
+  if (::isatty(STDIN_FILENO) == 0) {
+    // No terminal: the code is stdin's first line, handed to ssh by
+    // SSH_ASKPASS (this program) from a private file that is gone once ssh
+    // is done; one try, as a wrong code cannot be asked again.
+    std::string code;
+    std::getline(std::cin, code);
+    if (code.empty() || code.size() > 64) {
+      return Fail("login", "stdin is not a terminal: give the one-time code on stdin's first line");
+    }
+    code_file = dir + "/." + cluster + ".code";
+    if (Status st = WritePrivate(code_file, code + "\n"); !st.ok()) return Fail("login", st.message());
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return Fail("login", "cannot find this program for SSH_ASKPASS");
+    env = {{"SSH_ASKPASS", std::string(self, static_cast<std::size_t>(n))},
+           {"SSH_ASKPASS_REQUIRE", "force"},
+           {kAskpassFile, code_file}};
+    argv.insert(argv.begin() + 1, {"-o", "NumberOfPasswordPrompts=1"});
+  }
+  const auto opened = std::chrono::system_clock::now();
+  const int rc = RunAttached(argv, env);
+  if (!code_file.empty()) ::unlink(code_file.c_str());
+  if (rc != 0) {
+    return Fail("login", fmt::format("ssh to {}'s bastion {} failed (exit {}); no session opened",
+                                     cluster, session->jump, rc));
+  }
+  const auto until = opened + lifetime;
+  const auto until_s = std::chrono::duration_cast<std::chrono::seconds>(until.time_since_epoch());
+  if (Status st = WritePrivate(session->until_file, fmt::format("{}\n", until_s.count()));
+      !st.ok()) {
+    RunAttached(config::CloseMasterArgv(*session), {});
+    return Fail("login", st.message());
+  }
+  std::printf("%s: session open until %s (session_lifetime %llds); skyslurm reaches %s through it\n",
+              cluster.c_str(), Local(until).c_str(), static_cast<long long>(lifetime.count()),
+              cluster.c_str());
+  return 0;
+}
+
+int RunLogout(const std::string& cluster) {
+  auto ws = OpenWorkspace({});
+  if (!ws.ok()) return Fail("logout", ws.status().message());
+  auto session = SessionOf(*ws, cluster);
+  if (!session.ok()) return Fail("logout", session.status().message());
+  const bool was_open = config::SessionSocketLeft(*session);
+  if (was_open) RunAttached(config::CloseMasterArgv(*session), {});
+  ::unlink(session->until_file.c_str());
+  std::printf("%s: %s\n", cluster.c_str(), was_open ? "session closed" : "no session was open");
+  return 0;
+}
+
+}  // namespace skyslurm::cli
