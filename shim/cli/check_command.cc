@@ -1,5 +1,6 @@
 #include "shim/cli/check_command.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <future>
 
 #include "broker/backend/backend.h"
+#include "broker/config/login_session.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -39,6 +41,20 @@ int RunCheck() {
         row.ok = true;
         return row;
       }
+      std::string session_note;
+      if (entry.session) {
+        row.access += " via " + entry.session->jump;
+        const auto until = config::SessionUntil(*entry.session, std::chrono::system_clock::now());
+        if (until) {
+          session_note = fmt::format(
+              "session until {:%Y-%m-%d %H:%M %Z}; ",
+              fmt::localtime(std::chrono::system_clock::to_time_t(*until)));
+        } else if (h.settings.one_time_code) {
+          row.verdict = "needs login";
+          row.detail = config::NeedsLoginReason(h.name);
+          return row;
+        }
+      }
       if (h.backend == nullptr) {
         row.ok = h.offline.has_value();
         row.verdict = row.ok ? "offline" : "unusable";
@@ -49,7 +65,7 @@ int RunCheck() {
       row.ok = answer.ok();
       row.verdict = answer.verdict;
       row.access = answer.access_note + row.access;
-      row.detail = answer.detail;
+      row.detail = session_note + answer.detail;
       return row;
     }));
   }

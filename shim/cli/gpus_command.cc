@@ -22,6 +22,7 @@ int RunGpus(bool json) {
   const auto results = place::ProbeAll(ws->handles, std::chrono::seconds(15));
   std::vector<cluster::GpuRow> rows;
   std::vector<place::ElasticFacts> facts;  // per row
+  std::vector<std::string> releases;       // per row: its cluster's Slurm
   std::vector<std::pair<std::string, std::string>> unreachable;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
@@ -34,6 +35,7 @@ int RunGpus(bool json) {
       for (auto& row : cluster::GpuTable(*r.inventory, ws->catalog)) {
         facts.push_back(place::ElasticFactsOf(settings, r.inventory->description, row.partition,
                                               ledger ? &*ledger : nullptr));
+        releases.push_back(r.inventory->description.slurm_version);
         rows.push_back(std::move(row));
       }
     } else if (!r.unreachable.empty()) {
@@ -54,6 +56,7 @@ int RunGpus(bool json) {
       v["total"] = Json::Int64(row.total);
       v["free"] = Json::Int64(row.free);
       v["pending_demand"] = Json::Int64(row.pending_demand);
+      if (!releases[i].empty()) v["slurm_release"] = releases[i];
       v["elastic"] = facts[i].elastic;
       if (facts[i].elastic) {
         v["can_boot"] = Json::Int64(row.bootable);
@@ -74,14 +77,16 @@ int RunGpus(bool json) {
     w["indentation"] = "  ";
     std::printf("%s\n", Json::writeString(w, root).c_str());
   } else {
-    std::printf("%-10s %-14s %-10s %-24s %6s %6s %8s\n", "CLUSTER", "PARTITION", "GPU", "TYPE",
-                "TOTAL", "FREE", "PENDING");
-    for (const auto& row : rows) {
-      std::printf("%-10s %-14s %-10s %-24s %6lld %6lld %8lld\n", row.cluster.c_str(),
+    std::printf("%-10s %-14s %-10s %-24s %6s %6s %8s  %s\n", "CLUSTER", "PARTITION", "GPU",
+                "TYPE", "TOTAL", "FREE", "PENDING", "SLURM");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const cluster::GpuRow& row = rows[i];
+      std::printf("%-10s %-14s %-10s %-24s %6lld %6lld %8lld  %s\n", row.cluster.c_str(),
                   row.partition.c_str(), row.canonical.empty() ? "?" : row.canonical.c_str(),
                   row.type.empty() ? "(untyped)" : row.type.c_str(),
                   static_cast<long long>(row.total), static_cast<long long>(row.free),
-                  static_cast<long long>(row.pending_demand));
+                  static_cast<long long>(row.pending_demand),
+                  releases[i].empty() ? "-" : releases[i].c_str());
     }
     for (const auto& [name, why] : unreachable) {
       std::printf("%-10s unreachable: %s\n", name.c_str(), why.c_str());

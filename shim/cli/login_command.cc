@@ -56,12 +56,17 @@ Status PrivateFolder(const std::string& dir) {
 }
 
 // Runs argv with this process's terminal (ssh prompts there) and `env_add`
-// added; its exit status.
+// added; its exit status. `quiet`: its stderr to /dev/null.
 int RunAttached(const std::vector<std::string>& argv,
-                const std::vector<std::pair<std::string, std::string>>& env_add) {
+                const std::vector<std::pair<std::string, std::string>>& env_add,
+                bool quiet = false) {
   const pid_t pid = ::fork();
   if (pid < 0) return 255;
   if (pid == 0) {
+    if (quiet) {
+      const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) ::dup2(null, STDERR_FILENO);
+    }
     for (const auto& [k, v] : env_add) ::setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -114,7 +119,7 @@ int RunLogin(const std::string& cluster) {
   const std::string dir = session->socket.substr(0, session->socket.rfind('/'));
   if (Status st = PrivateFolder(dir); !st.ok()) return Fail("login", st.message());
   // A new login replaces a session still open.
-  if (config::SessionSocketLeft(*session)) RunAttached(config::CloseMasterArgv(*session), {});
+  if (config::SessionSocketLeft(*session)) RunAttached(config::CloseMasterArgv(*session), {}, true);
   ::unlink(session->until_file.c_str());
 
   const auto lifetime = std::chrono::seconds(ws->config.settings.session_lifetime);
@@ -166,7 +171,7 @@ int RunLogout(const std::string& cluster) {
   auto session = SessionOf(*ws, cluster);
   if (!session.ok()) return Fail("logout", session.status().message());
   const bool was_open = config::SessionSocketLeft(*session);
-  if (was_open) RunAttached(config::CloseMasterArgv(*session), {});
+  if (was_open) RunAttached(config::CloseMasterArgv(*session), {}, true);
   ::unlink(session->until_file.c_str());
   std::printf("%s: %s\n", cluster.c_str(), was_open ? "session closed" : "no session was open");
   return 0;

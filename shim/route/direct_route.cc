@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "broker/backend/backend.h"
+#include "broker/config/login_session.h"
 #include "broker/place/job_folder.h"
 #include "broker/place/submission.h"
 #include "broker/sync/rsync.h"
@@ -190,6 +191,14 @@ std::vector<std::string> SshCommand(const DirectJob& job, const config::SshHost&
                                   "-o", "LogLevel=ERROR"};
   ssh.insert(ssh.end(), {"-o", "StrictHostKeyChecking=" + host.strict_host_key_checking});
   if (!interactive) ssh.insert(ssh.end(), {"-o", "BatchMode=yes"});  // no prompt nobody sees
+  // Through the bastion's session while it holds (config/login_session.h);
+  // without one, ssh follows the file's ProxyJump and asks on the terminal.
+  const cluster::ClusterEntry* entry = job.ws.registry.Find(host.name);
+  if (entry != nullptr && entry->session &&
+      config::SessionUntil(*entry->session, std::chrono::system_clock::now())) {
+    ssh.insert(ssh.end(),
+               {"-o", "ProxyCommand=" + config::JumpCommandLine(*entry->session, true)});
+  }
   ssh.push_back(host.name);
   std::string remote = "env -u SKYSLURM_ANY_CLUSTER " +
                        ShellQuote("SKYPILOT_TASK_ID=" + job.sky_id) + " " +

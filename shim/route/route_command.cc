@@ -12,6 +12,7 @@
 
 #include "broker/backend/backend.h"
 #include "broker/cluster/registry.h"
+#include "broker/config/login_session.h"
 #include "broker/daemon/jobs/job_input.h"
 #include "broker/job/request.h"
 #include "broker/job/sky_dependency.h"
@@ -22,6 +23,7 @@
 #include "broker/util/trace.h"
 #include "shim/cli/cluster_views.h"
 #include "shim/cli/daemon_client.h"
+#include "shim/cli/login_command.h"
 #include "shim/route/daemon_route.h"
 #include "shim/route/direct_route.h"
 #include "shim/route/route_support.h"
@@ -53,6 +55,7 @@ class Route {
                                   const job::SkyDependency& sky_dependency);
   // Placed and submitted (or explained) by this command.
   int PlaceHere(const job::Request& request, const job::Request& placed);
+  Status LoginOnTheTerminal(const job::Request& request, const cli::Workspace& ws) const;
   void ExecRealWithWarning(const std::string& why);
 
   const std::string tool_;
@@ -169,6 +172,25 @@ std::optional<int> Route::HandToDaemon(const job::Request& request,
   return std::nullopt;
 }
 
+Status Route::LoginOnTheTerminal(const job::Request& request, const cli::Workspace& ws) const {
+  // salloc/srun pinned to a cluster whose bastion asks for a one-time code,
+  // from a terminal: the code is asked here once, as ssh would, and the
+  // session is opened for the daemon and the next jobs too.
+  if (jtool_ == job::Tool::kSbatch || !request.sky.infra) return OkStatus();
+  if (::isatty(STDIN_FILENO) == 0 || ::isatty(STDERR_FILENO) == 0) return OkStatus();
+  const cluster::ClusterEntry* entry = ws.registry.Find(*request.sky.infra);
+  if (entry == nullptr || !entry->session || !ws.config.settings.For(entry->name).one_time_code) {
+    return OkStatus();
+  }
+  if (config::SessionUntil(*entry->session, std::chrono::system_clock::now())) return OkStatus();
+  std::fprintf(stderr, "%s: skyslurm: %s asks for a one-time code (skyslurm login %s)\n",
+               tool_.c_str(), entry->name.c_str(), entry->name.c_str());
+  if (cli::RunLogin(entry->name) != 0) {
+    return FailedPreconditionError(config::NeedsLoginReason(entry->name));
+  }
+  return OkStatus();
+}
+
 int Route::PlaceHere(const job::Request& request, const job::Request& placed) {
   progress_.Say("asking the clusters");
   const std::string real_dir = fs::path(real_).parent_path().string();
@@ -176,6 +198,9 @@ int Route::PlaceHere(const job::Request& request, const job::Request& placed) {
   if (!ws.ok()) {
     if (!home_on_error_) return Fail(tool_, "skyslurm: " + ws.status().message());
     ExecRealWithWarning(ws.status().message());
+  }
+  if (Status st = LoginOnTheTerminal(request, *ws); !st.ok()) {
+    return Fail(tool_, "skyslurm: " + st.message());
   }
   place::PlanOptions options;
   options.only = request.sky.clusters;

@@ -96,13 +96,13 @@ TEST_F(ClusterCommandsTest, GpusTableAndJson) {
   CommandOutput table = Skyslurm({"gpus"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out,
-              MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING\n"
-                           "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
-                           "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
-                           "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+\n"
-                           "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+\n"
-                           "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
-                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+\n"
+              MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING +SLURM\n"
+                           "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+                           "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+                           "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+                           "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+                           "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
                            // The cloud's capacity: up, can boot, its boot.
                            "\nELASTIC +PARTITION +UP +CAN BOOT +BOOT +PRICE +BOOT FROM\n"
                            "delta +cloud +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
@@ -117,6 +117,7 @@ TEST_F(ClusterCommandsTest, GpusTableAndJson) {
   EXPECT_EQ(root["gpus"][3]["cluster"].asString(), "gamma");
   EXPECT_EQ(root["gpus"][3]["canonical"].asString(), "A100");
   EXPECT_EQ(root["gpus"][3]["total"].asInt(), 24);
+  EXPECT_EQ(root["gpus"][3]["slurm_release"].asString(), "22.05.8");
   EXPECT_FALSE(root["gpus"][3]["elastic"].asBool());
   EXPECT_EQ(root["gpus"][4]["cluster"].asString(), "delta");
   EXPECT_TRUE(root["gpus"][4]["elastic"].asBool());
