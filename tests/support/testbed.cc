@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -88,8 +90,14 @@ CommandOutput Exec(Command command) {
 CommandOutput RunOn(const Testbed& tb, std::string_view cluster, std::vector<std::string> argv,
                     std::chrono::seconds timeout) {
   Command command;
-  command.argv = std::move(argv);
-  command.env_set = {{"SLURM_CONF", tb.SlurmConf(cluster)}};
+  if (cluster == kSecondReleaseCluster) {
+    // Slurm 24.11: its own clients, in its namespaces (scripts/testbed/epsilon).
+    command.argv = {TestbedScript("epsilon"), "run"};
+    command.argv.insert(command.argv.end(), argv.begin(), argv.end());
+  } else {
+    command.argv = std::move(argv);
+    command.env_set = {{"SLURM_CONF", tb.SlurmConf(cluster)}};
+  }
   command.timeout = timeout;
   return Exec(std::move(command));
 }
@@ -106,6 +114,18 @@ CommandOutput SshAsUser(const Testbed& tb, std::string_view cluster,
 
 std::string ReadOnCluster(const Testbed& tb, std::string_view cluster, const std::string& path,
                           std::chrono::seconds timeout) {
+  if (cluster == kSecondReleaseCluster) {
+    // Behind a bastion asking for a code: read where this machine keeps
+    // epsilon's /home and /scratch.
+    // /home and /scratch are $TB/fs/epsilon/home and .../scratch.
+    std::string here = path;
+    if (path.starts_with("/home/") || path.starts_with("/scratch/")) {
+      here = tb.Path("fs/epsilon" + path);
+    } else if (!path.starts_with("/")) {
+      here = tb.Path("fs/epsilon/home/skyuser1/" + path);
+    }
+    return ReadFileWhenReady(here, timeout);
+  }
   const std::string quoted = "'" + std::regex_replace(path, std::regex("'"), "'\\''") + "'";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   CommandOutput out;
@@ -151,10 +171,34 @@ std::vector<std::string> FillAlphaH100s(const Testbed& tb) {
   return ids;
 }
 
+std::string OneTimeCode(const Testbed& tb, const std::string& user) {
+  const std::string used_file = tb.Path("otp/" + user + ".last-step");
+  // One test at a time takes a step: the file is locked while it does.
+  const int lock = ::open((used_file + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  long long last = 0;
+  std::ifstream(used_file) >> last;
+  long long step = 0;
+  for (;;) {
+    const long long now = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count() / 30;
+    step = std::max(now, last + 1);
+    if (step <= now + 3) break;
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  }
+  std::ofstream(used_file) << step << "\n";
+  if (lock >= 0) ::close(lock);
+  CommandOutput code = Exec({.argv = {"oathtool", "--totp", "-N", "@" + std::to_string(step * 30 + 1),
+                                      ReadFile(tb.Path("otp/" + user))}});
+  EXPECT_EQ(code.exit_code, 0) << code.err;
+  return code.out;  // six digits and a newline
+}
+
 std::pair<std::string, std::string> ClusterJobOf(std::string_view global_id) {
   const auto word = SplitJobIdWord(global_id);
   const DecodedId d = word ? DecodeGlobalId(word->number) : DecodedId{};
-  for (const char* name : {"alpha", "beta", "gamma", "delta", "kappa"}) {
+  for (const char* name : {"alpha", "beta", "gamma", "delta", "epsilon", "kappa"}) {
     if (d.index != 0 && DefaultClusterIndex(name) == d.index)
       return {name, std::to_string(d.local)};
   }

@@ -20,6 +20,9 @@ namespace skyslurm::testing {
 // when a job needs them (docs/testbed.md).
 inline constexpr const char* kClusters[] = {"alpha", "beta", "gamma"};
 inline constexpr const char* kCloudCluster = "delta";
+// Slurm 24.11 behind the bastion epsilon-gw, which asks for a one-time code
+// (scripts/testbed/epsilon): RunOn runs its own clients in its namespaces.
+inline constexpr std::string_view kSecondReleaseCluster = "epsilon";
 
 struct Testbed {
   std::string dir;                         // $SKYSLURM_TESTBED_DIR
@@ -63,6 +66,7 @@ CommandOutput SshAsUser(const Testbed& tb, std::string_view cluster,
 // A file as skyuser1 sees it on `cluster`'s login node (`path` absolute, or
 // relative to the home there), once it exists and is not empty (output lands
 // after the job's state says it ended), or "" with the test failed.
+// (epsilon's are read where this machine keeps them.)
 std::string ReadOnCluster(const Testbed& tb, std::string_view cluster, const std::string& path,
                           std::chrono::seconds timeout = std::chrono::seconds(10));
 
@@ -150,6 +154,12 @@ using TestbedTest = WithTestbed<::testing::Test>;
 // keys, skyslurm.yaml), without any skyslurmd state it may hold: a test's
 // own, empty, daemon state.
 void CopyReadyHome(const Testbed& tb, const std::string& home);
+
+// A TOTP code epsilon-gw accepts now for `user` (oathtool with the secret
+// in $TB/otp/<user>): each call a later time step than the last one any
+// test used (pam_oath refuses a code used before), waiting for the clock
+// when the bastion's window of 4 steps ahead would be passed.
+std::string OneTimeCode(const Testbed& tb, const std::string& user = "skyuser1");
 // The skyslurmd of the user whose HOME is `home` (its pid from the lock file
 // ~/.local/state/skyslurm/skyslurmd.lock), 0 when none runs.
 int UserDaemonPid(const std::string& home);
