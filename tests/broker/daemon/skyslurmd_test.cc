@@ -76,6 +76,7 @@ class DaemonTest : public TestbedTest {
     for (const auto& [cluster, id] : cleanup_) RunOn(tb_, cluster, {"scancel", id});
     for (const auto& [cluster, name] : cleanup_names_) RunOn(tb_, cluster, {"scancel", "-n", name});
     StopDaemon();
+    if (logged_in_) Sky({"logout", "epsilon"});
   }
 
   std::vector<std::pair<std::string, std::string>> Env() const {
@@ -132,6 +133,21 @@ class DaemonTest : public TestbedTest {
     return m[1];
   }
 
+  // skyslurm login epsilon (the code on stdin): its session for this
+  // test's daemon; closed at the end.
+  void LoginToEpsilon() {
+    if (tb_.env.count("SLURM_CONF_EPSILON") == 0) GTEST_SKIP() << "no epsilon in this testbed";
+    Command c{.argv = {kSkyslurm, "login", "epsilon"}, .stdin_data = OneTimeCode(tb_)};
+    c.env_set = Env();
+    c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+    c.timeout = std::chrono::seconds(60);
+    CommandOutput out = Exec(c);
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    logged_in_ = true;
+  }
+  bool logged_in_ = false;
+
   Json::Value Status(const std::string& sky_id) {
     CommandOutput out = Sky({"status", "--json", sky_id});
     EXPECT_EQ(out.exit_code, 0) << out.err;
@@ -169,12 +185,14 @@ class DaemonTest : public TestbedTest {
   // (pending, configuring, running, suspended).
   std::vector<std::string> LiveCopies(const std::string& sky_id) {
     std::vector<std::string> live;
-    for (const char* c : kClusters) {
+    std::vector<std::string> clusters(std::begin(kClusters), std::end(kClusters));
+    if (logged_in_) clusters.emplace_back(kSecondReleaseCluster);
+    for (const std::string& c : clusters) {
       CommandOutput q = RunOn(tb_, c, {"squeue", "-h", "-t", "PD,R,CF,S", "-o", "%i|%k"});
       std::istringstream lines(q.out);
       for (std::string line; std::getline(lines, line);) {
         if (line.find("skyslurm:" + sky_id) != std::string::npos) {
-          live.push_back(std::string(c) + ":" + line.substr(0, line.find('|')));
+          live.push_back(c + ":" + line.substr(0, line.find('|')));
         }
       }
     }
@@ -1140,6 +1158,58 @@ TEST_F(DaemonTest, AnArraySpreadsOverTheClustersEachIndexOnceUnderOneThrottle) {
   EXPECT_THAT(log.out, HasSubstr(fmt::format("task {}\n", shown)));
 }
 
+// One array over alpha (22.05) and epsilon (24.11, behind its bastion):
+// 12 tasks of 4 GPUs, four at a time fitting on each; every index runs
+// once, on one of the two, each cluster running its part.
+TEST_F(DaemonTest, AnArraySpreadsOverAlphaAndEpsilon) {
+  ASSERT_NO_FATAL_FAILURE(LoginToEpsilon());
+  ASSERT_NO_FATAL_FAILURE(ExpectIdle("skyarr2", {"alpha"}));
+  extra_env_.emplace_back("SKYSLURM_CLUSTERS_ALLOWED", "alpha,epsilon");
+  extra_env_.emplace_back("SKYSLURM_MIGRATE_AFTER", "600");  // placement, not moves
+  Script("sweep.sh",
+         "#!/bin/bash\n#SBATCH -J skyarr2\n#SBATCH --gpus=4\n#SBATCH -t 3\n"
+         "#SBATCH -o /dev/null\nsleep 5\n");
+  constexpr int kTasks = 12;
+  CommandOutput out =
+      Typed({"sbatch", "--sky-any-cluster", fmt::format("--array=0-{}", kTasks - 1), "sweep.sh"});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(out.err, m, std::regex("sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12}")))
+      << out.err;
+  const std::string sky_id = m[0];
+  sky_ids_.push_back(sky_id);
+  Json::Value s = Status(sky_id);
+  EXPECT_EQ(s["job"]["state"].asString(), "SPREAD") << s["job"]["reason"].asString();
+  std::set<std::string> clusters;
+  for (const auto& p : s["parts"]) clusters.insert(p["cluster"].asString());
+  EXPECT_EQ(clusters, (std::set<std::string>{"alpha", "epsilon"}));
+  s = WaitFor(sky_id, [](const Json::Value& v) { return v["job"]["state"].asString() != "SPREAD"; },
+              std::chrono::seconds(180));
+  // Every index once, from both clusters' own queues (ended tasks stay
+  // there for MinJobAge).
+  std::map<int, std::string> ran;
+  for (const std::string c : {"alpha", "epsilon"}) {
+    CommandOutput q =
+        RunOn(tb_, c, {"squeue", "-h", "-r", "-t", "all", "-n", "skyarr2", "-o", "%K %T %k"});
+    std::istringstream lines(q.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(sky_id) == std::string::npos) continue;  // an earlier run's
+      std::istringstream f(line);
+      int index = -1;
+      std::string state;
+      f >> index >> state;
+      EXPECT_EQ(state, "COMPLETED") << c << ": " << line;
+      EXPECT_FALSE(ran.contains(index)) << "index " << index << " ran on " << ran[index] << " and " << c;
+      ran[index] = c;
+    }
+  }
+  EXPECT_EQ(ran.size(), static_cast<std::size_t>(kTasks));
+  int on_epsilon = 0;
+  for (const auto& [index, c] : ran) on_epsilon += c == "epsilon";
+  EXPECT_GT(on_epsilon, 0);
+  EXPECT_LT(on_epsilon, kTasks);
+}
+
 // Issue 16: moves under a shared "%N". beta 4 GPUs free (one node filled),
 // gamma 8 (two of three filled); a 36-task array %16 spreads over them, and
 // the first 16 starts give one part a share above its cluster's free GPUs:
@@ -1546,6 +1616,27 @@ class FaultTest : public DaemonTest {
 
 // Issue 13: the same at the Kubernetes submission steps (the ConfigMap,
 // Service and Job made under the intent, found again by the sky id label).
+// The same at the submission steps to epsilon (Slurm 24.11, through its
+// bastion's session): the restarted daemon finds the job by its sky id in
+// 24.11's queue and submits nothing twice.
+TEST_F(FaultTest, KillNineSubmittingToEpsilonLosesNothingAndDuplicatesNothing) {
+  ASSERT_NO_FATAL_FAILURE(LoginToEpsilon());
+  const std::string sleeper = Script("h200.sh",
+                                     "#!/bin/bash\n#SBATCH --gres=gpu:h200:2\n#SBATCH -t 5\n"
+                                     "#SBATCH -o /dev/null\nsleep 120\n");
+  for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
+    Arm(point);
+    const std::string id = SubmitManaged({"--sky-infra=epsilon", sleeper});
+    ExpectFiredAndSettled(point, id);
+    EXPECT_EQ(Status(id)["job"]["cluster"].asString(), "epsilon") << point;
+    Sky({"cancel", id});
+    EXPECT_TRUE(WaitFor(id, [&](const Json::Value&) { return LiveCopies(id).empty(); }).isObject())
+        << point;
+    StopDaemon();
+  }
+  EXPECT_EQ(runs_, 4);
+}
+
 TEST_F(FaultTest, KillNineAtTheKubernetesSubmitStepsLosesNothingAndDuplicatesNothing) {
   for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
     Arm(point);
