@@ -143,6 +143,35 @@ TEST_F(EpsilonTest, SallocRunsThereThroughTheSession) {
   EXPECT_EQ(out.out, "on epsilon\n1\n") << out.err;
 }
 
+// access: rest on epsilon: its slurmrestd (24.11) offers v0.0.40 to
+// v0.0.42, none that skyslurm speaks (v0.0.38): check says so, and the
+// job and its cancel go through sbatch and scancel instead.
+TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiLeavesTheWorkToTheCommands) {
+  const std::string yaml = home_ + "/.config/skyslurm/skyslurm.yaml";
+  std::string text = ReadFile(yaml);
+  const std::string marker = "    one_time_code: true\n";
+  ASSERT_NE(text.find(marker), std::string::npos) << text;
+  text.replace(text.find(marker), marker.size(), marker + "    access: rest\n");
+  WriteFile(yaml, text);
+  ASSERT_EQ(Login(OneTimeCode(tb_)).exit_code, 0);
+  CommandOutput check = Typed({kSkyslurm, "check"});
+  EXPECT_THAT(check.out, MatchesRegex("(.|\n)*\nepsilon +ok +ssh [^\n]*slurm-wlm 24\\.11\\.[0-9]+; "
+                                      "slurmrestd offers OpenAPI v0\\.0\\.40, v0\\.0\\.41, "
+                                      "v0\\.0\\.42, none that skyslurm speaks \\(v0\\.0\\.38\\): "
+                                      "submissions and cancels go through sbatch and scancel; 2 "
+                                      "partitions(.|\n)*"));
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", "--hold",
+                             Script("h200.sh", kH200Job)});
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  auto [cluster, id] = RoutedTo(out);
+  ASSERT_EQ(cluster, "epsilon");
+  cleanup_.emplace_back(cluster, id);
+  EXPECT_EQ(JobState(tb_, "epsilon", id), "PENDING");
+  CommandOutput cancel = Typed({"scancel", Trim(out.out)});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(WaitForJobEnd(tb_, "epsilon", id), "CANCELLED");
+}
+
 // A session lasts session_lifetime: past it, epsilon is ruled out again
 // and the master is closed by the next look.
 TEST_F(EpsilonTest, ASessionPastItsLifetimeEndsAndItsMasterCloses) {

@@ -672,9 +672,16 @@ Result<JobKey> SlurmBackend::SubmitThroughRest(const RestAccess& rest, const Sub
   };
   auto facts = rest.facts(spec, left());
   if (!facts.ok()) return via_sbatch(facts.status().message());
+  auto api = RestApi(rest, left());
+  if (!api.ok()) {
+    if (rest.unavailable() || api.status().code() == StatusCode::kNotFound) {
+      return via_sbatch(api.status().message());
+    }
+    return api.status().WithContext(name());
+  }
   auto body = RestSubmitBody(spec, *facts);
   if (!body.ok()) return via_sbatch(body.status().message());
-  auto answer = rest.request("POST", std::string(kRestApi) + "/job/submit", *body, left());
+  auto answer = rest.request("POST", *api + "/job/submit", *body, left());
   if (!answer.ok()) {
     // Not sent (slurmrestd cannot run there): sbatch, once. Sent but lost:
     // the job may exist, so the caller's retry looks for its tag first.
@@ -699,7 +706,15 @@ Status SlurmBackend::CancelThroughRest(const RestAccess& rest, const std::string
   if (only_if_pending || rest.unavailable() || job_id.find('[') != std::string::npos) {
     return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
   }
-  auto answer = rest.request("DELETE", fmt::format("{}/job/{}", kRestApi, job_id), "", timeout);
+  const Deadline deadline(timeout);
+  auto api = RestApi(rest, timeout);
+  if (!api.ok()) {
+    if (rest.unavailable() || api.status().code() == StatusCode::kNotFound) {
+      return SlurmBackend::Cancel(job_id, only_if_pending, deadline.left());
+    }
+    return api.status().WithContext(name());
+  }
+  auto answer = rest.request("DELETE", fmt::format("{}/job/{}", *api, job_id), "", deadline.left());
   if (!answer.ok()) {
     if (rest.unavailable()) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);
     return answer.status().WithContext(name());
@@ -707,11 +722,26 @@ Status SlurmBackend::CancelThroughRest(const RestAccess& rest, const std::string
   return RestAnswerOk(*answer).WithContext(name());
 }
 
+Result<std::string> SlurmBackend::RestApi(const RestAccess& rest,
+                                          std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> lock(rest_api_mu_);
+  if (rest_api_) return *rest_api_;
+  SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer, rest.request("GET", "/openapi/v3", "", timeout));
+  SKY_RETURN_IF_ERROR(RestAnswerOk(answer));
+  auto offered = OfferedRestVersions(answer.body);
+  if (!offered.ok()) return offered.status().WithContext(name());
+  rest_api_ = ChooseRestApi(*offered);
+  return *rest_api_;
+}
+
 Result<std::string> SlurmBackend::PingRest(const RestAccess& rest,
                                            std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  SKY_ASSIGN_OR_RETURN(const std::string api, RestApi(rest, timeout));
   SKY_ASSIGN_OR_RETURN(ssh::HttpAnswer answer,
-                       rest.request("GET", std::string(kRestApi) + "/ping", "", timeout));
-  return RestRelease(answer);
+                       rest.request("GET", api + "/ping", "", deadline.left()));
+  SKY_ASSIGN_OR_RETURN(const std::string release, RestRelease(answer));
+  return fmt::format("{} (API {})", release, api.substr(api.rfind('/') + 1));
 }
 
 }  // namespace skyslurm::backend

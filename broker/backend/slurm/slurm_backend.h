@@ -109,8 +109,13 @@ class SlurmBackend : public Backend {
   // The cancel through slurmrestd; scancel for what its DELETE cannot say.
   Status CancelThroughRest(const RestAccess& rest, const std::string& job_id, bool only_if_pending,
                            std::chrono::milliseconds timeout);
-  // slurmrestd's Slurm release ("22.05.8") from its ping.
-  static Result<std::string> PingRest(const RestAccess& rest, std::chrono::milliseconds timeout);
+  // slurmrestd's Slurm release ("22.05.8") and the API spoken
+  // ("v0.0.38"), from its ping. NotFound, saying why, when it offers no
+  // version skyslurm speaks: then sbatch and scancel do its work.
+  Result<std::string> PingRest(const RestAccess& rest, std::chrono::milliseconds timeout);
+  // "/slurm/<version>": the newest OpenAPI version slurmrestd offers (its
+  // /openapi/v3, read once) and skyslurm speaks; NotFound when none.
+  Result<std::string> RestApi(const RestAccess& rest, std::chrono::milliseconds timeout);
 
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,
@@ -128,6 +133,8 @@ class SlurmBackend : public Backend {
   // fresh (false otherwise), and written.
   bool CachedLines(const std::string& kind, std::vector<std::string>* out) const;
   void KeepLines(const std::string& kind, const std::vector<std::string>& lines) const;
+  std::mutex rest_api_mu_;
+  std::optional<Result<std::string>> rest_api_;  // once read (not a failed request)
   std::string module_cache_dir_;
   std::chrono::seconds module_cache_ttl_{0};
 };

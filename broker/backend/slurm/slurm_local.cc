@@ -102,20 +102,27 @@ Status SlurmLocalBackend::Cancel(const std::string& job_id, bool only_if_pending
 CheckAnswer SlurmLocalBackend::Check(std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   std::string rest;
+  bool rest_spoken = true;
   if (rest_) {
     // access: rest that cannot work is a fault to fix, not a fallback to hide.
     auto pong = PingRest(Rest(), deadline.left());
-    if (!pong.ok()) {
+    if (pong.status().code() == StatusCode::kNotFound) {
+      // A slurmrestd of a release whose API skyslurm does not speak: its
+      // commands do the work, and check says so.
+      rest = "; " + pong.status().message();
+      rest_spoken = false;
+    } else if (!pong.ok()) {
       return {.verdict = "no slurmrestd",
               .access_note = "rest+",
               .detail = pong.status().message() +
                         " (skyslurmd runs it as the user, never as root: install Slurm's "
                         "slurmrestd, or drop 'access: rest')"};
+    } else {
+      rest = fmt::format("; slurmrestd {}", *pong);
     }
-    rest = fmt::format("; slurmrestd {} (API v0.0.38)", *pong);
   }
   CheckAnswer answer = SlurmBackend::Check(deadline.left());
-  if (rest_) answer.access_note = "rest+";
+  if (rest_ && rest_spoken) answer.access_note = "rest+";
   if (answer.ok()) {
     answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);
   }

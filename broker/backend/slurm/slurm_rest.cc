@@ -1,6 +1,7 @@
 #include "broker/backend/slurm/slurm_rest.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <json/json.h>
 
 #include <algorithm>
@@ -258,10 +259,50 @@ Status RestAnswerOk(const ssh::HttpAnswer& answer) {
       fmt::format("slurmrestd: {}", why.empty() ? fmt::format("HTTP {}", answer.status) : why));
 }
 
+Result<std::vector<std::string>> OfferedRestVersions(std::string_view openapi_json) {
+  Json::Value root;
+  std::string errors;
+  if (!ReadJson(openapi_json, &root, &errors, /*strict_root=*/true) || !root.isObject() ||
+      !root["paths"].isObject()) {
+    return InvalidArgumentError("slurmrestd's /openapi/v3 is no OpenAPI document with paths");
+  }
+  std::vector<std::string> versions;
+  for (const std::string& path : root["paths"].getMemberNames()) {
+    constexpr std::string_view kPrefix = "/slurm/";
+    if (!path.starts_with(kPrefix)) continue;
+    const auto end = path.find('/', kPrefix.size());
+    if (end == std::string::npos) continue;
+    std::string version = path.substr(kPrefix.size(), end - kPrefix.size());
+    if (std::find(versions.begin(), versions.end(), version) == versions.end()) {
+      versions.push_back(std::move(version));
+    }
+  }
+  std::sort(versions.begin(), versions.end());
+  return versions;
+}
+
+Result<std::string> ChooseRestApi(const std::vector<std::string>& offered) {
+  for (auto it = std::rbegin(kRestVersionsSpoken); it != std::rend(kRestVersionsSpoken); ++it) {
+    if (std::find(offered.begin(), offered.end(), *it) != offered.end()) {
+      return "/slurm/" + std::string(*it);
+    }
+  }
+  std::vector<std::string> spoken(std::begin(kRestVersionsSpoken), std::end(kRestVersionsSpoken));
+  return NotFoundError(fmt::format(
+      "slurmrestd offers OpenAPI {}, none that skyslurm speaks ({}): submissions and cancels go "
+      "through sbatch and scancel",
+      offered.empty() ? std::string("(no /slurm/ paths)") : fmt::format("{}", fmt::join(offered, ", ")),
+      fmt::join(spoken, ", ")));
+}
+
 Result<std::string> RestRelease(const ssh::HttpAnswer& answer) {
   SKY_RETURN_IF_ERROR(RestAnswerOk(answer));
   SKY_ASSIGN_OR_RETURN(Json::Value root, ParseBody(answer));
-  const std::string release = root["meta"]["Slurm"]["release"].asString();
+  // 22.05: meta.Slurm; 23.02 on: meta.slurm.
+  const Json::Value& meta = root["meta"];
+  const std::string release = meta["slurm"]["release"].isString()
+                                  ? meta["slurm"]["release"].asString()
+                                  : meta["Slurm"]["release"].asString();
   if (release.empty()) return InternalError("slurmrestd's ping names no Slurm release");
   return release;
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "broker/backend/backend.h"
 #include "broker/ssh/http_wire.h"
@@ -16,6 +17,18 @@
 namespace skyslurm::backend {
 
 inline constexpr std::string_view kRestApi = "/slurm/v0.0.38";
+
+// The OpenAPI versions skyslurm speaks to slurmrestd, newest last: only
+// Slurm 22.05's v0.0.38 (23.02 on changed the submission's body to typed
+// fields that drop unknown keys: docs/compatibility.md).
+inline constexpr std::string_view kRestVersionsSpoken[] = {"v0.0.38"};
+
+// The versions of Slurm's own paths (/slurm/vX/...) that a slurmrestd's
+// /openapi/v3 document lists ("v0.0.40", ...), in order, once each.
+Result<std::vector<std::string>> OfferedRestVersions(std::string_view openapi_json);
+// "/slurm/<the newest version offered and spoken>"; NotFound naming both
+// lists when there is none.
+Result<std::string> ChooseRestApi(const std::vector<std::string>& offered);
 
 // What sbatch would find on the login node and put in the job's
 // environment: its own environment, SLURM_SUBMIT_HOST, SLURM_SUBMIT_DIR

@@ -115,19 +115,26 @@ CheckAnswer SlurmSshBackend::Check(std::chrono::milliseconds timeout) {
     return {.verdict = "unreachable", .detail = s.message()};
   }
   std::string rest;
+  bool rest_spoken = true;
   if (rest_) {
     // access: rest that cannot work is a fault to fix, not a fallback to hide.
     auto pong = RestPing(deadline.left());
-    if (!pong.ok()) {
+    if (pong.status().code() == StatusCode::kNotFound) {
+      // A slurmrestd of a release whose API skyslurm does not speak: its
+      // commands do the work, and check says so.
+      rest = "; " + pong.status().message();
+      rest_spoken = false;
+    } else if (!pong.ok()) {
       return {.verdict = "no slurmrestd",
               .access_note = "rest+",
               .detail = pong.status().message() +
                         " (install Slurm's slurmrestd on the login node, or drop 'access: rest')"};
+    } else {
+      rest = fmt::format("; slurmrestd {}", *pong);
     }
-    rest = fmt::format("; slurmrestd {} (API v0.0.38)", *pong);
   }
   CheckAnswer answer = SlurmBackend::Check(deadline.left());
-  if (rest_) answer.access_note = "rest+";
+  if (rest_ && rest_spoken) answer.access_note = "rest+";
   // After the version, before the partitions.
   if (answer.ok())
     answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);

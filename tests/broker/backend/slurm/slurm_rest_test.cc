@@ -179,6 +179,30 @@ TEST(SlurmRestTest, ThePingNamesSlurmsRelease) {
   EXPECT_FALSE(RestRelease({500, R"({"errors":[{"error":"down","error_code":1}]})"}).ok());
 }
 
+// What a slurmrestd offers, from its /openapi/v3 (paths as 22.05 and 24.11
+// list them, escaped slashes and all), and the newest version skyslurm
+// speaks of those: 22.05's v0.0.38; none of 24.11's v0.0.40 to v0.0.42.
+TEST(SlurmRestTest, TheApiIsTheNewestBothSpeak) {
+  auto old = OfferedRestVersions(
+      R"({"paths":{"\/slurm\/v0.0.36\/ping":{},"\/slurm\/v0.0.38\/job\/submit":{},)"
+      R"("\/slurm\/v0.0.37\/ping":{},"\/slurmdb\/v0.0.38\/jobs":{},"\/openapi\/v3":{}}})");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(*old, (std::vector<std::string>{"v0.0.36", "v0.0.37", "v0.0.38"}));
+  EXPECT_EQ(*ChooseRestApi(*old), "/slurm/v0.0.38");
+  auto later = OfferedRestVersions(
+      R"({"paths":{"/slurm/v0.0.42/job/submit":{},"/slurm/v0.0.40/ping/":{},"/slurm/v0.0.41/jobs/":{}}})");
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(*later, (std::vector<std::string>{"v0.0.40", "v0.0.41", "v0.0.42"}));
+  EXPECT_EQ(ChooseRestApi(*later).status().message(),
+            "slurmrestd offers OpenAPI v0.0.40, v0.0.41, v0.0.42, none that skyslurm speaks "
+            "(v0.0.38): submissions and cancels go through sbatch and scancel");
+  EXPECT_EQ(ChooseRestApi(*later).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(OfferedRestVersions("not json").ok());
+  EXPECT_FALSE(OfferedRestVersions(R"({"paths":[]})").ok());
+  // 24.11's ping names its release under meta.slurm.
+  EXPECT_EQ(*RestRelease({200, R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[]})"}), "24.11.5");
+}
+
 // The environment comes base64-encoded: an agent's output stops at its
 // first NUL, and raw `env -0` gave every job through slurmrestd the login
 // node's first variable alone (no PATH, no HOME: Snakemake's jobs on gamma
