@@ -27,7 +27,7 @@ mkdir -p "$root$work/src"
 # client, sqlite3).
 cp -r "$repo/packaging/debian" "$root$work/src/debian"
 missing=$(chroot "$root" sh -c "cd $work/src && dpkg-checkbuilddeps" 2>&1 |
-  sed -n 's/.*Unmet build dependencies: //p' | sed 's/([^)]*)//g; s/<[^>]*>//g' || true)
+  sed -n 's/.*[Uu]nmet build dependencies: //p' | sed 's/([^)]*)//g; s/<[^>]*>//g' || true)
 rm -rf "$root$work/src/debian"
 # shellcheck disable=SC2086 # lists of package names
 DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends \

@@ -86,7 +86,7 @@ build_in_suite() {
   stage_source "$root$work/skyslurm-$version"
   cp -r packaging/debian "$root$work/skyslurm-$version/debian"
   missing=$(chroot "$root" sh -c "cd $work/skyslurm-$version && dpkg-checkbuilddeps ${profiles:+-P $profiles}" 2>&1 |
-    sed -n 's/.*Unmet build dependencies: //p' | sed 's/([^)]*)//g; s/<[^>]*>//g' || true)
+    sed -n 's/.*[Uu]nmet build dependencies: //p' | sed 's/([^)]*)//g; s/<[^>]*>//g' || true)
   if [ -n "$missing" ]; then
     echo "== deb ($suite): installing the build dependencies missing there: $missing"
     # shellcheck disable=SC2086 # a list of package names

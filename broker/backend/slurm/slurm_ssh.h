@@ -36,7 +36,7 @@ class SlurmSshBackend final : public SlurmBackend {
                                          std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
                 std::chrono::milliseconds timeout) override;
-  // slurmrestd's Slurm release ("22.05.8") from its ping, for skyslurm check.
+  // slurmrestd's Slurm release and API ("22.05.8 (API v0.0.38)"), for skyslurm check.
   Result<std::string> RestPing(std::chrono::milliseconds timeout);
 
  private:
