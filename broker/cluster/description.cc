@@ -186,8 +186,11 @@ Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
     };
     const Json::Value& names = r["nodes"]["nodes"];
     if (!names.isArray() || names.empty()) return bad("nodes.nodes");
-    auto count = [](const Json::Value& v) -> std::int64_t { return v.isIntegral() ? v.asInt64() : 0; };
-    const bool holds_something = count(r["cpus"]["allocated"]) > 0 || count(r["memory"]["allocated"]) > 0;
+    auto count = [](const Json::Value& v) -> std::int64_t {
+      return v.isIntegral() ? v.asInt64() : 0;
+    };
+    const bool holds_something =
+        count(r["cpus"]["allocated"]) > 0 || count(r["memory"]["allocated"]) > 0;
     if (names.size() > 1 && holds_something) {
       return FailedPreconditionError(
           "sinfo --json groups nodes alike (Slurm 23.02 and later): what each holds needs "
@@ -197,7 +200,8 @@ Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
     if (!r["memory"]["maximum"].isIntegral()) return bad("memory.maximum");
     if (!r["gres"]["total"].isString()) return bad("gres.total");
     if (!r["node"]["state"].isArray() || r["node"]["state"].empty()) return bad("node.state");
-    const std::string partition = r["partition"]["name"].isString() ? r["partition"]["name"].asString() : "";
+    const std::string partition =
+        r["partition"]["name"].isString() ? r["partition"]["name"].asString() : "";
     for (const Json::Value& name : names) {
       if (!name.isString()) return bad("nodes.nodes[]");
       auto [it, fresh] = index_of.emplace(name.asString(), nodes.size());
@@ -211,14 +215,17 @@ Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
       node.cpus = r["cpus"]["total"].asInt64() / static_cast<std::int64_t>(names.size());
       node.memory_mb = r["memory"]["maximum"].asInt64();
       auto gres = ParseNodeGres(r["gres"]["total"].asString());
-      if (!gres.ok()) return gres.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
+      if (!gres.ok())
+        return gres.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
       node.gres = *gres;
       if (r["gres"]["used"].isString()) {
         auto used = ParseNodeGres(r["gres"]["used"].asString());
-        if (!used.ok()) return used.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
+        if (!used.ok())
+          return used.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
         node.gres_used = *used;
       }
-      if (r["features"]["total"].isString()) node.features = SplitList(r["features"]["total"].asString());
+      if (r["features"]["total"].isString())
+        node.features = SplitList(r["features"]["total"].asString());
       if (!partition.empty()) node.partitions.push_back(partition);
       // ["IDLE", "DRAIN"] as 22.05 spelled it: "idle+DRAIN".
       for (const Json::Value& s : r["node"]["state"]) {
@@ -245,7 +252,8 @@ bool ReleaseAtLeast(std::string_view release, int major) {
   const auto digit = release.find_first_of("0123456789");
   if (digit == std::string_view::npos) return false;
   int found = 0;
-  const auto [p, ec] = std::from_chars(release.data() + digit, release.data() + release.size(), found);
+  const auto [p, ec] =
+      std::from_chars(release.data() + digit, release.data() + release.size(), found);
   return ec == std::errc() && found >= major;
 }
 

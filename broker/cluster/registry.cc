@@ -13,10 +13,14 @@ namespace skyslurm::cluster {
 
 std::string AccessName(const ClusterEntry& entry) {
   switch (entry.access) {
-    case ClusterEntry::Access::kLocal: return "local";
-    case ClusterEntry::Access::kSsh: return "ssh";
-    case ClusterEntry::Access::kDescriptionFile: return "description file";
-    case ClusterEntry::Access::kApi: return entry.kind;
+    case ClusterEntry::Access::kLocal:
+      return "local";
+    case ClusterEntry::Access::kSsh:
+      return "ssh";
+    case ClusterEntry::Access::kDescriptionFile:
+      return "description file";
+    case ClusterEntry::Access::kApi:
+      return entry.kind;
   }
   return "local";
 }
@@ -110,8 +114,7 @@ Result<ClusterRegistry> ClusterRegistry::FromConfig(const config::LoadedConfig& 
   for (const auto& host : config.ssh_hosts) {
     if (!host.proxy_jump.empty()) bastions.insert(host.proxy_jump);
   }
-  const std::string run_dir =
-      config::RunDir(env.Get("XDG_RUNTIME_DIR"), config.paths.state_dir);
+  const std::string run_dir = config::RunDir(env.Get("XDG_RUNTIME_DIR"), config.paths.state_dir);
   for (const auto& host : config.ssh_hosts) {
     if (bastions.count(host.name) != 0 && s.clusters.count(host.name) == 0) continue;
     ClusterEntry& e = add(host.name);

@@ -25,9 +25,9 @@ struct ClusterEntry {
   std::string kind = "slurm";  // the settings' `kind`: which backend reaches it
   Access access = Access::kLocal;
   bool home = false;
-  std::string slurm_conf;        // kLocal ("" = the environment's own)
-  std::string modulepath;        // kLocal
-  std::string description_file;  // kDescriptionFile
+  std::string slurm_conf;              // kLocal ("" = the environment's own)
+  std::string modulepath;              // kLocal
+  std::string description_file;        // kDescriptionFile
   std::optional<config::SshHost> ssh;  // kSsh
   // kSsh through a bastion (ProxyJump): the session `skyslurm login` opens
   // there (config/login_session.h), used whenever it holds.
@@ -44,8 +44,8 @@ class ClusterRegistry {
  public:
   // Home first, then the clusters of ~/.slurm/config, then clusters only the
   // settings name. A Host of ~/.slurm/config that another Host jumps
-  // through (its ProxyJump) is a bastion, not a cluster. The home cluster is `home` from the settings, else the
-  // ClusterName of $SLURM_CONF (or /etc/slurm/slurm.conf).
+  // through (its ProxyJump) is a bastion, not a cluster. The home cluster is `home` from the
+  // settings, else the ClusterName of $SLURM_CONF (or /etc/slurm/slurm.conf).
   static Result<ClusterRegistry> FromConfig(const config::LoadedConfig& config,
                                             const config::Environment& env);
 

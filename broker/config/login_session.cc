@@ -119,9 +119,10 @@ Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_ti
 std::vector<std::string> OpenMasterArgv(const LoginSession& session,
                                         std::chrono::seconds lifetime) {
   std::vector<std::string> argv = SshWithConfig(session);
-  argv.insert(argv.end(),
-              {"-M", "-S", session.socket, "-o", fmt::format("ControlPersist={}s", lifetime.count()),
-               "-o", "ServerAliveInterval=60", "-o", "LogLevel=ERROR", "-f", "-N", session.jump});
+  argv.insert(
+      argv.end(),
+      {"-M", "-S", session.socket, "-o", fmt::format("ControlPersist={}s", lifetime.count()), "-o",
+       "ServerAliveInterval=60", "-o", "LogLevel=ERROR", "-f", "-N", session.jump});
   return argv;
 }
 

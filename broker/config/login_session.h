@@ -57,8 +57,7 @@ Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_ti
 
 // Opens the master (the code asked on the terminal, or by SSH_ASKPASS): it
 // goes to the background once authenticated, for `lifetime`.
-std::vector<std::string> OpenMasterArgv(const LoginSession& session,
-                                        std::chrono::seconds lifetime);
+std::vector<std::string> OpenMasterArgv(const LoginSession& session, std::chrono::seconds lifetime);
 // Closes it (`ssh -O exit`).
 std::vector<std::string> CloseMasterArgv(const LoginSession& session);
 

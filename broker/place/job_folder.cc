@@ -59,8 +59,8 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
                            sync::SshControlDir()};
   if (entry->session) {
     SKY_ASSIGN_OR_RETURN(remote.proxy_command,
-                         config::SessionProxyCommand(*entry->session,
-                                                     ws.config.settings.For(cluster).one_time_code));
+                         config::SessionProxyCommand(
+                             *entry->session, ws.config.settings.For(cluster).one_time_code));
   }
   return remote;
 }

@@ -193,6 +193,24 @@ ChannelRead ReadAvailable(ssh_channel ch, const std::function<void(bool, std::st
   return read;
 }
 
+// The command's exit status, or -1 when it sent none (killed by a signal,
+// or sshd gone). libssh 0.11 (Debian 13) deprecates the call 0.10 (Debian
+// 12) has for it.
+int ChannelExitStatus(ssh_channel ch) {
+#if LIBSSH_VERSION_INT >= SSH_VERSION_INT(0, 11, 0)
+  uint32_t code = 0;
+  char* signal = nullptr;
+  int core_dumped = 0;
+  const int got = ssh_channel_get_exit_state(ch, &code, &signal, &core_dumped);
+  const bool signalled = signal != nullptr;
+  ssh_string_free_char(signal);
+  if (got != SSH_OK || signalled) return -1;
+  return static_cast<int>(code);
+#else
+  return ssh_channel_get_exit_status(ch);
+#endif
+}
+
 }  // namespace
 
 Result<std::string> ProxyCommand(const SshTarget& target) {
@@ -336,9 +354,8 @@ Result<CommandOutput> Connection::Exec(const std::string& command_line,
       }
     }
   }
-  const int status = ssh_channel_get_exit_status(ch);
-  out.exit_code = status;
-  if (status < 0) {
+  out.exit_code = ChannelExitStatus(ch);
+  if (out.exit_code < 0) {
     // No exit status: the command was killed by a signal (or sshd died).
     out.exit_code = -1;
     out.term_signal = 9;

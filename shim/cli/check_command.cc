@@ -46,9 +46,8 @@ int RunCheck() {
         row.access += " via " + entry.session->jump;
         const auto until = config::SessionUntil(*entry.session, std::chrono::system_clock::now());
         if (until) {
-          session_note = fmt::format(
-              "session until {:%Y-%m-%d %H:%M %Z}; ",
-              fmt::localtime(std::chrono::system_clock::to_time_t(*until)));
+          session_note = fmt::format("session until {:%Y-%m-%d %H:%M %Z}; ",
+                                     fmt::localtime(std::chrono::system_clock::to_time_t(*until)));
         } else if (h.settings.one_time_code) {
           row.verdict = "needs login";
           row.detail = config::NeedsLoginReason(h.name);

@@ -77,8 +77,8 @@ int RunGpus(bool json) {
     w["indentation"] = "  ";
     std::printf("%s\n", Json::writeString(w, root).c_str());
   } else {
-    std::printf("%-10s %-14s %-10s %-24s %6s %6s %8s  %s\n", "CLUSTER", "PARTITION", "GPU",
-                "TYPE", "TOTAL", "FREE", "PENDING", "SLURM");
+    std::printf("%-10s %-14s %-10s %-24s %6s %6s %8s  %s\n", "CLUSTER", "PARTITION", "GPU", "TYPE",
+                "TOTAL", "FREE", "PENDING", "SLURM");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const cluster::GpuRow& row = rows[i];
       std::printf("%-10s %-14s %-10s %-24s %6lld %6lld %8lld  %s\n", row.cluster.c_str(),

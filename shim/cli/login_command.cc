@@ -85,7 +85,8 @@ int RunAttached(const std::vector<std::string>& argv,
 Status WritePrivate(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return UnavailableError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  if (fd < 0)
+    return UnavailableError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
   if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -96,7 +97,8 @@ Status WritePrivate(const std::string& path, const std::string& text) {
 }
 
 std::string Local(std::chrono::system_clock::time_point t) {
-  return fmt::format("{:%Y-%m-%d %H:%M %Z}", fmt::localtime(std::chrono::system_clock::to_time_t(t)));
+  return fmt::format("{:%Y-%m-%d %H:%M %Z}",
+                     fmt::localtime(std::chrono::system_clock::to_time_t(t)));
 }
 
 }  // namespace
@@ -136,7 +138,8 @@ int RunLogin(const std::string& cluster) {
       return Fail("login", "stdin is not a terminal: give the one-time code on stdin's first line");
     }
     code_file = dir + "/." + cluster + ".code";
-    if (Status st = WritePrivate(code_file, code + "\n"); !st.ok()) return Fail("login", st.message());
+    if (Status st = WritePrivate(code_file, code + "\n"); !st.ok())
+      return Fail("login", st.message());
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return Fail("login", "cannot find this program for SSH_ASKPASS");
@@ -159,9 +162,10 @@ int RunLogin(const std::string& cluster) {
     RunAttached(config::CloseMasterArgv(*session), {});
     return Fail("login", st.message());
   }
-  std::printf("%s: session open until %s (session_lifetime %llds); skyslurm reaches %s through it\n",
-              cluster.c_str(), Local(until).c_str(), static_cast<long long>(lifetime.count()),
-              cluster.c_str());
+  std::printf(
+      "%s: session open until %s (session_lifetime %llds); skyslurm reaches %s through it\n",
+      cluster.c_str(), Local(until).c_str(), static_cast<long long>(lifetime.count()),
+      cluster.c_str());
   return 0;
 }
 

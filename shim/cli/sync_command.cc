@@ -65,8 +65,8 @@ int RunSyncDown(const std::string& id, const std::string& dest_arg) {
                            entry->ssh->strict_host_key_checking, loaded->settings.sync_bwlimit,
                            sync::SshControlDir()};
   if (entry->session) {
-    auto proxy = config::SessionProxyCommand(*entry->session,
-                                             loaded->settings.For(cluster).one_time_code);
+    auto proxy =
+        config::SessionProxyCommand(*entry->session, loaded->settings.For(cluster).one_time_code);
     if (!proxy.ok()) return fail(proxy.status().message());
     remote.proxy_command = *proxy;
   }

@@ -196,8 +196,7 @@ std::vector<std::string> SshCommand(const DirectJob& job, const config::SshHost&
   const cluster::ClusterEntry* entry = job.ws.registry.Find(host.name);
   if (entry != nullptr && entry->session &&
       config::SessionUntil(*entry->session, std::chrono::system_clock::now())) {
-    ssh.insert(ssh.end(),
-               {"-o", "ProxyCommand=" + config::JumpCommandLine(*entry->session, true)});
+    ssh.insert(ssh.end(), {"-o", "ProxyCommand=" + config::JumpCommandLine(*entry->session, true)});
   }
   ssh.push_back(host.name);
   std::string remote = "env -u SKYSLURM_ANY_CLUSTER " +

@@ -47,7 +47,7 @@ class EpsilonTest : public RouteTest {
     Command c{.argv = {kSkyslurm, "login", "epsilon"}, .stdin_data = code};
     c.env_set = {{"HOME", home_}, {"SLURM_CONF", tb_.SlurmConf("alpha")}};
     c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
-                   "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME",       "XDG_RUNTIME_DIR"};
     c.cwd = tmp_.path();
     c.timeout = std::chrono::seconds(60);
     return Exec(c);
@@ -72,9 +72,10 @@ TEST_F(EpsilonTest, WithoutALoginItIsRuledOutSayingSoAndNothingPrompts) {
                            "skyslurm login epsilon\n(.|\n)*"));
   CommandOutput check = Typed({kSkyslurm, "check"});
   EXPECT_EQ(check.exit_code, 1);
-  EXPECT_THAT(check.out, MatchesRegex("(.|\n)*\nepsilon +needs login +ssh skyuser1@10\\.77\\.6\\.2:[0-9]+ "
-                                      "via epsilon-gw +epsilon needs a one-time code: run skyslurm "
-                                      "login epsilon\n(.|\n)*"));
+  EXPECT_THAT(check.out,
+              MatchesRegex("(.|\n)*\nepsilon +needs login +ssh skyuser1@10\\.77\\.6\\.2:[0-9]+ "
+                           "via epsilon-gw +epsilon needs a one-time code: run skyslurm "
+                           "login epsilon\n(.|\n)*"));
   // A job another cluster can take is not held back by epsilon.
   CommandOutput elsewhere = Typed({"sbatch", "--sky-any-cluster", "--parsable", "-t", "1", "-o",
                                    "/dev/null", "--wrap", "true"});
@@ -92,15 +93,16 @@ TEST_F(EpsilonTest, AWrongCodeOpensNoSession) {
 
 // Logged in (the code on stdin), the job runs on epsilon through the
 // bastion: translated (its partition, module cuda/12.6), with the plugin
-// built for 24.11 setting SKYPILOT_* beside SLURM_*; squeue, sacct and scontrol answer for it by its global
-// id in this machine's 22.05 forms; check and gpus name 24.11.
+// built for 24.11 setting SKYPILOT_* beside SLURM_*; squeue, sacct and scontrol answer for it by
+// its global id in this machine's 22.05 forms; check and gpus name 24.11.
 TEST_F(EpsilonTest, LoggedInTheJobRunsThereThroughTheBastion) {
   CommandOutput login = Login(OneTimeCode(tb_));
   ASSERT_EQ(login.exit_code, 0) << login.err;
   EXPECT_THAT(login.out, MatchesRegex("epsilon: session open until [0-9-]+ [0-9:]+ [A-Z]+ "
                                       "\\(session_lifetime 43200s\\); skyslurm reaches epsilon "
                                       "through it\n"));
-  EXPECT_EQ(fs::status(Session()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(Session()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
   CommandOutput out = Typed({"sbatch", "--sky-any-cluster", Script("h200.sh", kH200Job)});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   auto [cluster, id] = Submitted(out);
@@ -108,8 +110,9 @@ TEST_F(EpsilonTest, LoggedInTheJobRunsThereThroughTheBastion) {
   const std::string global = Trim(out.out.substr(out.out.rfind(' ') + 1));
   // This folder holds the home here: the job runs in the home there.
   const std::string text = Output("epsilon", id, "/home/skyuser1");
-  EXPECT_THAT(text, MatchesRegex("epsilon accel gpus=2 cuda=12\\.6\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12} "
-                                 "nodes=1 rank=0 gpus=2\n"));
+  EXPECT_THAT(text, MatchesRegex(
+                        "epsilon accel gpus=2 cuda=12\\.6\ntask=sky-[0-9]{8}-[0-9]{6}-[0-9a-f]{12} "
+                        "nodes=1 rank=0 gpus=2\n"));
   EXPECT_THAT(RunOn(tb_, "epsilon", {"scontrol", "show", "job", id}).out,
               HasSubstr("TresPerNode=gres/gpu:h200:2"));
   // The shims say COMPLETING until skyslurmd has seen the end (its poll).
@@ -124,11 +127,14 @@ TEST_F(EpsilonTest, LoggedInTheJobRunsThereThroughTheBastion) {
   EXPECT_THAT(acct.out, MatchesRegex(" *" + global + " +accel +COMPLETED *\n")) << acct.err;
   EXPECT_THAT(Typed({"scontrol", "show", "job", global}).out, HasSubstr("JobState=COMPLETED"));
   CommandOutput check = Typed({kSkyslurm, "check"});
-  EXPECT_THAT(check.out, MatchesRegex("(.|\n)*\nepsilon +ok +ssh skyuser1@10\\.77\\.6\\.2:[0-9]+ via "
-                                      "epsilon-gw +session until [^;]+; slurm-wlm 24\\.11\\.[0-9]+; 2 "
-                                      "partitions, 2/2 nodes usable\n(.|\n)*"));
-  EXPECT_THAT(Typed({kSkyslurm, "gpus"}).out,
-              MatchesRegex("(.|\n)*\nepsilon +accel +H200 +h200 +16 +[0-9]+ +[0-9]+ +24\\.11\\.[0-9]+\n(.|\n)*"));
+  EXPECT_THAT(check.out,
+              MatchesRegex("(.|\n)*\nepsilon +ok +ssh skyuser1@10\\.77\\.6\\.2:[0-9]+ via "
+                           "epsilon-gw +session until [^;]+; slurm-wlm 24\\.11\\.[0-9]+; 2 "
+                           "partitions, 2/2 nodes usable\n(.|\n)*"));
+  EXPECT_THAT(
+      Typed({kSkyslurm, "gpus"}).out,
+      MatchesRegex(
+          "(.|\n)*\nepsilon +accel +H200 +h200 +16 +[0-9]+ +[0-9]+ +24\\.11\\.[0-9]+\n(.|\n)*"));
   CommandOutput logout = Typed({kSkyslurm, "logout", "epsilon"});
   EXPECT_EQ(logout.out, "epsilon: session closed\n");
   EXPECT_THAT(Typed({kSkyslurm, "check"}).out, HasSubstr("needs login"));
@@ -137,8 +143,9 @@ TEST_F(EpsilonTest, LoggedInTheJobRunsThereThroughTheBastion) {
 // salloc reaches epsilon through the session too (ssh -T, no terminal).
 TEST_F(EpsilonTest, SallocRunsThereThroughTheSession) {
   ASSERT_EQ(Login(OneTimeCode(tb_)).exit_code, 0);
-  CommandOutput out = Typed({"salloc", "--sky-any-cluster", "--gres=gpu:h200:1", "-t", "5", "bash",
-                             "-c", "echo on $SLURM_CLUSTER_NAME; srun printenv SKYPILOT_NUM_GPUS_PER_NODE"});
+  CommandOutput out =
+      Typed({"salloc", "--sky-any-cluster", "--gres=gpu:h200:1", "-t", "5", "bash", "-c",
+             "echo on $SLURM_CLUSTER_NAME; srun printenv SKYPILOT_NUM_GPUS_PER_NODE"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_EQ(out.out, "on epsilon\n1\n") << out.err;
 }
@@ -160,8 +167,8 @@ TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiLeavesTheWorkToTheCommands) {
                                       "v0\\.0\\.42, none that skyslurm speaks \\(v0\\.0\\.38\\): "
                                       "submissions and cancels go through sbatch and scancel; 2 "
                                       "partitions(.|\n)*"));
-  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", "--hold",
-                             Script("h200.sh", kH200Job)});
+  CommandOutput out =
+      Typed({"sbatch", "--sky-any-cluster", "--parsable", "--hold", Script("h200.sh", kH200Job)});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   auto [cluster, id] = RoutedTo(out);
   ASSERT_EQ(cluster, "epsilon");
@@ -175,13 +182,15 @@ TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiLeavesTheWorkToTheCommands) {
 // A session lasts session_lifetime: past it, epsilon is ruled out again
 // and the master is closed by the next look.
 TEST_F(EpsilonTest, ASessionPastItsLifetimeEndsAndItsMasterCloses) {
-  std::ofstream(home_ + "/.config/skyslurm/skyslurm.yaml", std::ios::app) << "session_lifetime: 3s\n";
+  std::ofstream(home_ + "/.config/skyslurm/skyslurm.yaml", std::ios::app)
+      << "session_lifetime: 3s\n";
   CommandOutput login = Login(OneTimeCode(tb_));
   ASSERT_EQ(login.exit_code, 0) << login.err;
   EXPECT_THAT(login.out, HasSubstr("(session_lifetime 3s)"));
   std::this_thread::sleep_for(std::chrono::seconds(4));
   CommandOutput explained = Typed({kSkyslurm, "explain", Script("h200.sh", kH200Job)});
-  EXPECT_THAT(explained.out, HasSubstr("epsilon needs a one-time code: run skyslurm login epsilon"));
+  EXPECT_THAT(explained.out,
+              HasSubstr("epsilon needs a one-time code: run skyslurm login epsilon"));
   EXPECT_NE(Exec({.argv = {"ssh", "-S", Session(), "-O", "check", "epsilon-gw"}}).exit_code, 0)
       << "the lapsed master still answers";
 }

@@ -1,11 +1,11 @@
 #include "tests/support/testbed.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -182,15 +182,17 @@ std::string OneTimeCode(const Testbed& tb, const std::string& user) {
   for (;;) {
     const long long now = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
-                              .count() / 30;
+                              .count() /
+                          30;
     step = std::max(now, last + 1);
     if (step <= now + 3) break;
     std::this_thread::sleep_for(std::chrono::seconds(5));
   }
   std::ofstream(used_file) << step << "\n";
   if (lock >= 0) ::close(lock);
-  CommandOutput code = Exec({.argv = {"oathtool", "--totp", "-N", "@" + std::to_string(step * 30 + 1),
-                                      ReadFile(tb.Path("otp/" + user))}});
+  CommandOutput code =
+      Exec({.argv = {"oathtool", "--totp", "-N", "@" + std::to_string(step * 30 + 1),
+                     ReadFile(tb.Path("otp/" + user))}});
   EXPECT_EQ(code.exit_code, 0) << code.err;
   return code.out;  // six digits and a newline
 }

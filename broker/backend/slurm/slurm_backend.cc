@@ -185,12 +185,13 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
   // unless asked per node (-N), which 22.05's json would answer with none:
   // -N once a cluster is known to be on a later release (cached).
   std::vector<std::string> sinfo_args;
-  const bool per_node = cached("sinfo-args", &sinfo_args) && !sinfo_args.empty() &&
-                        sinfo_args.front() == "-N";
-  std::vector<Command> queries = {{.argv = {"scontrol", "show", "partition", "-o"}},
-                                  {.argv = per_node ? std::vector<std::string>{"sinfo", "-N", "--json"}
-                                                    : std::vector<std::string>{"sinfo", "--json"}},
-                                  {.argv = {"squeue"}}};
+  const bool per_node =
+      cached("sinfo-args", &sinfo_args) && !sinfo_args.empty() && sinfo_args.front() == "-N";
+  std::vector<Command> queries = {
+      {.argv = {"scontrol", "show", "partition", "-o"}},
+      {.argv = per_node ? std::vector<std::string>{"sinfo", "-N", "--json"}
+                        : std::vector<std::string>{"sinfo", "--json"}},
+      {.argv = {"squeue"}}};
   // Every job squeue still knows: the pending and running ones are the
   // queue, the lately ended ones say how much of their limits jobs run.
   for (auto& a : SqueueAllArgs()) queries[2].argv.push_back(a);
@@ -238,7 +239,8 @@ Result<cluster::Inventory> SlurmBackend::Probe(std::chrono::milliseconds timeout
     // A later release: asked again per node, and so from now on.
     keep("sinfo-args", {"-N"});
     if (!nodes.ok()) {
-      SKY_ASSIGN_OR_RETURN(CommandOutput again, RunChecked({.argv = {"sinfo", "-N", "--json"}}, left()));
+      SKY_ASSIGN_OR_RETURN(CommandOutput again,
+                           RunChecked({.argv = {"sinfo", "-N", "--json"}}, left()));
       nodes = cluster::ParseSinfoJson(again.out, &inv.description.slurm_version);
     }
   }

@@ -291,7 +291,8 @@ Result<std::string> ChooseRestApi(const std::vector<std::string>& offered) {
   return NotFoundError(fmt::format(
       "slurmrestd offers OpenAPI {}, none that skyslurm speaks ({}): submissions and cancels go "
       "through sbatch and scancel",
-      offered.empty() ? std::string("(no /slurm/ paths)") : fmt::format("{}", fmt::join(offered, ", ")),
+      offered.empty() ? std::string("(no /slurm/ paths)")
+                      : fmt::format("{}", fmt::join(offered, ", ")),
       fmt::join(spoken, ", ")));
 }
 

@@ -15,6 +15,75 @@ bool IsIdKey(const std::string& name) {
   return name == "job_id" || name == "array_job_id" || name == "het_job_id";
 }
 
+// A number as 23.02 and later write one: {"set": true, "infinite": false,
+// "number": N}.
+bool IsNumberObject(const Json::Value& v) {
+  return v.isObject() && v.size() == 3 && v.isMember("set") && v.isMember("infinite") &&
+         v.isMember("number");
+}
+// The integer an id field holds, in either release's form (nullptr: none).
+Json::Value* IdNumber(Json::Value& v) {
+  if (v.isIntegral()) return &v;
+  if (IsNumberObject(v) && v["number"].isIntegral()) return &v["number"];
+  return nullptr;
+}
+
+// Every {"set", "infinite", "number"} as 22.05 wrote the value: the number
+// when set and finite, else null.
+void FlattenNumbers(Json::Value& v) {
+  if (IsNumberObject(v)) {
+    v = v["set"].asBool() && !v["infinite"].asBool() ? Json::Value(v["number"])
+                                                     : Json::Value(Json::nullValue);
+    return;
+  }
+  if (v.isArray() || v.isObject()) {
+    for (auto& e : v) FlattenNumbers(e);
+  }
+}
+
+// A list of words (23.02+'s states and statuses) as 22.05's one word.
+void FirstWord(Json::Value& v) {
+  if (v.isArray()) v = v.empty() ? Json::Value("") : Json::Value(v[0]);
+}
+
+// A job record of a 23.02+ document (data_parser v0.0.39 and later) in
+// 22.05's (OpenAPI v0.0.38) form, for a caller whose own Slurm is 22.05:
+// numbers plain, states a word, squeue's exit codes the wait status.
+void AsSlurm2205(Json::Value& job) {
+  if (!job.isObject()) return;
+  FlattenNumbers(job);
+  if (job.isMember("job_state")) {  // squeue
+    FirstWord(job["job_state"]);
+    for (const char* key : {"exit_code", "derived_exit_code"}) {
+      Json::Value& e = job[key];
+      if (!e.isObject()) continue;
+      const int code = e["return_code"].isIntegral() ? e["return_code"].asInt() : 0;
+      const int signal = e["signal"]["id"].isIntegral() ? e["signal"]["id"].asInt() : 0;
+      e = Json::Value((code << 8) | signal);
+    }
+  }
+  if (job["state"].isObject()) FirstWord(job["state"]["current"]);  // sacct
+  for (const char* key : {"exit_code", "derived_exit_code"}) {
+    if (job[key].isObject()) FirstWord(job[key]["status"]);
+  }
+  if (job["steps"].isArray()) {
+    for (auto& step : job["steps"]) {
+      if (step["state"].isArray()) FirstWord(step["state"]);
+      if (step["exit_code"].isObject()) FirstWord(step["exit_code"]["status"]);
+    }
+  }
+}
+
+// Which form a document is in: 22.05 names its release under meta.Slurm,
+// 23.02 and later under meta.slurm.
+bool IsSlurm2205Document(const Json::Value& doc) {
+  return doc["meta"].isObject() && !doc["meta"].isMember("slurm") &&
+         (doc["meta"].isMember("Slurm") || doc["meta"].isMember("plugin"));
+}
+bool IsLaterDocument(const Json::Value& doc) {
+  return doc["meta"].isObject() && doc["meta"].isMember("slurm");
+}
+
 // The ids of `map` put back as global ids wherever a job's document names
 // one: its own, its array's and its het job's (inside "array" and "het"
 // too), a step's ("step": {"id": "77.batch"}).
@@ -26,9 +95,10 @@ void MapIds(Json::Value& v, const IdMap& map) {
   if (!v.isObject()) return;
   for (const std::string& name : v.getMemberNames()) {
     Json::Value& m = v[name];
-    if (IsIdKey(name) && m.isIntegral()) {
-      const auto it = map.find(std::to_string(m.asUInt64()));
-      if (it != map.end()) m = Json::Value(Json::UInt64{it->second});
+    Json::Value* id = IsIdKey(name) ? IdNumber(m) : nullptr;
+    if (id != nullptr) {
+      const auto it = map.find(std::to_string(id->asUInt64()));
+      if (it != map.end()) *id = Json::Value(Json::UInt64{it->second});
     } else if (name == "step" && m.isObject() && m.isMember("id") && m["id"].isString()) {
       m["id"] = MapIdValue(m["id"].asString(), map);
       MapIds(m, map);
@@ -41,7 +111,10 @@ void MapIds(Json::Value& v, const IdMap& map) {
 // An array's task: its array job id is set (squeue: "array_job_id"; sacct:
 // "array": {"job_id"}).
 bool IsArrayTask(const Json::Value& job) {
-  auto set = [](const Json::Value& v) { return v.isIntegral() && v.asUInt64() != 0; };
+  auto set = [](const Json::Value& v) {
+    const Json::Value& n = IsNumberObject(v) ? v["number"] : v;
+    return n.isIntegral() && n.asUInt64() != 0;
+  };
   if (job.isMember("array_job_id") && set(job["array_job_id"])) return true;
   return job.isMember("array") && job["array"].isObject() && job["array"].isMember("job_id") &&
          set(job["array"]["job_id"]);
@@ -81,7 +154,7 @@ void Append(Json::Value& to, const Json::Value& from) {
 Result<std::string> MergeJobsJson(const std::vector<JsonPart>& parts) {
   Json::Value merged(Json::objectValue);
   Json::Value jobs(Json::arrayValue), errors(Json::arrayValue), warnings(Json::arrayValue);
-  bool any = false, had_warnings = false;
+  bool any = false, had_warnings = false, to_2205 = false;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const JsonPart& part = parts[i];
     if (part.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;  // printed nothing
@@ -91,10 +164,17 @@ Result<std::string> MergeJobsJson(const std::vector<JsonPart>& parts) {
       return InvalidArgumentError(
           fmt::format("document {} is not a JSON object: {}", i + 1, why.empty() ? "?" : why));
     }
-    if (!any) merged = doc;  // the first's "meta" and whatever else it holds
+    if (!any) {
+      merged = doc;  // the first's "meta" and whatever else it holds
+      to_2205 = IsSlurm2205Document(doc);
+    }
     any = true;
+    // A later release's records in the caller's own (the first document's)
+    // 22.05 form.
+    const bool convert = to_2205 && IsLaterDocument(doc);
     if (doc.isMember("jobs")) {
       for (Json::Value job : doc["jobs"]) {
+        if (convert) AsSlurm2205(job);
         if (part.unsettled != nullptr) HoldIfUnsettled(job, *part.unsettled);
         if (part.map != nullptr) MapIds(job, *part.map);
         jobs.append(std::move(job));

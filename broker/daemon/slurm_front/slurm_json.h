@@ -26,7 +26,11 @@ struct JsonPart {
 // "errors" and "warnings", in order. In each job, the ids its cluster gave
 // are the global ones: "job_id", "array_job_id", "het_job_id" (also inside
 // "array", "het" and a step's "step"), and a step's "id" when it is a whole
-// id ("77.batch"; 22.05 prints "batch"). A job of its own (not an
+// id ("77.batch"; 22.05 prints "batch"). When the first document is 22.05's
+// (the caller's own release) and another is of 23.02 or later (meta.slurm),
+// that one's records are given in 22.05's form: {"set", "infinite",
+// "number"} as the number (null when unset or infinite), a list of states
+// or statuses as its first word, squeue's exit codes as the wait status. A job of its own (not an
 // array's task) that is unsettled and ended there shows COMPLETING in its
 // "job_state" (squeue) or "state"."current" (sacct). An error names the
 // document that is not JSON.

@@ -95,7 +95,9 @@ TEST(SinfoJsonTest, Slurm2411sGroupsOfBusyNodesAreAskedAgainPerNode) {
   EXPECT_FALSE((*one)[0].usable());
   // Fuzzed shapes are errors, never exceptions.
   EXPECT_FALSE(ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":"a"}}]})", nullptr).ok());
-  EXPECT_FALSE(ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":{"total":"x"}}]})", nullptr).ok());
+  EXPECT_FALSE(
+      ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":{"total":"x"}}]})", nullptr)
+          .ok());
 }
 
 TEST(SinfoJsonTest, ReleasesCompare) {

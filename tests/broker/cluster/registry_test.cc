@@ -22,7 +22,8 @@ TEST(ClusterRegistryTest, ABastionIsNoClusterAndItsClusterHasASession) {
   config.paths.state_dir = "/home/u/.local/state/skyslurm";
   config.ssh_hosts = {Host("beta"), Host("epsilon-gw"), Host("epsilon", "epsilon-gw"),
                       Host("zeta", "me@far:2222")};
-  const config::Environment env(std::map<std::string, std::string>{{"XDG_RUNTIME_DIR", "/nonexistent-run"}});
+  const config::Environment env(
+      std::map<std::string, std::string>{{"XDG_RUNTIME_DIR", "/nonexistent-run"}});
   auto registry = ClusterRegistry::FromConfig(config, env);
   ASSERT_TRUE(registry.ok()) << registry.status().message();
   EXPECT_EQ(registry->Find("epsilon-gw"), nullptr);

@@ -16,14 +16,15 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(LoginSessionTest, LivesUnderTheRunFolderPerCluster) {
-  const LoginSession s = SessionFor("/run/user/1001/skyslurm", "epsilon", "epsilon-gw",
-                                    "/home/u/.slurm/config", true);
+  const LoginSession s =
+      SessionFor("/run/user/1001/skyslurm", "epsilon", "epsilon-gw", "/home/u/.slurm/config", true);
   EXPECT_EQ(s.socket, "/run/user/1001/skyslurm/sessions/epsilon.sock");
   EXPECT_EQ(s.until_file, "/run/user/1001/skyslurm/sessions/epsilon.sock.until");
   EXPECT_EQ(s.clusters_file, "/home/u/.slurm/config");
   // A bastion given as user@host:port is ssh's to read, not the file's.
   EXPECT_EQ(SessionFor("/r", "e", "me@gw:2222", "/f", false).clusters_file, "");
-  EXPECT_EQ(NeedsLoginReason("epsilon"), "epsilon needs a one-time code: run skyslurm login epsilon");
+  EXPECT_EQ(NeedsLoginReason("epsilon"),
+            "epsilon needs a one-time code: run skyslurm login epsilon");
 }
 
 TEST(LoginSessionTest, SshNeverPromptsAndGoesThroughTheMasterWhenItHolds) {
@@ -45,7 +46,8 @@ TEST(LoginSessionTest, SshNeverPromptsAndGoesThroughTheMasterWhenItHolds) {
 }
 
 TEST(LoginSessionTest, UntilIsWholeSecondsOrNothing) {
-  EXPECT_EQ(ParseSessionUntil("1796700000\n")->time_since_epoch(), std::chrono::seconds(1796700000));
+  EXPECT_EQ(ParseSessionUntil("1796700000\n")->time_since_epoch(),
+            std::chrono::seconds(1796700000));
   EXPECT_FALSE(ParseSessionUntil(""));
   EXPECT_FALSE(ParseSessionUntil("soon"));
   EXPECT_FALSE(ParseSessionUntil("-5"));
@@ -56,7 +58,8 @@ TEST(LoginSessionTest, UntilIsWholeSecondsOrNothing) {
 // a socket with nobody listening (a master that died) or a lapsed time is
 // no session, and a cluster asking for a code is then refused at once.
 TEST(LoginSessionTest, HoldsOnlyWithALiveMasterAndTimeLeft) {
-  const auto dir = std::filesystem::temp_directory_path() / ("sky-session-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sky-session-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sessions");
   const LoginSession s = SessionFor(dir.string(), "eps", "gw", "", false);
   const auto now = std::chrono::system_clock::now();

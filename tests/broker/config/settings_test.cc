@@ -361,14 +361,16 @@ TEST(SettingsTest, ASessionLastsNoLongerThanTheSiteAllows) {
   EXPECT_EQ(s.session_lifetime, 8 * 3600);
   ASSERT_TRUE(MergeSettingsYaml("session_lifetime: 1h\n", "user.yaml", true, &s).ok());
   EXPECT_EQ(s.session_lifetime, 3600);
-  EXPECT_EQ(MergeSettingsYaml("session_lifetime: 9h\n", "user.yaml", true, &s).message(),
-            "user.yaml:1: session_lifetime: the site allows sessions of 28800 s at most, not 32400 s");
-  ASSERT_TRUE(MergeSettingsYaml("clusters:\n  epsilon:\n    one_time_code: true\n", "u.yaml",
-                                true, &s)
-                  .ok());
+  EXPECT_EQ(
+      MergeSettingsYaml("session_lifetime: 9h\n", "user.yaml", true, &s).message(),
+      "user.yaml:1: session_lifetime: the site allows sessions of 28800 s at most, not 32400 s");
+  ASSERT_TRUE(
+      MergeSettingsYaml("clusters:\n  epsilon:\n    one_time_code: true\n", "u.yaml", true, &s)
+          .ok());
   EXPECT_TRUE(s.For("epsilon").one_time_code);
   EXPECT_FALSE(s.For("beta").one_time_code);
-  EXPECT_FALSE(MergeSettingsYaml("clusters:\n  e:\n    one_time_code: maybe\n", "u.yaml", true, &s).ok());
+  EXPECT_FALSE(
+      MergeSettingsYaml("clusters:\n  e:\n    one_time_code: maybe\n", "u.yaml", true, &s).ok());
 }
 
 TEST(SettingsTest, KeyTableNamesEnvironmentVariables) {

@@ -15,11 +15,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <regex>
 #include <set>
-#include <future>
 #include <thread>
 
 #include "broker/daemon/jobs/fault_points.h"
@@ -140,7 +140,7 @@ class DaemonTest : public TestbedTest {
     Command c{.argv = {kSkyslurm, "login", "epsilon"}, .stdin_data = OneTimeCode(tb_)};
     c.env_set = Env();
     c.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
-                   "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"};
+                   "XDG_CONFIG_HOME", "XDG_STATE_HOME",       "XDG_RUNTIME_DIR"};
     c.timeout = std::chrono::seconds(60);
     CommandOutput out = Exec(c);
     ASSERT_EQ(out.exit_code, 0) << out.err;
@@ -1183,8 +1183,9 @@ TEST_F(DaemonTest, AnArraySpreadsOverAlphaAndEpsilon) {
   std::set<std::string> clusters;
   for (const auto& p : s["parts"]) clusters.insert(p["cluster"].asString());
   EXPECT_EQ(clusters, (std::set<std::string>{"alpha", "epsilon"}));
-  s = WaitFor(sky_id, [](const Json::Value& v) { return v["job"]["state"].asString() != "SPREAD"; },
-              std::chrono::seconds(180));
+  s = WaitFor(
+      sky_id, [](const Json::Value& v) { return v["job"]["state"].asString() != "SPREAD"; },
+      std::chrono::seconds(180));
   // Every index once, from both clusters' own queues (ended tasks stay
   // there for MinJobAge).
   std::map<int, std::string> ran;
@@ -1199,7 +1200,8 @@ TEST_F(DaemonTest, AnArraySpreadsOverAlphaAndEpsilon) {
       std::string state;
       f >> index >> state;
       EXPECT_EQ(state, "COMPLETED") << c << ": " << line;
-      EXPECT_FALSE(ran.contains(index)) << "index " << index << " ran on " << ran[index] << " and " << c;
+      EXPECT_FALSE(ran.contains(index))
+          << "index " << index << " ran on " << ran[index] << " and " << c;
       ran[index] = c;
     }
   }
@@ -1577,16 +1579,18 @@ TEST_F(DaemonTest, TheDaemonAnswersNoOtherUser) {
   const std::string run = state_ + "/run";
   ::chmod(run.c_str(), 0711);
   ::chmod((run + "/skyslurmd.sock").c_str(), 0777);
-  for (std::string dir = state_; dir.size() > tmp_.path().size(); dir = fs::path(dir).parent_path()) {
+  for (std::string dir = state_; dir.size() > tmp_.path().size();
+       dir = fs::path(dir).parent_path()) {
     ::chmod(dir.c_str(), 0711);  // the way there (0700 folders the user made)
   }
   CommandOutput asked = Exec(
-      {.argv = {"runuser", "-u", "skyuser2", "--", "python3", "-c",
-                "import socket,sys\n"
-                "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
-                "s.sendall(b'GET /v1/queue HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')\n"
-                "print(s.recv(4096).decode().split('\\r\\n')[0])\n",
-                run + "/skyslurmd.sock"}});
+      {.argv = {
+           "runuser", "-u", "skyuser2", "--", "python3", "-c",
+           "import socket,sys\n"
+           "s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+           "s.sendall(b'GET /v1/queue HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')\n"
+           "print(s.recv(4096).decode().split('\\r\\n')[0])\n",
+           run + "/skyslurmd.sock"}});
   ::chmod(run.c_str(), 0700);
   EXPECT_EQ(asked.out, "HTTP/1.1 403 Forbidden\n") << asked.err;
   EXPECT_EQ(Sky({"queue"}).exit_code, 0);  // its own user still served

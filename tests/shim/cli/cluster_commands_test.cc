@@ -84,9 +84,10 @@ TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
   CommandOutput out = Skyslurm({"check"}, tmp_.File("clusters"));
   EXPECT_EQ(out.exit_code, 1);
   EXPECT_THAT(out.out, HasSubstr("alpha      ok"));
-  EXPECT_THAT(out.out, MatchesRegex("(.|\n)*beta +unreachable +ssh [^ ]+ +beta: the login node "
-                                    "\\[" + Escaped(tb_.LoginHost("beta")) +
-                                    "\\]:1 refused the connection(.|\n)*"));
+  EXPECT_THAT(out.out,
+              MatchesRegex("(.|\n)*beta +unreachable +ssh [^ ]+ +beta: the login node "
+                           "\\[" +
+                           Escaped(tb_.LoginHost("beta")) + "\\]:1 refused the connection(.|\n)*"));
   EXPECT_THAT(out.out,
               HasSubstr("epsilon: cannot resolve the login node's name 'epsilon.invalid'"));
   EXPECT_THAT(out.out, HasSubstr("gamma      ok"));
@@ -95,20 +96,22 @@ TEST_F(ClusterCommandsTest, CheckNamesWhatIsWrongAndHowToFixIt) {
 TEST_F(ClusterCommandsTest, GpusTableAndJson) {
   CommandOutput table = Skyslurm({"gpus"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out,
-              MatchesRegex("CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING +SLURM\n"
-                           "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
-                           // The cloud's capacity: up, can boot, its boot.
-                           "\nELASTIC +PARTITION +UP +CAN BOOT +BOOT +PRICE +BOOT FROM\n"
-                           "delta +cloud +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
-                           "boot_time for this cluster\n"
-                           "delta +spot +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
-                           "boot_time for this cluster\n"));
+  EXPECT_THAT(
+      table.out,
+      MatchesRegex(
+          "CLUSTER +PARTITION +GPU +TYPE +TOTAL +FREE +PENDING +SLURM\n"
+          "alpha +gpu +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          "beta +h100-cluster +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          "beta +debug +H100 +nvidia_h100_80gb_hbm3 +8 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          "gamma +batch +A100 +A100 +24 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          "delta +cloud +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          "delta +spot +H100 +h100 +16 +[0-9]+ +[0-9]+ +22\\.05\\.8\n"
+          // The cloud's capacity: up, can boot, its boot.
+          "\nELASTIC +PARTITION +UP +CAN BOOT +BOOT +PRICE +BOOT FROM\n"
+          "delta +cloud +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
+          "boot_time for this cluster\n"
+          "delta +spot +[0-9]+ +[0-9]+ +300 s +- +assumed: no ledger and no "
+          "boot_time for this cluster\n"));
   CommandOutput json = Skyslurm({"gpus", "--json"});
   Json::Value root;
   std::istringstream in(json.out);
@@ -134,7 +137,8 @@ TEST_F(ClusterCommandsTest, ExplainShowsThePlacementAndLogsIt) {
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_THAT(out.out, HasSubstr("\nPlacement\n"));
   EXPECT_THAT(out.out, MatchesRegex("(.|\n)*  gamma/batch +chosen +(now|in [0-9]+ s)(.|\n)*"));
-  EXPECT_THAT(out.out, MatchesRegex("(.|\n)*  alpha +cannot run it +- +alpha has no A100 GPUs(.|\n)*"));
+  EXPECT_THAT(out.out,
+              MatchesRegex("(.|\n)*  alpha +cannot run it +- +alpha has no A100 GPUs(.|\n)*"));
   EXPECT_THAT(out.out, HasSubstr("  => gamma/batch: the earliest start"));
   const std::string log = ReadFile(tmp_.File("state/skyslurm/decisions.log"));
   EXPECT_THAT(log,
@@ -147,7 +151,8 @@ TEST_F(ClusterCommandsTest, ExplainRestrictedBySkyAnyClusterList) {
   std::ofstream(tmp_.File("job.sh")) << "#!/bin/bash\n#SBATCH --sky-any-cluster=beta\nhostname\n";
   CommandOutput out = Skyslurm({"explain", "--gres=gpu:h100:1", "-t", "5", "job.sh"});
   EXPECT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_THAT(out.out, HasSubstr("alpha (home): not considered\n  - not in --sky-any-cluster=beta"));
+  EXPECT_THAT(out.out,
+              HasSubstr("alpha (home): not considered\n  - not in --sky-any-cluster=beta"));
   EXPECT_THAT(out.out, HasSubstr("  => beta/h100-cluster"));
 }
 
@@ -173,7 +178,8 @@ TEST_F(ClusterCommandsTest, ExplainAcceptsWhatSbatchAccepts) {
 // Regression (issue 11): "-w somenode" printed "no cluster can run the job"
 // and then "Can run it: alpha, beta, gamma".
 TEST_F(ClusterCommandsTest, ExplainsSummaryAgreesWithThePlacement) {
-  std::ofstream(tmp_.File("job.sh")) << "#!/bin/bash\n#SBATCH -w somenode\n#SBATCH -t 5\nhostname\n";
+  std::ofstream(tmp_.File("job.sh"))
+      << "#!/bin/bash\n#SBATCH -w somenode\n#SBATCH -t 5\nhostname\n";
   CommandOutput out = Skyslurm({"explain", "job.sh"});
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_THAT(out.out, HasSubstr("  => no cluster can run the job"));

@@ -165,8 +165,7 @@ TEST(SlurmRestTest, AnAnswerIsOkOnlyWithoutErrors) {
   EXPECT_TRUE(RestAnswerOk({200, R"({"meta":{},"errors":[]})"}).ok());
   Status s = RestAnswerOk({500, R"({"errors":[{"error_code":2017,"error":"Invalid job id specified",
       "description":"unable to kill JobId=99"}]})"});
-  EXPECT_EQ(s.message(),
-            "slurmrestd: Invalid job id specified: unable to kill JobId=99 (2017)");
+  EXPECT_EQ(s.message(), "slurmrestd: Invalid job id specified: unable to kill JobId=99 (2017)");
 }
 
 TEST(SlurmRestTest, ThePingNamesSlurmsRelease) {
@@ -200,7 +199,8 @@ TEST(SlurmRestTest, TheApiIsTheNewestBothSpeak) {
   EXPECT_FALSE(OfferedRestVersions("not json").ok());
   EXPECT_FALSE(OfferedRestVersions(R"({"paths":[]})").ok());
   // 24.11's ping names its release under meta.slurm.
-  EXPECT_EQ(*RestRelease({200, R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[]})"}), "24.11.5");
+  EXPECT_EQ(*RestRelease({200, R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[]})"}),
+            "24.11.5");
 }
 
 // The environment comes base64-encoded: an agent's output stops at its

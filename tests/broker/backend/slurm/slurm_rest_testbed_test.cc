@@ -213,8 +213,8 @@ TEST_F(SlurmRestTestbedTest, ARefusalIsSbatchsOwnAndNothingIsLeftBehind) {
   auto key = rest_->Submit(spec, std::chrono::seconds(30));
   ASSERT_FALSE(key.ok());
   EXPECT_THAT(key.status().message(), HasSubstr("Invalid partition name specified"));
-  EXPECT_EQ(RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-n", "rest-refused", "-o", "%i"}).out,
-            "");
+  EXPECT_EQ(
+      RunOn(tb_, "gamma", {"squeue", "-h", "-t", "all", "-n", "rest-refused", "-o", "%i"}).out, "");
 }
 
 TEST_F(SlurmRestTestbedTest, CancelGoesThroughSlurmrestdAndItsRefusalIsSaid) {

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <json/json.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace skyslurm::daemon {
 namespace {
@@ -75,6 +77,61 @@ TEST(SlurmJsonTest, SacctDocumentsMapStepsAndHoldTheCurrentState) {
   EXPECT_EQ(
       Parse(*MergeJobsJson({{later, &kBeta, &none}}))["jobs"][0]["state"]["current"][0].asString(),
       "COMPLETED");
+}
+
+std::string Fixture(const std::string& name) {
+  std::string path = SKYSLURM_SOURCE_DIR;
+  path.append("/tests/data/clusters/").append(name);
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A 22.05 home asks squeue --json; epsilon (24.11) answers in data_parser
+// v0.0.42's form, captured there: its records come back in 22.05's form,
+// with the global ids (an array's id inside its number object too).
+TEST(SlurmJsonTest, A2411DocumentIsGivenInTheCallers2205Form) {
+  const std::string home = R"({"meta":{"plugin":{"type":"openapi/v0.0.38"},)"
+                           R"("Slurm":{"release":"22.05.8"}},"errors":[],"jobs":[]})";
+  const IdMap epsilon = {{"59", 3959423035}, {"60", 3959423036}, {"61", 3959423037}};
+  const Unsettled none;
+  auto merged =
+      MergeJobsJson({{home, nullptr, nullptr}, {Fixture("epsilon.squeue.json"), &epsilon, &none}});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Json::Value doc = Parse(*merged);
+  EXPECT_EQ(doc["meta"]["Slurm"]["release"].asString(), "22.05.8");
+  ASSERT_EQ(doc["jobs"].size(), 4u);
+  const Json::Value& done = doc["jobs"][0];
+  EXPECT_EQ(done["job_id"].asUInt64(), 3959423035u);
+  EXPECT_EQ(done["job_state"].asString(), "COMPLETED");
+  EXPECT_TRUE(done["start_time"].isIntegral());
+  EXPECT_EQ(done["time_limit"].asInt(), 10);
+  EXPECT_EQ(done["node_count"].asInt(), 1);
+  EXPECT_EQ(done["exit_code"].asInt(), 0);
+  EXPECT_TRUE(done["array_task_id"].isNull());  // not set: null, as 22.05 said
+  const Json::Value& task = doc["jobs"][1];
+  EXPECT_EQ(task["array_job_id"].asUInt64(), 3959423036u);
+  EXPECT_EQ(task["array_task_id"].asInt(), 0);
+  EXPECT_EQ(doc["jobs"][2]["job_state"].asString(), "PENDING");
+
+  // sacct: states and statuses a word, limits numbers.
+  merged =
+      MergeJobsJson({{home, nullptr, nullptr}, {Fixture("epsilon.sacct.json"), &epsilon, &none}});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Json::Value acct = Parse(*merged);
+  ASSERT_EQ(acct["jobs"].size(), 3u);
+  EXPECT_EQ(acct["jobs"][0]["state"]["current"].asString(), "COMPLETED");
+  EXPECT_EQ(acct["jobs"][0]["exit_code"]["status"].asString(), "SUCCESS");
+  EXPECT_EQ(acct["jobs"][0]["exit_code"]["return_code"].asInt(), 0);
+  EXPECT_EQ(acct["jobs"][0]["time"]["limit"].asInt(), 10);
+  EXPECT_EQ(acct["jobs"][1]["array"]["job_id"].asUInt64(), 3959423036u);
+
+  // A 24.11 caller gets 24.11's form, its ids mapped all the same.
+  auto later = MergeJobsJson({{Fixture("epsilon.squeue.json"), &epsilon, &none}});
+  const Json::Value own = Parse(*later);
+  EXPECT_TRUE(own["jobs"][0]["job_state"].isArray());
+  EXPECT_EQ(own["jobs"][1]["array_job_id"]["number"].asUInt64(), 3959423036u);
 }
 
 TEST(SlurmJsonTest, ErrorsOfEveryClusterAreKeptAndNonJsonIsNamed) {
