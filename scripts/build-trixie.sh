@@ -36,6 +36,11 @@ DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install
   exit 1
 }
 
+# GCC 14 warns of out-of-bounds copies inside libstdc++'s own inlined
+# string and vector moves (-Warray-bounds, -Wstringop-overflow, -Wrestrict:
+# GCC bugs 105651, 107852 and kin); they stay warnings here, counted below,
+# and every other warning is an error as in our own trees.
+no_error="-Wno-error=array-bounds -Wno-error=stringop-overflow -Wno-error=restrict"
 echo "== build-trixie: $(chroot "$root" sh -c '. /etc/os-release; echo "$PRETTY_NAME"'), $(chroot "$root" c++ --version | head -n 1), Slurm $(chroot "$root" sh "$work/src/packaging/slurm-version.sh")"
 unshare --mount --propagation private sh -ec "
   mount -t proc proc '$root/proc'
@@ -43,10 +48,12 @@ unshare --mount --propagation private sh -ec "
   mount -t tmpfs -o mode=1777 tmpfs '$root/tmp'
   chroot '$root' sh -ec '
     cd $work
-    cmake -S src -B build -G Ninja -DSKYSLURM_WERROR=ON -DSKYSLURM_BUILD_BENCHMARKS=OFF >configure.log
+    cmake -S src -B build -G Ninja -DSKYSLURM_WERROR=ON -DSKYSLURM_BUILD_BENCHMARKS=OFF \
+      \"-DCMAKE_CXX_FLAGS=$no_error\" >configure.log
     ninja -C build -j$(nproc) >build.log 2>&1 || { tail -n 40 build.log; exit 1; }
     cd build && ctest -L unit -j$(nproc) --output-on-failure >../unit.log 2>&1 || { grep -A20 -E \"Failed|\\*\\*\\*\" ../unit.log | head -n 80; tail -n 5 ../unit.log; exit 1; }
     tail -n 3 ../unit.log
+    echo \"warnings left as warnings: \$(grep -c \"warning: \" ../build.log || true)\"
   '
 "
 echo "== build-trixie: built and tested in $(($(date +%s) - started)) s; logs in $root$work/"

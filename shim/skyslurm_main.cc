@@ -238,7 +238,7 @@ int Main(int argc, char** argv) {
       AddLogin(app, "login",
                "Open a session to a cluster whose bastion asks for a one-time code (asked once "
                "here; from stdin when it is not a terminal), for session_lifetime",
-               cli::RunLogin),
+               [](const std::string& cluster) { return cli::RunLogin(cluster); }),
       AddLogin(app, "logout", "Close the session skyslurm login opened", cli::RunLogout),
       AddQueue(app),
       AddCancel(app),

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -174,6 +175,23 @@ namespace {
 // 23.02 on (data_parser v0.0.39+): a record per node and partition with
 // `sinfo -N --json` (without -N, nodes alike are grouped and what each holds
 // is lost: FailedPrecondition, and the caller asks again with -N).
+// The value at `path` in nested objects, or null when any step is missing
+// or not an object (indexing other JSON throws in jsoncpp).
+const Json::Value& At(const Json::Value& v, std::initializer_list<const char*> path) {
+  static const Json::Value kNull;
+  const Json::Value* at = &v;
+  for (const char* name : path) {
+    if (!at->isObject() || !at->isMember(name)) return kNull;
+    at = &(*at)[name];
+  }
+  return *at;
+}
+
+std::int64_t CountAt(const Json::Value& r, std::initializer_list<const char*> path) {
+  const Json::Value& v = At(r, path);
+  return v.isInt64() ? v.asInt64() : 0;
+}
+
 Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
   std::vector<Node> nodes;
   std::map<std::string, std::size_t> index_of;
@@ -184,25 +202,25 @@ Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
       return InvalidArgumentError(fmt::format(
           "sinfo --json: {}: field '{}' is missing or has the wrong type", label, field));
     };
-    const Json::Value& names = r["nodes"]["nodes"];
+    const Json::Value& names = At(r, {"nodes", "nodes"});
     if (!names.isArray() || names.empty()) return bad("nodes.nodes");
-    auto count = [](const Json::Value& v) -> std::int64_t {
-      return v.isIntegral() ? v.asInt64() : 0;
-    };
     const bool holds_something =
-        count(r["cpus"]["allocated"]) > 0 || count(r["memory"]["allocated"]) > 0;
+        CountAt(r, {"cpus", "allocated"}) > 0 || CountAt(r, {"memory", "allocated"}) > 0;
     if (names.size() > 1 && holds_something) {
       return FailedPreconditionError(
           "sinfo --json groups nodes alike (Slurm 23.02 and later): what each holds needs "
           "sinfo -N --json");
     }
-    if (!r["cpus"]["total"].isIntegral()) return bad("cpus.total");
-    if (!r["memory"]["maximum"].isIntegral()) return bad("memory.maximum");
-    if (!r["gres"]["total"].isString()) return bad("gres.total");
-    if (!r["node"]["state"].isArray() || r["node"]["state"].empty()) return bad("node.state");
-    const std::string partition =
-        r["partition"]["name"].isString() ? r["partition"]["name"].asString() : "";
-    for (const Json::Value& name : names) {
+    if (!At(r, {"cpus", "total"}).isInt64()) return bad("cpus.total");
+    if (!At(r, {"memory", "maximum"}).isInt64()) return bad("memory.maximum");
+    if (!At(r, {"gres", "total"}).isString()) return bad("gres.total");
+    const Json::Value& states = At(r, {"node", "state"});
+    if (!states.isArray() || states.empty()) return bad("node.state");
+    const Json::Value& partition_name = At(r, {"partition", "name"});
+    const std::string partition = partition_name.isString() ? partition_name.asString() : "";
+    const Json::Value& addresses = At(r, {"nodes", "addresses"});
+    for (Json::ArrayIndex k = 0; k < names.size(); ++k) {
+      const Json::Value& name = names[k];
       if (!name.isString()) return bad("nodes.nodes[]");
       auto [it, fresh] = index_of.emplace(name.asString(), nodes.size());
       if (!fresh) {
@@ -211,34 +229,33 @@ Result<std::vector<Node>> ParseSinfoRecords(const Json::Value& records) {
       }
       Node node;
       node.name = name.asString();
+      const std::string where = fmt::format("sinfo --json: node {}", node.name);
       // cpus.total counts the record's nodes: one each.
-      node.cpus = r["cpus"]["total"].asInt64() / static_cast<std::int64_t>(names.size());
-      node.memory_mb = r["memory"]["maximum"].asInt64();
-      auto gres = ParseNodeGres(r["gres"]["total"].asString());
-      if (!gres.ok())
-        return gres.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
+      node.cpus = CountAt(r, {"cpus", "total"}) / static_cast<std::int64_t>(names.size());
+      node.memory_mb = CountAt(r, {"memory", "maximum"});
+      auto gres = ParseNodeGres(At(r, {"gres", "total"}).asString());
+      if (!gres.ok()) return gres.status().WithContext(where);
       node.gres = *gres;
-      if (r["gres"]["used"].isString()) {
-        auto used = ParseNodeGres(r["gres"]["used"].asString());
-        if (!used.ok())
-          return used.status().WithContext(fmt::format("sinfo --json: node {}", node.name));
-        node.gres_used = *used;
+      if (const Json::Value& used = At(r, {"gres", "used"}); used.isString()) {
+        auto parsed = ParseNodeGres(used.asString());
+        if (!parsed.ok()) return parsed.status().WithContext(where);
+        node.gres_used = *parsed;
       }
-      if (r["features"]["total"].isString())
-        node.features = SplitList(r["features"]["total"].asString());
+      if (const Json::Value& f = At(r, {"features", "total"}); f.isString()) {
+        node.features = SplitList(f.asString());
+      }
       if (!partition.empty()) node.partitions.push_back(partition);
       // ["IDLE", "DRAIN"] as 22.05 spelled it: "idle+DRAIN".
-      for (const Json::Value& s : r["node"]["state"]) {
-        if (!s.isString()) return bad("node.state[]");
-        node.state += node.state.empty() ? Lower(s.asString()) : "+" + s.asString();
+      for (const Json::Value& st : states) {
+        if (!st.isString()) return bad("node.state[]");
+        node.state += node.state.empty() ? Lower(st.asString()) : "+" + st.asString();
       }
       if (names.size() == 1) {
-        node.alloc_cpus = count(r["cpus"]["allocated"]);
-        node.alloc_memory_mb = count(r["memory"]["allocated"]);
+        node.alloc_cpus = CountAt(r, {"cpus", "allocated"});
+        node.alloc_memory_mb = CountAt(r, {"memory", "allocated"});
       }
-      const Json::Value& addresses = r["nodes"]["addresses"];
-      if (addresses.isArray() && addresses.size() == names.size() && addresses[0].isString()) {
-        node.address = addresses[0].asString();
+      if (addresses.isArray() && addresses.size() == names.size() && addresses[k].isString()) {
+        node.address = addresses[k].asString();
       }
       nodes.push_back(std::move(node));
     }
@@ -270,9 +287,8 @@ Result<std::vector<Node>> ParseSinfoJson(std::string_view json, std::string* slu
   }
   if (slurm_version != nullptr) {
     // 22.05: meta.Slurm; 23.02 on: meta.slurm.
-    const Json::Value& meta = root["meta"];
-    const Json::Value& release =
-        meta["slurm"]["release"].isString() ? meta["slurm"]["release"] : meta["Slurm"]["release"];
+    const Json::Value& later = At(root, {"meta", "slurm", "release"});
+    const Json::Value& release = later.isString() ? later : At(root, {"meta", "Slurm", "release"});
     *slurm_version = release.isString() ? release.asString() : "";
   }
   if (root["errors"].isArray() && !root["errors"].empty()) {

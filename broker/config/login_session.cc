@@ -1,5 +1,6 @@
 #include "broker/config/login_session.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "broker/config/run_dir.h"
 #include "broker/util/command.h"
 #include "broker/util/strings.h"
 
@@ -35,7 +37,11 @@ std::optional<std::chrono::system_clock::time_point> ParseSessionUntil(const std
   const std::string t = Trim(text);
   long long seconds = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), seconds);
-  if (ec != std::errc() || end != t.data() + t.size() || seconds <= 0) return std::nullopt;
+  // Beyond the year 36812 is no time a login wrote (and would overflow).
+  constexpr long long kLatest = 1LL << 40;
+  if (ec != std::errc() || end != t.data() + t.size() || seconds <= 0 || seconds > kLatest) {
+    return std::nullopt;
+  }
   return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
 }
 
@@ -59,24 +65,45 @@ bool MasterAnswers(const std::string& path) {
   return ok;
 }
 
+// The lapse time `skyslurm login` wrote: read only from this user's own
+// file (no link followed, no one else able to write it) in this user's
+// private folder.
+std::optional<std::chrono::system_clock::time_point> ReadUntil(const LoginSession& session) {
+  const std::string dir = session.until_file.substr(0, session.until_file.rfind('/'));
+  if (PrivateDirProblem(dir)) return std::nullopt;
+  const int fd = ::open(session.until_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string text(64, '\0');  // a number of seconds: anything longer is not ours
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & 022) == 0) {
+    n = ::read(fd, text.data(), text.size());
+  }
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  text.resize(static_cast<std::size_t>(n));
+  return ParseSessionUntil(text);
+}
+
 }  // namespace
 
 std::optional<std::chrono::system_clock::time_point> SessionUntil(
     const LoginSession& session, std::chrono::system_clock::time_point now) {
-  std::ifstream in(session.until_file);
-  if (!in) return std::nullopt;
-  std::string text(64, '\0');  // a number of seconds: anything longer is not ours
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  auto until = ParseSessionUntil(text);
+  auto until = ReadUntil(session);
   if (!until || *until <= now) return std::nullopt;
   if (!MasterAnswers(session.socket)) return std::nullopt;
   return until;
 }
 
-bool SessionSocketLeft(const LoginSession& session) {
+bool SessionLapsed(const LoginSession& session, std::chrono::system_clock::time_point now) {
   struct stat st {};
-  return ::lstat(session.socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  if (::lstat(session.socket.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) ||
+      st.st_uid != ::geteuid()) {
+    return false;
+  }
+  const auto until = ReadUntil(session);
+  return until && *until <= now;
 }
 
 namespace {
@@ -103,17 +130,23 @@ std::string JumpCommandLine(const LoginSession& session, bool through_master) {
   return ShellJoin(JumpArgv(session, through_master));
 }
 
-Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_time_code) {
-  const auto held = SessionUntil(session, std::chrono::system_clock::now());
-  if (!held && one_time_code) {
-    // A lapsed master must not outlive session_lifetime.
-    if (SessionSocketLeft(session)) {
+Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_time_code,
+                                        bool for_openssh) {
+  const auto now = std::chrono::system_clock::now();
+  const auto held = SessionUntil(session, now);
+  if (held) return JumpCommandLine(session, true);
+  if (one_time_code) {
+    // A lapsed master must not outlive session_lifetime (one being opened
+    // has no lapse time yet: left alone).
+    if (SessionLapsed(session, now)) {
       LocalCommandRunner runner;
       (void)runner.Run({.argv = CloseMasterArgv(session), .timeout = std::chrono::seconds(5)});
     }
     return FailedPreconditionError(NeedsLoginReason(session.cluster));
   }
-  return JumpCommandLine(session, held.has_value());
+  // OpenSSH reads the file's ProxyJump itself (multiple hops, host:port).
+  if (for_openssh) return std::string();
+  return JumpCommandLine(session, false);
 }
 
 std::vector<std::string> OpenMasterArgv(const LoginSession& session,

@@ -40,8 +40,10 @@ std::string NeedsLoginReason(const std::string& cluster);
 // and its socket is this user's own and a live master answers on it.
 std::optional<std::chrono::system_clock::time_point> SessionUntil(
     const LoginSession& session, std::chrono::system_clock::time_point now);
-// Whether a lapsed session's master may still run (its socket is there).
-bool SessionSocketLeft(const LoginSession& session);
+// Whether a session's time has passed while its master's socket is still
+// there (the master is to be closed); false for a master being opened (no
+// lapse time written yet).
+bool SessionLapsed(const LoginSession& session, std::chrono::system_clock::time_point now);
 
 // The ssh that carries a connection to %h:%p through the bastion, never
 // prompting (BatchMode): through the session's master when `through_master`.
@@ -50,10 +52,14 @@ std::vector<std::string> JumpArgv(const LoginSession& session, bool through_mast
 std::string JumpCommandLine(const LoginSession& session, bool through_master);
 
 // The ProxyCommand that reaches the cluster: through the master while the
-// session holds; without one, `ssh -W` to the bastion (never prompting),
-// unless the cluster asks for a one-time code: then FailedPrecondition with
+// session holds; without one, `ssh -W` to the bastion (never prompting; ""
+// `for_openssh`, which follows the file's ProxyJump itself), unless the
+// cluster asks for a one-time code: then FailedPrecondition with
 // NeedsLoginReason(), nothing tried, and a lapsed master left is closed.
-Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_time_code);
+// The session's lapse file and folder are trusted only when this user's own
+// and private.
+Result<std::string> SessionProxyCommand(const LoginSession& session, bool one_time_code,
+                                        bool for_openssh = false);
 
 // Opens the master (the code asked on the terminal, or by SSH_ASKPASS): it
 // goes to the background once authenticated, for `lifetime`.

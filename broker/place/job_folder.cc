@@ -58,9 +58,10 @@ Result<sync::RsyncRemote> RemoteOf(const Workspace& ws, const std::string& clust
                            entry->ssh->strict_host_key_checking, ws.config.settings.sync_bwlimit,
                            sync::SshControlDir()};
   if (entry->session) {
-    SKY_ASSIGN_OR_RETURN(remote.proxy_command,
-                         config::SessionProxyCommand(
-                             *entry->session, ws.config.settings.For(cluster).one_time_code));
+    SKY_ASSIGN_OR_RETURN(
+        remote.proxy_command,
+        config::SessionProxyCommand(*entry->session, ws.config.settings.For(cluster).one_time_code,
+                                    /*for_openssh=*/true));
   }
   return remote;
 }

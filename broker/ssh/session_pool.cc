@@ -62,6 +62,12 @@ std::unique_ptr<Connection> SessionPool::Take(bool* reused) {
   // Close connections idle for too long; reuse the most recent one.
   const auto now = Clock::now();
   std::erase_if(idle_, [&](const auto& c) { return now - c->last_used() > options_.idle_limit; });
+  // A session past its time is used no more: its pooled connections go, and
+  // the next one opened says a login is needed (and closes its master).
+  if (target_.session && target_.one_time_code &&
+      !config::SessionUntil(*target_.session, std::chrono::system_clock::now())) {
+    idle_.clear();
+  }
   if (!idle_.empty()) {
     auto c = std::move(idle_.back());
     idle_.pop_back();

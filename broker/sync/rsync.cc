@@ -98,12 +98,13 @@ std::string SshCommand(const RsyncRemote& remote) {
       fmt::format("ssh -F {} -o BatchMode=yes -o LogLevel=ERROR -o StrictHostKeyChecking={}",
                   ShellQuote(remote.clusters_file), remote.strict_host_key_checking);
   if (!remote.proxy_command.empty()) {
-    // In double quotes: rsync's own splitting of -e keeps the single quotes
-    // inside, which the ProxyCommand's shell then reads.
+    // In double quotes for rsync's own splitting of -e, which keeps the
+    // single quotes inside (the ProxyCommand's shell reads them) and reads
+    // a doubled double quote as one; a backslash is no escape there.
     std::string quoted = "\"";
     for (char c : "ProxyCommand=" + remote.proxy_command) {
-      if (c == '"' || c == '\\') quoted += '\\';
       quoted += c;
+      if (c == '"') quoted += '"';
     }
     ssh += " -o " + quoted + "\"";
   }

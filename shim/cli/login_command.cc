@@ -60,21 +60,35 @@ Status PrivateFolder(const std::string& dir) {
 int RunAttached(const std::vector<std::string>& argv,
                 const std::vector<std::pair<std::string, std::string>>& env_add,
                 bool quiet = false) {
+  // Everything the child needs is made before the fork (no allocation
+  // after it: the caller may have threads).
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env_add) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& [k, v] : env_add) {
+      replaced =
+          replaced || (entry.starts_with(k) && entry.size() > k.size() && entry[k.size()] == '=');
+    }
+    if (!replaced) envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const int null = quiet ? ::open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
   const pid_t pid = ::fork();
   if (pid < 0) return 255;
   if (pid == 0) {
-    if (quiet) {
-      const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-      if (null >= 0) ::dup2(null, STDERR_FILENO);
-    }
-    for (const auto& [k, v] : env_add) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
+    if (null >= 0) ::dup2(null, STDERR_FILENO);
+    ::execvpe(args[0], args.data(), envp.data());
     std::fprintf(stderr, "skyslurm login: cannot run %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }
+  if (null >= 0) ::close(null);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -101,6 +115,12 @@ std::string Local(std::chrono::system_clock::time_point t) {
                      fmt::localtime(std::chrono::system_clock::to_time_t(t)));
 }
 
+// Whether a master's socket is at `path` (this user's).
+bool SocketThere(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == ::geteuid();
+}
+
 }  // namespace
 
 bool RunAsAskpass() {
@@ -113,19 +133,21 @@ bool RunAsAskpass() {
   return true;
 }
 
-int RunLogin(const std::string& cluster) {
+int RunLogin(const std::string& cluster, bool report_on_stderr) {
   auto ws = OpenWorkspace({});
   if (!ws.ok()) return Fail("login", ws.status().message());
   auto session = SessionOf(*ws, cluster);
   if (!session.ok()) return Fail("login", session.status().message());
   const std::string dir = session->socket.substr(0, session->socket.rfind('/'));
   if (Status st = PrivateFolder(dir); !st.ok()) return Fail("login", st.message());
-  // A new login replaces a session still open.
-  if (config::SessionSocketLeft(*session)) RunAttached(config::CloseMasterArgv(*session), {}, true);
-  ::unlink(session->until_file.c_str());
-
+  // The new master is opened beside the one that may hold now, and takes
+  // its place only once it is authenticated: a wrong code leaves the old
+  // session as it was.
+  config::LoginSession fresh = *session;
+  fresh.socket = session->socket + ".new";
+  ::unlink(fresh.socket.c_str());
   const auto lifetime = std::chrono::seconds(ws->config.settings.session_lifetime);
-  std::vector<std::string> argv = config::OpenMasterArgv(*session, lifetime);
+  std::vector<std::string> argv = config::OpenMasterArgv(fresh, lifetime);
   std::vector<std::pair<std::string, std::string>> env;
   std::string code_file;
   if (::isatty(STDIN_FILENO) == 0) {
@@ -152,17 +174,34 @@ int RunLogin(const std::string& cluster) {
   const int rc = RunAttached(argv, env);
   if (!code_file.empty()) ::unlink(code_file.c_str());
   if (rc != 0) {
+    ::unlink(fresh.socket.c_str());
     return Fail("login", fmt::format("ssh to {}'s bastion {} failed (exit {}); no session opened",
                                      cluster, session->jump, rc));
   }
+  // Its lapse time first, then its socket in place: whoever finds the
+  // socket finds the time too (a socket without one is a master being
+  // opened, which nobody closes).
   const auto until = opened + lifetime;
   const auto until_s = std::chrono::duration_cast<std::chrono::seconds>(until.time_since_epoch());
-  if (Status st = WritePrivate(session->until_file, fmt::format("{}\n", until_s.count()));
-      !st.ok()) {
-    RunAttached(config::CloseMasterArgv(*session), {});
-    return Fail("login", st.message());
+  config::LoginSession old = *session;
+  old.socket = session->socket + ".old";
+  const bool replacing = SocketThere(session->socket);
+  Status placed = WritePrivate(session->until_file, fmt::format("{}\n", until_s.count()));
+  if (placed.ok() && replacing && ::rename(session->socket.c_str(), old.socket.c_str()) != 0) {
+    placed =
+        UnavailableError(fmt::format("cannot move {}: {}", session->socket, std::strerror(errno)));
   }
-  std::printf(
+  if (placed.ok() && ::rename(fresh.socket.c_str(), session->socket.c_str()) != 0) {
+    placed =
+        UnavailableError(fmt::format("cannot place {}: {}", session->socket, std::strerror(errno)));
+  }
+  if (!placed.ok()) {
+    RunAttached(config::CloseMasterArgv(fresh), {}, true);
+    return Fail("login", placed.message());
+  }
+  if (replacing) RunAttached(config::CloseMasterArgv(old), {}, true);
+  std::fprintf(
+      report_on_stderr ? stderr : stdout,
       "%s: session open until %s (session_lifetime %llds); skyslurm reaches %s through it\n",
       cluster.c_str(), Local(until).c_str(), static_cast<long long>(lifetime.count()),
       cluster.c_str());
@@ -174,7 +213,7 @@ int RunLogout(const std::string& cluster) {
   if (!ws.ok()) return Fail("logout", ws.status().message());
   auto session = SessionOf(*ws, cluster);
   if (!session.ok()) return Fail("logout", session.status().message());
-  const bool was_open = config::SessionSocketLeft(*session);
+  const bool was_open = SocketThere(session->socket);
   if (was_open) RunAttached(config::CloseMasterArgv(*session), {}, true);
   ::unlink(session->until_file.c_str());
   std::printf("%s: %s\n", cluster.c_str(), was_open ? "session closed" : "no session was open");

@@ -9,7 +9,9 @@
 
 namespace skyslurm::cli {
 
-int RunLogin(const std::string& cluster);
+// `report_on_stderr`: the session's line on stderr (salloc/srun opening it
+// before their own output).
+int RunLogin(const std::string& cluster, bool report_on_stderr = false);
 int RunLogout(const std::string& cluster);
 
 // ssh's SSH_ASKPASS when the code came on stdin: prints the file that

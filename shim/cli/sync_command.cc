@@ -66,7 +66,8 @@ int RunSyncDown(const std::string& id, const std::string& dest_arg) {
                            sync::SshControlDir()};
   if (entry->session) {
     auto proxy =
-        config::SessionProxyCommand(*entry->session, loaded->settings.For(cluster).one_time_code);
+        config::SessionProxyCommand(*entry->session, loaded->settings.For(cluster).one_time_code,
+                                    /*for_openssh=*/true);
     if (!proxy.ok()) return fail(proxy.status().message());
     remote.proxy_command = *proxy;
   }

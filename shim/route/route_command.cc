@@ -185,7 +185,7 @@ Status Route::LoginOnTheTerminal(const job::Request& request, const cli::Workspa
   if (config::SessionUntil(*entry->session, std::chrono::system_clock::now())) return OkStatus();
   std::fprintf(stderr, "%s: skyslurm: %s asks for a one-time code (skyslurm login %s)\n",
                tool_.c_str(), entry->name.c_str(), entry->name.c_str());
-  if (cli::RunLogin(entry->name) != 0) {
+  if (cli::RunLogin(entry->name, /*report_on_stderr=*/true) != 0) {
     return FailedPreconditionError(config::NeedsLoginReason(entry->name));
   }
   return OkStatus();

@@ -190,9 +190,10 @@ std::string OneTimeCode(const Testbed& tb, const std::string& user) {
   }
   std::ofstream(used_file) << step << "\n";
   if (lock >= 0) ::close(lock);
+  // The secret on stdin ("-"), never in a process's arguments.
   CommandOutput code =
-      Exec({.argv = {"oathtool", "--totp", "-N", "@" + std::to_string(step * 30 + 1),
-                     ReadFile(tb.Path("otp/" + user))}});
+      Exec({.argv = {"oathtool", "--totp", "-N", "@" + std::to_string(step * 30 + 1), "-"},
+            .stdin_data = ReadFile(tb.Path("otp/" + user))});
   EXPECT_EQ(code.exit_code, 0) << code.err;
   return code.out;  // six digits and a newline
 }

@@ -674,13 +674,10 @@ Result<JobKey> SlurmBackend::SubmitThroughRest(const RestAccess& rest, const Sub
   };
   auto facts = rest.facts(spec, left());
   if (!facts.ok()) return via_sbatch(facts.status().message());
+  // Asking what slurmrestd speaks submits nothing: whatever went wrong
+  // there, sbatch submits the job.
   auto api = RestApi(rest, left());
-  if (!api.ok()) {
-    if (rest.unavailable() || api.status().code() == StatusCode::kNotFound) {
-      return via_sbatch(api.status().message());
-    }
-    return api.status().WithContext(name());
-  }
+  if (!api.ok()) return via_sbatch(api.status().message());
   auto body = RestSubmitBody(spec, *facts);
   if (!body.ok()) return via_sbatch(body.status().message());
   auto answer = rest.request("POST", *api + "/job/submit", *body, left());
@@ -710,12 +707,7 @@ Status SlurmBackend::CancelThroughRest(const RestAccess& rest, const std::string
   }
   const Deadline deadline(timeout);
   auto api = RestApi(rest, timeout);
-  if (!api.ok()) {
-    if (rest.unavailable() || api.status().code() == StatusCode::kNotFound) {
-      return SlurmBackend::Cancel(job_id, only_if_pending, deadline.left());
-    }
-    return api.status().WithContext(name());
-  }
+  if (!api.ok()) return SlurmBackend::Cancel(job_id, only_if_pending, deadline.left());
   auto answer = rest.request("DELETE", fmt::format("{}/job/{}", *api, job_id), "", deadline.left());
   if (!answer.ok()) {
     if (rest.unavailable()) return SlurmBackend::Cancel(job_id, only_if_pending, timeout);

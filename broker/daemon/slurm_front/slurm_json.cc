@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <json/json.h>
 
+#include <algorithm>
 #include <memory>
 #include <sstream>
 
@@ -23,17 +24,25 @@ bool IsNumberObject(const Json::Value& v) {
 }
 // The integer an id field holds, in either release's form (nullptr: none).
 Json::Value* IdNumber(Json::Value& v) {
-  if (v.isIntegral()) return &v;
-  if (IsNumberObject(v) && v["number"].isIntegral()) return &v["number"];
+  if (v.isUInt64()) return &v;
+  if (IsNumberObject(v) && v["number"].isUInt64()) return &v["number"];
   return nullptr;
+}
+
+// A member of an object, or null (what other JSON holds is never indexed:
+// jsoncpp throws on that, and these documents come from the clusters).
+const Json::Value& Member(const Json::Value& v, const char* name) {
+  static const Json::Value kNull;
+  return v.isObject() && v.isMember(name) ? v[name] : kNull;
 }
 
 // Every {"set", "infinite", "number"} as 22.05 wrote the value: the number
 // when set and finite, else null.
 void FlattenNumbers(Json::Value& v) {
   if (IsNumberObject(v)) {
-    v = v["set"].asBool() && !v["infinite"].asBool() ? Json::Value(v["number"])
-                                                     : Json::Value(Json::nullValue);
+    const bool set = v["set"].isBool() && v["set"].asBool();
+    const bool infinite = !v["infinite"].isBool() || v["infinite"].asBool();
+    v = set && !infinite ? Json::Value(v["number"]) : Json::Value(Json::nullValue);
     return;
   }
   if (v.isArray() || v.isObject()) {
@@ -52,24 +61,32 @@ void FirstWord(Json::Value& v) {
 void AsSlurm2205(Json::Value& job) {
   if (!job.isObject()) return;
   FlattenNumbers(job);
+  // Only what is there is changed: a missing member is never added.
+  auto has_object = [](const Json::Value& v, const char* name) {
+    return v.isObject() && v.isMember(name) && v[name].isObject();
+  };
+  auto status_word = [&](Json::Value& v, const char* name, const char* inner) {
+    if (has_object(v, name) && v[name].isMember(inner)) FirstWord(v[name][inner]);
+  };
   if (job.isMember("job_state")) {  // squeue
     FirstWord(job["job_state"]);
     for (const char* key : {"exit_code", "derived_exit_code"}) {
-      Json::Value& e = job[key];
-      if (!e.isObject()) continue;
-      const int code = e["return_code"].isIntegral() ? e["return_code"].asInt() : 0;
-      const int signal = e["signal"]["id"].isIntegral() ? e["signal"]["id"].asInt() : 0;
-      e = Json::Value((code << 8) | signal);
+      if (!has_object(job, key)) continue;
+      const Json::Value& e = job[key];
+      const Json::Value& rc = Member(e, "return_code");
+      const Json::Value& id = Member(Member(e, "signal"), "id");
+      const int code = rc.isInt() ? std::clamp(rc.asInt(), 0, 255) : 0;
+      const int signal = id.isInt() ? std::clamp(id.asInt(), 0, 127) : 0;
+      job[key] = Json::Value((code << 8) | signal);
     }
   }
-  if (job["state"].isObject()) FirstWord(job["state"]["current"]);  // sacct
-  for (const char* key : {"exit_code", "derived_exit_code"}) {
-    if (job[key].isObject()) FirstWord(job[key]["status"]);
-  }
-  if (job["steps"].isArray()) {
+  status_word(job, "state", "current");  // sacct
+  for (const char* key : {"exit_code", "derived_exit_code"}) status_word(job, key, "status");
+  if (job.isMember("steps") && job["steps"].isArray()) {
     for (auto& step : job["steps"]) {
-      if (step["state"].isArray()) FirstWord(step["state"]);
-      if (step["exit_code"].isObject()) FirstWord(step["exit_code"]["status"]);
+      if (!step.isObject()) continue;
+      if (step.isMember("state")) FirstWord(step["state"]);
+      status_word(step, "exit_code", "status");
     }
   }
 }
@@ -77,11 +94,13 @@ void AsSlurm2205(Json::Value& job) {
 // Which form a document is in: 22.05 names its release under meta.Slurm,
 // 23.02 and later under meta.slurm.
 bool IsSlurm2205Document(const Json::Value& doc) {
-  return doc["meta"].isObject() && !doc["meta"].isMember("slurm") &&
-         (doc["meta"].isMember("Slurm") || doc["meta"].isMember("plugin"));
+  const Json::Value& meta = Member(doc, "meta");
+  return meta.isObject() && !meta.isMember("slurm") &&
+         (meta.isMember("Slurm") || meta.isMember("plugin"));
 }
 bool IsLaterDocument(const Json::Value& doc) {
-  return doc["meta"].isObject() && doc["meta"].isMember("slurm");
+  const Json::Value& meta = Member(doc, "meta");
+  return meta.isObject() && meta.isMember("slurm");
 }
 
 // The ids of `map` put back as global ids wherever a job's document names
@@ -113,7 +132,7 @@ void MapIds(Json::Value& v, const IdMap& map) {
 bool IsArrayTask(const Json::Value& job) {
   auto set = [](const Json::Value& v) {
     const Json::Value& n = IsNumberObject(v) ? v["number"] : v;
-    return n.isIntegral() && n.asUInt64() != 0;
+    return n.isUInt64() && n.asUInt64() != 0;
   };
   if (job.isMember("array_job_id") && set(job["array_job_id"])) return true;
   return job.isMember("array") && job["array"].isObject() && job["array"].isMember("job_id") &&
@@ -134,7 +153,7 @@ void HoldState(Json::Value& state) {
 
 void HoldIfUnsettled(Json::Value& job, const Unsettled& unsettled) {
   if (unsettled.empty() || !job.isObject() || !job.isMember("job_id") ||
-      !job["job_id"].isIntegral() || IsArrayTask(job)) {
+      !job["job_id"].isUInt64() || IsArrayTask(job)) {
     return;
   }
   if (!unsettled.contains(std::to_string(job["job_id"].asUInt64()))) return;

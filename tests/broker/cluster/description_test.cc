@@ -94,6 +94,14 @@ TEST(SinfoJsonTest, Slurm2411sGroupsOfBusyNodesAreAskedAgainPerNode) {
   EXPECT_EQ((*one)[0].state, "idle+DRAIN");
   EXPECT_FALSE((*one)[0].usable());
   // Fuzzed shapes are errors, never exceptions.
+  for (const char* odd :
+       {R"({"sinfo":[5]})", R"({"sinfo":[{"nodes":5}]})", R"({"meta":7,"sinfo":[]})",
+        R"({"meta":{"slurm":3},"sinfo":[]})",
+        R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":{"total":18446744073709551615}}]})",
+        R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":7,"memory":"x","node":[]}]})"}) {
+    std::string version;
+    EXPECT_NO_THROW((void)ParseSinfoJson(odd, &version)) << odd;
+  }
   EXPECT_FALSE(ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":"a"}}]})", nullptr).ok());
   EXPECT_FALSE(
       ParseSinfoJson(R"({"sinfo":[{"nodes":{"nodes":["a"]},"cpus":{"total":"x"}}]})", nullptr)

@@ -46,6 +46,7 @@ TEST(LoginSessionTest, SshNeverPromptsAndGoesThroughTheMasterWhenItHolds) {
 }
 
 TEST(LoginSessionTest, UntilIsWholeSecondsOrNothing) {
+  EXPECT_FALSE(ParseSessionUntil("99999999999999"));  // no overflow: no time a login wrote
   EXPECT_EQ(ParseSessionUntil("1796700000\n")->time_since_epoch(),
             std::chrono::seconds(1796700000));
   EXPECT_FALSE(ParseSessionUntil(""));
@@ -61,6 +62,7 @@ TEST(LoginSessionTest, HoldsOnlyWithALiveMasterAndTimeLeft) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("sky-session-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sessions");
+  std::filesystem::permissions(dir / "sessions", std::filesystem::perms::owner_all);
   const LoginSession s = SessionFor(dir.string(), "eps", "gw", "", false);
   const auto now = std::chrono::system_clock::now();
   EXPECT_FALSE(SessionUntil(s, now));  // nothing there
@@ -75,6 +77,9 @@ TEST(LoginSessionTest, HoldsOnlyWithALiveMasterAndTimeLeft) {
   std::strncpy(addr.sun_path, s.socket.c_str(), sizeof addr.sun_path - 1);
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(::listen(fd, 4), 0);
+  // A master being opened (no lapse time yet) is no session, and not lapsed.
+  EXPECT_FALSE(SessionUntil(s, now));
+  EXPECT_FALSE(SessionLapsed(s, now));
   const auto later = std::chrono::duration_cast<std::chrono::seconds>(
       (now + std::chrono::hours(1)).time_since_epoch());
   std::ofstream(s.until_file) << later.count() << "\n";
@@ -82,8 +87,27 @@ TEST(LoginSessionTest, HoldsOnlyWithALiveMasterAndTimeLeft) {
   EXPECT_EQ(SessionUntil(s, now)->time_since_epoch(), later);
   EXPECT_THAT(*SessionProxyCommand(s, true), ::testing::HasSubstr("-S " + s.socket));
   EXPECT_FALSE(SessionUntil(s, now + std::chrono::hours(2)));  // lapsed
+  EXPECT_TRUE(SessionLapsed(s, now + std::chrono::hours(2)));
+  EXPECT_FALSE(SessionLapsed(s, now));
+  // A lapse time others could write is not trusted.
+  std::filesystem::permissions(s.until_file, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  EXPECT_FALSE(SessionUntil(s, now));
+  std::filesystem::permissions(s.until_file, std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove);
+  // Nor one behind a link.
+  std::filesystem::rename(s.until_file, s.until_file + ".real");
+  std::filesystem::create_symlink(s.until_file + ".real", s.until_file);
+  EXPECT_FALSE(SessionUntil(s, now));
+  std::filesystem::remove(s.until_file);
+  std::filesystem::rename(s.until_file + ".real", s.until_file);
+  ASSERT_TRUE(SessionUntil(s, now));
+  // Nor anything in a folder others can enter.
+  std::filesystem::permissions(dir / "sessions", std::filesystem::perms::group_exec,
+                               std::filesystem::perm_options::add);
+  EXPECT_FALSE(SessionUntil(s, now));
+  std::filesystem::permissions(dir / "sessions", std::filesystem::perms::owner_all);
   ::close(fd);  // the master is gone; its file is left
-  EXPECT_TRUE(SessionSocketLeft(s));
   EXPECT_FALSE(SessionUntil(s, now));
   std::filesystem::remove_all(dir);
 }

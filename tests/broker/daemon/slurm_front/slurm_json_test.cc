@@ -134,6 +134,30 @@ TEST(SlurmJsonTest, A2411DocumentIsGivenInTheCallers2205Form) {
   EXPECT_EQ(own["jobs"][1]["array_job_id"]["number"].asUInt64(), 3959423036u);
 }
 
+// What a cluster hands in is never trusted to have the shapes it should:
+// these once threw (jsoncpp) where a 22.05 home read a later document.
+TEST(SlurmJsonTest, OddShapesInALaterDocumentAreNoCrash) {
+  const std::string home = R"({"meta":{"Slurm":{"release":"22.05.8"}},"errors":[],"jobs":[]})";
+  const IdMap ids = {{"5", 805306445}};
+  const Unsettled none;
+  for (
+      const char* job :
+      {R"({"job_id":5,"job_state":["X"],"time_limit":{"set":"x","infinite":1,"number":3}})",
+       R"({"job_id":5,"job_state":[],"exit_code":{"return_code":4294967295,"signal":"KILL"}})",
+       R"({"job_id":5,"job_state":"R","exit_code":{"return_code":{"set":true,"infinite":false,"number":-3}}})",
+       R"({"job_id":{"set":true,"infinite":false,"number":-5},"steps":[1,{"state":5}]})",
+       R"({"job_id":5,"array_job_id":{"set":true,"infinite":false,"number":-1},"state":7})",
+       R"(17)"}) {
+    const std::string later =
+        std::string(R"({"meta":{"slurm":{"release":"24.11.5"}},"errors":[],"jobs":[)") + job + "]}";
+    auto merged = MergeJobsJson({{home, nullptr, nullptr}, {later, &ids, &none}});
+    EXPECT_TRUE(merged.ok()) << job << ": " << merged.status().message();
+  }
+  EXPECT_TRUE(MergeJobsJson({{R"({"meta":5,"jobs":[]})", nullptr, nullptr},
+                             {R"({"meta":{"slurm":1},"jobs":[{"job_id":1}]})", &ids, &none}})
+                  .ok());
+}
+
 TEST(SlurmJsonTest, ErrorsOfEveryClusterAreKeptAndNonJsonIsNamed) {
   auto merged = MergeJobsJson({{R"({"errors":[{"error":"a"}],"jobs":[]})", nullptr, nullptr},
                                {"", &kBeta, nullptr},  // a cluster that printed nothing
