@@ -199,7 +199,11 @@ int RunLogin(const std::string& cluster, bool report_on_stderr) {
     RunAttached(config::CloseMasterArgv(fresh), {}, true);
     return Fail("login", placed.message());
   }
-  if (replacing) RunAttached(config::CloseMasterArgv(old), {}, true);
+  if (replacing) {
+    // A master removes only the socket it made (under its first name).
+    RunAttached(config::CloseMasterArgv(old), {}, true);
+    ::unlink(old.socket.c_str());
+  }
   std::fprintf(
       report_on_stderr ? stderr : stdout,
       "%s: session open until %s (session_lifetime %llds); skyslurm reaches %s through it\n",
@@ -214,7 +218,10 @@ int RunLogout(const std::string& cluster) {
   auto session = SessionOf(*ws, cluster);
   if (!session.ok()) return Fail("logout", session.status().message());
   const bool was_open = SocketThere(session->socket);
-  if (was_open) RunAttached(config::CloseMasterArgv(*session), {}, true);
+  if (was_open) {
+    RunAttached(config::CloseMasterArgv(*session), {}, true);
+    ::unlink(session->socket.c_str());  // left by a master opened under another name
+  }
   ::unlink(session->until_file.c_str());
   std::printf("%s: %s\n", cluster.c_str(), was_open ? "session closed" : "no session was open");
   return 0;

@@ -83,12 +83,19 @@ TEST_F(EpsilonTest, WithoutALoginItIsRuledOutSayingSoAndNothingPrompts) {
   Submitted(elsewhere);
 }
 
-TEST_F(EpsilonTest, AWrongCodeOpensNoSession) {
+// A wrong code opens nothing; a wrong code at a new login leaves the
+// session that holds as it was.
+TEST_F(EpsilonTest, AWrongCodeOpensNoSessionAndKeepsTheOneThatHolds) {
   CommandOutput out = Login("000000\n");
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_THAT(out.err, HasSubstr("no session opened"));
   EXPECT_FALSE(fs::exists(Session() + ".until"));
   EXPECT_THAT(Typed({kSkyslurm, "check"}).out, HasSubstr("needs login"));
+  ASSERT_EQ(Login(OneTimeCode(tb_)).exit_code, 0);
+  out = Login("000000\n");
+  EXPECT_EQ(out.exit_code, 1) << out.out;
+  EXPECT_THAT(Typed({kSkyslurm, "check"}).out, HasSubstr("via epsilon-gw session until"));
+  EXPECT_EQ(Exec({.argv = {"ssh", "-S", Session(), "-O", "check", "epsilon-gw"}}).exit_code, 0);
 }
 
 // Logged in (the code on stdin), the job runs on epsilon through the
