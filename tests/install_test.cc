@@ -144,7 +144,8 @@ TEST_F(InstallTest, ThePackagedFilesDoWhatTheySay) {
             "sbatch --parti => --partition= (_skyslurm_sbatch)\n"
             "srun --ntasks-per-n => --ntasks-per-node= (_skyslurm_srun)\n"
             "salloc --sky-a => --sky-any-cluster (_skyslurm_salloc)\n"
-            "sbatch --sky-any-cluster = => alpha beta gamma delta (_skyslurm_sbatch)\n"
+            // Not epsilon-gw: epsilon's bastion.
+            "sbatch --sky-any-cluster = => alpha beta gamma delta epsilon (_skyslurm_sbatch)\n"
             "sbatch --sky-any-cluster = alpha,g => alpha,gamma (_skyslurm_sbatch)\n"
             "srun --sky-infra = b => beta (_skyslurm_srun)\n"
             // Slurm's own completion options stay (sbatch completes file names).
