@@ -16,6 +16,7 @@
 
 #include "broker/config/login_session.h"
 #include "broker/config/run_dir.h"
+#include "broker/daemon/daemon_paths.h"
 #include "shim/cli/cluster_views.h"
 
 namespace skyslurm::cli {
@@ -42,15 +43,12 @@ Result<config::LoginSession> SessionOf(const Workspace& ws, const std::string& c
   return *entry->session;
 }
 
-// Makes `dir` (and its parent) this user's private folders, or says why not.
+// Makes `dir` and its parent (the run folder) this user's private folders,
+// and what lies above them as the daemon would (a first login may come
+// before any daemon made them), or says why not.
 Status PrivateFolder(const std::string& dir) {
   for (const std::string& d : {dir.substr(0, dir.rfind('/')), dir}) {
-    if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST) {
-      return UnavailableError(fmt::format("cannot make {}: {}", d, std::strerror(errno)));
-    }
-  }
-  if (auto problem = config::PrivateDirProblem(dir)) {
-    return FailedPreconditionError(fmt::format("{}: {}", dir, *problem));
+    if (Status st = daemon::EnsurePrivateDir(d); !st.ok()) return st;
   }
   return OkStatus();
 }
