@@ -83,9 +83,12 @@ TEST_F(EpsilonTest, WithoutALoginItIsRuledOutSayingSoAndNothingPrompts) {
   Submitted(elsewhere);
 }
 
-// A wrong code opens nothing; a wrong code at a new login leaves the
-// session that holds as it was.
+// A wrong code opens nothing (and a first login makes the folders it
+// needs); a wrong code at a new login leaves the session that holds as it
+// was.
 TEST_F(EpsilonTest, AWrongCodeOpensNoSessionAndKeepsTheOneThatHolds) {
+  // A first login, before any daemon made the state folder, makes it.
+  fs::remove_all(home_ + "/.local/state");
   CommandOutput out = Login("000000\n");
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_THAT(out.err, HasSubstr("no session opened"));
@@ -158,9 +161,10 @@ TEST_F(EpsilonTest, SallocRunsThereThroughTheSession) {
 }
 
 // access: rest on epsilon: its slurmrestd (24.11) offers v0.0.40 to
-// v0.0.42, none that skyslurm speaks (v0.0.38): check says so, and the
-// job and its cancel go through sbatch and scancel instead.
-TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiLeavesTheWorkToTheCommands) {
+// v0.0.42, none that skyslurm speaks (v0.0.38): check says so, and
+// epsilon is ruled out with that reason (explain, the refusal of a job
+// only it could run), nothing submitted there by another door.
+TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiRulesTheClusterOut) {
   const std::string yaml = home_ + "/.config/skyslurm/skyslurm.yaml";
   std::string text = ReadFile(yaml);
   const std::string marker = "    one_time_code: true\n";
@@ -168,22 +172,21 @@ TEST_F(EpsilonTest, ASlurmrestdOfferingNoKnownApiLeavesTheWorkToTheCommands) {
   text.replace(text.find(marker), marker.size(), marker + "    access: rest\n");
   WriteFile(yaml, text);
   ASSERT_EQ(Login(OneTimeCode(tb_)).exit_code, 0);
+  const std::string why =
+      "slurmrestd offers OpenAPI v0.0.40, v0.0.41, v0.0.42, none that skyslurm speaks "
+      "(v0.0.38): access: rest cannot submit here";
   CommandOutput check = Typed({kSkyslurm, "check"});
-  EXPECT_THAT(check.out, MatchesRegex("(.|\n)*\nepsilon +ok +ssh [^\n]*slurm-wlm 24\\.11\\.[0-9]+; "
-                                      "slurmrestd offers OpenAPI v0\\.0\\.40, v0\\.0\\.41, "
-                                      "v0\\.0\\.42, none that skyslurm speaks \\(v0\\.0\\.38\\): "
-                                      "submissions and cancels go through sbatch and scancel; 2 "
-                                      "partitions(.|\n)*"));
-  CommandOutput out =
-      Typed({"sbatch", "--sky-any-cluster", "--parsable", "--hold", Script("h200.sh", kH200Job)});
-  ASSERT_EQ(out.exit_code, 0) << out.err;
-  auto [cluster, id] = RoutedTo(out);
-  ASSERT_EQ(cluster, "epsilon");
-  cleanup_.emplace_back(cluster, id);
-  EXPECT_EQ(JobState(tb_, "epsilon", id), "PENDING");
-  CommandOutput cancel = Typed({"scancel", Trim(out.out)});
-  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
-  EXPECT_EQ(WaitForJobEnd(tb_, "epsilon", id), "CANCELLED");
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_THAT(check.out, MatchesRegex("(.|\n)*\nepsilon +no known API +rest\\+ssh [^\n]*"
+                                      "none that skyslurm speaks \\(v0\\.0\\.38\\): access: "
+                                      "rest cannot submit here \\(drop 'access: rest' to reach "
+                                      "it with its commands\\)\n(.|\n)*"));
+  Script("h200.sh", kH200Job);
+  EXPECT_THAT(Typed({kSkyslurm, "explain", "h200.sh"}).out, HasSubstr(why));
+  CommandOutput out = Typed({"sbatch", "--sky-any-cluster", "--parsable", "--hold", "h200.sh"});
+  EXPECT_NE(out.exit_code, 0) << out.out;
+  EXPECT_THAT(out.err, HasSubstr(why));
+  EXPECT_EQ(Trim(RunOn(tb_, "epsilon", {"squeue", "-h", "-u", "skyuser1", "-o", "%i"}).out), "");
 }
 
 // A session lasts session_lifetime: past it, epsilon is ruled out again

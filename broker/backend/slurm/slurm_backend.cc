@@ -677,6 +677,9 @@ Result<JobKey> SlurmBackend::SubmitThroughRest(const RestAccess& rest, const Sub
   // Asking what slurmrestd speaks submits nothing: whatever went wrong
   // there, sbatch submits the job.
   auto api = RestApi(rest, left());
+  if (api.status().code() == StatusCode::kNotFound) {
+    return FailedPreconditionError(api.status().message()).WithContext(name());
+  }
   if (!api.ok()) return via_sbatch(api.status().message());
   auto body = RestSubmitBody(spec, *facts);
   if (!body.ok()) return via_sbatch(body.status().message());
@@ -726,6 +729,12 @@ Result<std::string> SlurmBackend::RestApi(const RestAccess& rest,
   if (!offered.ok()) return offered.status().WithContext(name());
   rest_api_ = ChooseRestApi(*offered);
   return *rest_api_;
+}
+
+Status SlurmBackend::RestSpoken(const RestAccess& rest, std::chrono::milliseconds timeout) {
+  auto api = RestApi(rest, timeout);
+  if (api.status().code() != StatusCode::kNotFound) return OkStatus();
+  return FailedPreconditionError(api.status().message());
 }
 
 Result<std::string> SlurmBackend::PingRest(const RestAccess& rest,

@@ -103,7 +103,11 @@ class SlurmBackend : public Backend {
     std::function<Result<LoginFacts>(const SubmitSpec&, std::chrono::milliseconds)> facts;
   };
   // The submission through slurmrestd; through sbatch (once) when it cannot
-  // run there or take the job as data, or made no job.
+  // run there or take the job as data, or made no job. Never through sbatch
+  // when slurmrestd answers but speaks no API skyslurm knows: access: rest
+  // is the site's choice of door (a token for the user, not a login), and a
+  // door that cannot work rules the cluster out (RestSpoken) rather than
+  // being walked around.
   Result<JobKey> SubmitThroughRest(const RestAccess& rest, const SubmitSpec& spec,
                                    std::chrono::milliseconds timeout);
   // The cancel through slurmrestd; scancel for what its DELETE cannot say.
@@ -116,6 +120,11 @@ class SlurmBackend : public Backend {
   // "/slurm/<version>": the newest OpenAPI version slurmrestd offers (its
   // /openapi/v3, read once) and skyslurm speaks; NotFound when none.
   Result<std::string> RestApi(const RestAccess& rest, std::chrono::milliseconds timeout);
+  // FailedPrecondition, saying why, when slurmrestd answers and offers no
+  // API skyslurm speaks: a probe of an access: rest cluster rules it out
+  // with that reason. OK otherwise (a slurmrestd that cannot run there is
+  // the submission's to meet: it falls back to sbatch).
+  Status RestSpoken(const RestAccess& rest, std::chrono::milliseconds timeout);
 
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,

@@ -99,18 +99,25 @@ Status SlurmLocalBackend::Cancel(const std::string& job_id, bool only_if_pending
   return CancelThroughRest(Rest(), job_id, only_if_pending, timeout);
 }
 
+Result<cluster::Inventory> SlurmLocalBackend::Probe(std::chrono::milliseconds timeout) {
+  const Deadline deadline(timeout);
+  if (rest_) SKY_RETURN_IF_ERROR(RestSpoken(Rest(), timeout));
+  return SlurmBackend::Probe(deadline.left());
+}
+
 CheckAnswer SlurmLocalBackend::Check(std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);
   std::string rest;
-  bool rest_spoken = true;
   if (rest_) {
     // access: rest that cannot work is a fault to fix, not a fallback to hide.
     auto pong = PingRest(Rest(), deadline.left());
     if (pong.status().code() == StatusCode::kNotFound) {
-      // A slurmrestd of a release whose API skyslurm does not speak: its
-      // commands do the work, and check says so.
-      rest = "; " + pong.status().message();
-      rest_spoken = false;
+      // A slurmrestd of a release whose API skyslurm does not speak: the
+      // cluster is ruled out (RestSpoken), and check says why.
+      return {.verdict = "no known API",
+              .access_note = "rest+",
+              .detail =
+                  pong.status().message() + " (drop 'access: rest' to reach it with its commands)"};
     } else if (!pong.ok()) {
       return {.verdict = "no slurmrestd",
               .access_note = "rest+",
@@ -122,7 +129,7 @@ CheckAnswer SlurmLocalBackend::Check(std::chrono::milliseconds timeout) {
     }
   }
   CheckAnswer answer = SlurmBackend::Check(deadline.left());
-  if (rest_ && rest_spoken) answer.access_note = "rest+";
+  if (rest_) answer.access_note = "rest+";
   if (answer.ok()) {
     answer.detail.insert(std::min(answer.detail.find(';'), answer.detail.size()), rest);
   }

@@ -28,6 +28,9 @@ class SlurmLocalBackend final : public SlurmBackend {
                 std::chrono::milliseconds timeout) override;
   // The controller, then slurmrestd when it is used.
   CheckAnswer Check(std::chrono::milliseconds timeout) override;
+  // With access: rest, a slurmrestd offering no API skyslurm speaks rules
+  // the cluster out first (RestSpoken), with that reason.
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
 
   // What sbatch started here for `spec` would run with: the environment,
   // folder, host and umask (slurm_rest.h), for slurmrestd's request body.

@@ -289,8 +289,8 @@ Result<std::string> ChooseRestApi(const std::vector<std::string>& offered) {
   }
   std::vector<std::string> spoken(std::begin(kRestVersionsSpoken), std::end(kRestVersionsSpoken));
   return NotFoundError(fmt::format(
-      "slurmrestd offers OpenAPI {}, none that skyslurm speaks ({}): submissions and cancels go "
-      "through sbatch and scancel",
+      "slurmrestd offers OpenAPI {}, none that skyslurm speaks ({}): access: rest cannot submit "
+      "here",
       offered.empty() ? std::string("(no /slurm/ paths)")
                       : fmt::format("{}", fmt::join(offered, ", ")),
       fmt::join(spoken, ", ")));

@@ -27,7 +27,7 @@ inline constexpr std::string_view kRestVersionsSpoken[] = {"v0.0.38"};
 // /openapi/v3 document lists ("v0.0.40", ...), in order, once each.
 Result<std::vector<std::string>> OfferedRestVersions(std::string_view openapi_json);
 // "/slurm/<the newest version offered and spoken>"; NotFound naming both
-// lists when there is none.
+// lists when there is none (the cluster is then ruled out: RestSpoken).
 Result<std::string> ChooseRestApi(const std::vector<std::string>& offered);
 
 // What sbatch would find on the login node and put in the job's

@@ -26,6 +26,9 @@ class SlurmSshBackend final : public SlurmBackend {
   bool uses_rest() const { return rest_; }
   // The login node first (its connection), then slurmrestd when it is used.
   CheckAnswer Check(std::chrono::milliseconds timeout) override;
+  // With access: rest, a slurmrestd offering no API skyslurm speaks rules
+  // the cluster out first (RestSpoken), with that reason.
+  Result<cluster::Inventory> Probe(std::chrono::milliseconds timeout) override;
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   // One command through the agent (estimate_then_submit.h): one round trip
   // instead of two. Through slurmrestd, without agents (a channel's login

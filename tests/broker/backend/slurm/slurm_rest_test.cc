@@ -194,7 +194,7 @@ TEST(SlurmRestTest, TheApiIsTheNewestBothSpeak) {
   EXPECT_EQ(*later, (std::vector<std::string>{"v0.0.40", "v0.0.41", "v0.0.42"}));
   EXPECT_EQ(ChooseRestApi(*later).status().message(),
             "slurmrestd offers OpenAPI v0.0.40, v0.0.41, v0.0.42, none that skyslurm speaks "
-            "(v0.0.38): submissions and cancels go through sbatch and scancel");
+            "(v0.0.38): access: rest cannot submit here");
   EXPECT_EQ(ChooseRestApi(*later).status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(OfferedRestVersions("not json").ok());
   EXPECT_FALSE(OfferedRestVersions(R"({"paths":[]})").ok());
