@@ -5,7 +5,9 @@
 // status script) and cancels with scancel, all through the shims, knowing
 // nothing of skyslurm but the cluster list it asks for: every output is
 // there and right, and the jobs ran on more than one cluster. The workflow lives under /tmp, which
-// every testbed cluster sees (docs/testbed.md), so its jobs run in place.
+// every testbed cluster sees (docs/testbed.md), so its jobs run in place;
+// the workflow that reaches epsilon lives under the user's scratch, whose
+// copy travels there through the bastion with each job and comes back.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
@@ -32,6 +34,7 @@ constexpr int kSumOfSquares = 4324;  // 0² + ... + 23²
 // Only the Slurm clusters: Snakemake's job runs `srun` inside its
 // allocation (the --slurm executor's job step), which a Kubernetes pod has not.
 constexpr char kExtra[] = "slurm_extra=--gpus=1 --sky-any-cluster=alpha,beta,gamma";
+const std::string kSkyslurmCli = std::string(SKYSLURM_BINARY_DIR) + "/shim/skyslurm";
 
 class SnakemakeTest : public RouteTest {
  protected:
@@ -42,7 +45,7 @@ class SnakemakeTest : public RouteTest {
         << "no snakemake: scripts/install-deps.sh installs Debian's";
     // The user's jobs write here, on whichever cluster they run.
     fs::permissions(tmp_.path(), fs::perms::all);
-    workflow_ = tmp_.File("workflow");
+    workflow_ = WorkflowFolder();
     fs::create_directories(workflow_);
     const std::string data = std::string(SKYSLURM_SOURCE_DIR) + "/tests/data/snakemake/";
     fs::copy_file(data + "Snakefile", workflow_ + "/Snakefile");
@@ -61,11 +64,14 @@ class SnakemakeTest : public RouteTest {
   }
   void TearDown() override {
     // Whatever the workflow left on a cluster (a killed or failed run's jobs).
-    for (const char* c : {"alpha", "beta", "gamma"}) {
+    for (const std::string& c : clusters_) {
       for (const std::string& id : WorkflowJobs(c)) RunOn(tb_, c, {"scancel", id});
     }
     RouteTest::TearDown();
   }
+
+  // Where the workflow lives: under /tmp, which alpha, beta and gamma see.
+  virtual std::string WorkflowFolder() { return tmp_.File("workflow"); }
 
   // The workflow's jobs live on `cluster` (every job there but the filler
   // and other tests' --wrap jobs): --slurm names them itself, the --cluster
@@ -89,7 +95,7 @@ class SnakemakeTest : public RouteTest {
               "sh",        "snakemake",   "--snakefile",
               "Snakefile", "--directory", workflow_,
               "--jobs",    "12",          "--latency-wait",
-              "30",        "--config",    kExtra};
+              "30",        "--config",    extra_};
     c.argv.insert(c.argv.end(), args.begin(), args.end());
     const std::string path = std::getenv("PATH");
     c.env_set = {{"HOME", home_},
@@ -195,6 +201,8 @@ class SnakemakeTest : public RouteTest {
   }
 
   std::string workflow_;
+  std::string extra_ = kExtra;                                      // --config slurm_extra=...
+  std::vector<std::string> clusters_ = {"alpha", "beta", "gamma"};  // where its jobs may go
 };
 
 // Snakemake's built-in --slurm executor: `sbatch ... --wrap=...` read by
@@ -255,7 +263,7 @@ TEST_F(SnakemakeTest, ItsClusterModeKilledMidwayResumesAndFinishes) {
 // its answer cancels its job: DaemonTest.SbatchInterruptedWhile...).
 TEST_F(SnakemakeTest, CtrlCCancelsItsJobsOnEveryCluster) {
   std::vector<std::string> args = ClusterMode();
-  args.insert(args.end(), {"--config", kExtra, "hold=300"});
+  args.insert(args.end(), {"--config", extra_, "hold=300"});
   std::set<std::string> busy;  // the clusters running its jobs when interrupted
   int looks_all_in = 0;        // successive looks (1 s apart) with all 12 queued
   auto spread = [&] {
@@ -287,6 +295,68 @@ TEST_F(SnakemakeTest, CtrlCCancelsItsJobsOnEveryCluster) {
                                                             : 0);
   }
   EXPECT_EQ(Done("square"), 0);
+}
+
+// epsilon (Slurm 24.11, behind a bastion asking for a one-time code) and
+// alpha: the user logs in once, then Snakemake's generic mode runs as on one
+// cluster. The workflow lives under the user's scratch, which both clusters
+// name /scratch/skyuser1: each job there gets the folder's copy (through the
+// bastion's session) at the same path, runs Debian 13's Snakemake on the
+// node, and what it wrote comes back before sacct says it ended, so the
+// next rule finds its inputs wherever it runs.
+class SnakemakeOverEpsilonTest : public SnakemakeTest {
+ protected:
+  void SetUp() override {
+    extra_ = "slurm_extra=--gpus=1 --sky-any-cluster=alpha,epsilon";
+    clusters_ = {"alpha", "epsilon"};
+    SnakemakeTest::SetUp();
+    if (HasFatalFailure()) return;
+    if (tb_.env.count("SLURM_CONF_EPSILON") == 0) {
+      clusters_ = {"alpha"};
+      GTEST_SKIP() << "the testbed was brought up without epsilon (SKYSLURM_TESTBED_EPSILON=0)";
+    }
+    Command login{.argv = {kSkyslurmCli, "login", "epsilon"}, .stdin_data = OneTimeCode(tb_)};
+    login.env_set = {{"HOME", home_}, {"SLURM_CONF", tb_.SlurmConf("alpha")}};
+    login.env_unset = {"SKYSLURM_CONFIG", "SKYSLURM_SITE_CONFIG", "SKYSLURM_CLUSTERS_FILE",
+                       "XDG_CONFIG_HOME", "XDG_STATE_HOME",       "XDG_RUNTIME_DIR"};
+    login.timeout = std::chrono::seconds(60);
+    CommandOutput out = Exec(login);
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+  }
+  void TearDown() override {
+    if (!home_.empty()) {
+      Command logout{.argv = {kSkyslurmCli, "logout", "epsilon"}};
+      logout.env_set = {{"HOME", home_}};
+      logout.env_unset = {"XDG_RUNTIME_DIR"};
+      Exec(logout);
+    }
+    SnakemakeTest::TearDown();
+    if (!folder_.empty()) {
+      if (clusters_.size() > 1) RunOn(tb_, "epsilon", {"rm", "-rf", folder_});
+      fs::remove_all(folder_);
+    }
+  }
+  // Under the scratch root alpha and epsilon both name /scratch/skyuser1.
+  std::string WorkflowFolder() override {
+    folder_ = "/scratch/skyuser1/snakemake-" + fs::path(tmp_.path()).filename().string();
+    fs::create_directories(folder_);
+    fs::permissions(folder_, fs::perms::all);
+    return folder_ + "/workflow";
+  }
+
+  std::string folder_;
+};
+
+TEST_F(SnakemakeOverEpsilonTest, ItsClusterModeSpreadsOverAlphaAndEpsilon) {
+  Command snakemake = SnakemakeCommand(ClusterMode());
+  snakemake.env_unset.push_back("XDG_RUNTIME_DIR");  // the session where login put it
+  CommandOutput run = Exec(snakemake);
+  ASSERT_EQ(run.exit_code, 0) << run.err.substr(run.err.size() > 6000 ? run.err.size() - 6000 : 0);
+  const std::map<std::string, int> where = CheckOutputs();
+  EXPECT_GT(where.count("alpha"), 0u) << Where(where);
+  EXPECT_GT(where.count("epsilon"), 0u) << Where(where);
+  EXPECT_EQ(where.size(), 2u) << Where(where);
+  std::printf("snakemake --cluster over alpha and epsilon: ran on%s\n", Where(where).c_str());
 }
 
 }  // namespace
