@@ -20,10 +20,13 @@ packages=(
   # libraries (Debian's only; see docs/architecture.md)
   libssh-dev libcurl4-openssl-dev libyaml-cpp-dev libjsoncpp-dev
   libspdlog-dev libfmt-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev libssl-dev
+  libpq-dev
   sqlite3 libgtest-dev libgmock-dev libslurm-dev
   # the testbed: real Slurm 22.05, munge, login nodes, environment modules
   slurmctld slurmd slurm-client munge openssh-server openssh-client lmod
   slurmdbd mariadb-server
+  # a site daemon's state: PostgreSQL 15 on a loopback port (scripts/testbed/postgres)
+  postgresql-15
   # gamma's entry reaches it through slurmrestd (access: rest)
   slurmrestd
   # epsilon: Slurm 24.11 in a Debian 13 root filesystem (debootstrap), behind

@@ -497,6 +497,11 @@ tb_epsilon_login_addr() { echo 10.77.6.2; }
 tb_epsilon_gw_addr() { echo 10.77.5.2; }
 tb_epsilon_enabled() { [ "${SKYSLURM_TESTBED_EPSILON:-1}" != 0 ]; }
 
+# PostgreSQL (scripts/testbed/postgres): site daemons' state and the store
+# tests' second engine, on this machine's loopback.
+TB_POSTGRES_PORT=7508
+tb_postgres_enabled() { [ "${SKYSLURM_TESTBED_POSTGRES:-1}" != 0 ]; }
+
 # epsilon's Debian 13 root filesystem (scripts/testbed/trixie-rootfs), kept
 # beside the testbed's state so that `down --purge` keeps it.
 TB_CACHE=${SKYSLURM_TESTBED_CACHE:-/var/cache/skyslurm-testbed}
