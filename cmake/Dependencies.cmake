@@ -11,7 +11,8 @@ find_package(yaml-cpp 0.7 CONFIG REQUIRED)       # target: yaml-cpp
 find_package(jsoncpp CONFIG REQUIRED)            # JsonCpp::JsonCpp
 find_package(fmt 9 CONFIG REQUIRED)              # fmt::fmt (GCC 12 has no <format>)
 find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog (skyslurmd's log), built on external fmt
-find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3
+find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3: a user's own daemon's state
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq>=12)  # PkgConfig::LIBPQ: a site's state in PostgreSQL
 find_package(OpenSSL 3 REQUIRED)                 # OpenSSL::Crypto: a task's secrets sealed in the store
 find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB

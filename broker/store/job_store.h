@@ -1,8 +1,11 @@
 // skyslurmd's durable state: every sky job, every Slurm job made for it
 // (its copies, with the script as translated for that cluster), the history
 // of its placement with reasons, and the intents written before every
-// remote action. SQLite in WAL mode, one file under the user's state dir;
-// the schema is versioned (PRAGMA user_version) and migrated forward on open.
+// remote action. A user's own daemon keeps it in SQLite (WAL mode, one file
+// under the user's state dir), a site's daemons in PostgreSQL (one database
+// for every replica): one store, its SQL written once over a connection of
+// either engine (sql_connection.h); the schema is versioned and migrated
+// forward on open (schema.h).
 //
 // Thread-safe: one connection behind a mutex. Every method is one
 // transaction; Apply() groups several changes into one.
@@ -17,15 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "broker/store/schema.h"
+#include "broker/store/sql_connection.h"
 #include "broker/util/status.h"
 
-struct sqlite3;
-
 namespace skyslurm::store {
-
-// The schema version this build writes; older files are migrated on open,
-// newer ones refused.
-inline constexpr int kSchemaVersion = 8;
 
 struct SkyJob {
   std::string sky_id;
@@ -39,7 +38,7 @@ struct SkyJob {
   std::string state = "SUBMITTING";
   std::string reason;
   std::string cluster;     // where its live copy is ("" before the first)
-  std::string native_id;    // that copy's Slurm job id
+  std::string native_id;   // that copy's Slurm job id
   std::string input_json;  // the job as the user gave it (daemon/job_input.h)
   bool managed = false;
   int retry_on_failure = 0;  // user-code failures to retry (--sky-retry-on-failure)
@@ -126,13 +125,17 @@ struct GpuSample {
 
 class JobStore {
  public:
-  // Opens (creating it and its folder, mode 0700) the database at `path`.
-  static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  // Opens the database `location` names (OpenSqlConnection: a
+  // postgresql:// URL, else a SQLite file, made with its folder, mode
+  // 0700) and migrates its schema.
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& location);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
   int schema_version() const { return schema_version_; }
+  // "SQLite" or "PostgreSQL".
+  std::string_view engine() const;
 
   // Adds a new sky job; AlreadyExists when the id is taken.
   Status Insert(const SkyJob& job);
@@ -177,20 +180,21 @@ class JobStore {
   // Runs `body` in one transaction: all of its changes land, or none.
   Status Apply(const std::function<Status()>& body);
 
- private:
-  explicit JobStore(sqlite3* db) : db_(db) {}
-  Status Migrate();
-  Status Exec(const char* sql);
-  Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
-
- public:
   // The highest numeric native id of any copy on `cluster` (0: none): the
   // numbers skyslurmd gives a cluster without ids of its own never repeat.
   Result<std::int64_t> HighestNativeId(const std::string& cluster);
 
  private:
+  explicit JobStore(std::unique_ptr<SqlConnection> db);
+  // One statement that reads, and one that writes (in a transaction of its
+  // own, or of the Apply() it runs in); `what` names it in errors.
+  Result<SqlRows> Read(std::string_view sql, const std::vector<SqlValue>& params,
+                       std::string_view what);
+  Status Write(std::string_view sql, const std::vector<SqlValue>& params, std::string_view what,
+               std::int64_t* changes = nullptr);
+  Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
 
-  sqlite3* db_;
+  std::unique_ptr<SqlConnection> db_;
   int schema_version_ = 0;
   std::recursive_mutex mu_;
   int depth_ = 0;  // nested Apply()

@@ -1,11 +1,23 @@
+// The store's tests. Those of StoreEngineTest run against each engine:
+// SQLite here (job_store_test, a unit test), PostgreSQL in
+// job_store_postgres_test, the same file built against the testbed's server
+// (an integration test: each test in a database of its own, dropped after).
 #include "broker/store/job_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
+
+#include "broker/store/postgres_connection.h"
+#ifdef SKYSLURM_STORE_TEST_POSTGRES
+#include "tests/support/testbed.h"
+#endif
 
 namespace skyslurm::store {
 namespace {
@@ -36,6 +48,73 @@ class JobStoreTest : public ::testing::Test {
   std::string path_;
 };
 
+// A store of the engine the test is instantiated for, made empty for it.
+class StoreEngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (GetParam() == "SQLite") {
+      dir_ = fs::temp_directory_path() / ("skyslurm-store-" + std::to_string(::getpid()) + "-" +
+                                          test.substr(test.find('/') + 1));
+      fs::remove_all(dir_);
+      location_ = (dir_ / "state" / "skyslurmd.db").string();
+      return;
+    }
+#ifdef SKYSLURM_STORE_TEST_POSTGRES
+    auto tb = skyslurm::testing::LoadTestbed();
+    ASSERT_TRUE(tb.ok()) << tb.status().message();
+    admin_url_ = tb->env["SKYSLURM_POSTGRES_URL"];
+    ASSERT_FALSE(admin_url_.empty())
+        << "the testbed runs no PostgreSQL (SKYSLURM_TESTBED_POSTGRES=0?)";
+    auto admin = PostgresConnection::Open(admin_url_);
+    ASSERT_TRUE(admin.ok()) << admin.status().message();
+    static std::atomic<int> n{0};
+    database_ = "skytest_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
+    ASSERT_TRUE((*admin)->ExecScript("DROP DATABASE IF EXISTS " + database_).ok());
+    Status made = (*admin)->ExecScript("CREATE DATABASE " + database_);
+    ASSERT_TRUE(made.ok()) << made.message();
+    // The same server and credentials, the test's own database.
+    location_ = admin_url_;
+    const auto slash = location_.find("/postgres");
+    ASSERT_NE(slash, std::string::npos) << location_;
+    location_.replace(slash, std::string("/postgres").size(), "/" + database_);
+#else
+    FAIL() << "no engine " << GetParam() << " in this build";
+#endif
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+    if (!database_.empty()) {
+      auto admin = PostgresConnection::Open(admin_url_);
+      if (admin.ok()) (void)(*admin)->ExecScript("DROP DATABASE " + database_ + " WITH (FORCE)");
+    }
+  }
+  Result<std::unique_ptr<JobStore>> Open() { return JobStore::Open(location_); }
+  static SkyJob Job(const std::string& id, std::time_t created) {
+    SkyJob j;
+    j.sky_id = id;
+    j.owner = "alice";
+    j.input_json = R"({"tool":"sbatch"})";
+    j.created = j.updated = created;
+    return j;
+  }
+
+  fs::path dir_;
+  std::string admin_url_;
+  std::string database_;
+  std::string location_;
+};
+
+#ifdef SKYSLURM_STORE_TEST_POSTGRES
+INSTANTIATE_TEST_SUITE_P(Engine, StoreEngineTest, ::testing::Values("PostgreSQL"),
+                         [](const auto& engine) { return engine.param; });
+#else
+INSTANTIATE_TEST_SUITE_P(Engine, StoreEngineTest, ::testing::Values("SQLite"),
+                         [](const auto& engine) { return engine.param; });
+#endif
+
+#ifndef SKYSLURM_STORE_TEST_POSTGRES
+// SQLite's own: the file, its mode, its migrations from the first schema.
 TEST_F(JobStoreTest, CreatesAPrivateWalDatabaseAtTheCurrentSchema) {
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().message();
@@ -47,10 +126,11 @@ TEST_F(JobStoreTest, CreatesAPrivateWalDatabaseAtTheCurrentSchema) {
   EXPECT_EQ(st.st_mode & 0077, 0u);
   EXPECT_TRUE(fs::exists(path_ + "-wal"));
 }
+#endif
 
-TEST_F(JobStoreTest, JobsSurviveReopening) {
+TEST_P(StoreEngineTest, JobsSurviveReopening) {
   {
-    auto store = JobStore::Open(path_);
+    auto store = Open();
     ASSERT_TRUE(store.ok());
     SkyJob j = Job("sky-1", 100);
     j.managed = true;
@@ -63,7 +143,7 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
     ASSERT_TRUE((*store)->Update(j).ok());
     ASSERT_TRUE((*store)->Insert(Job("sky-2", 200)).ok());
   }
-  auto store = JobStore::Open(path_);
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   auto j = (*store)->Get("sky-1");
   ASSERT_TRUE(j.ok());
@@ -85,8 +165,8 @@ TEST_F(JobStoreTest, JobsSurviveReopening) {
   EXPECT_EQ((*store)->List(true)->size(), 1u);
 }
 
-TEST_F(JobStoreTest, AJobIsFoundByItsGlobalIdTheWholeOfAnArrayBeforeItsParts) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, AJobIsFoundByItsGlobalIdTheWholeOfAnArrayBeforeItsParts) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   SkyJob whole = Job("sky-w", 100);
   whole.global_id = 805306445;
@@ -103,8 +183,8 @@ TEST_F(JobStoreTest, AJobIsFoundByItsGlobalIdTheWholeOfAnArrayBeforeItsParts) {
   EXPECT_EQ((*store)->GetByGlobalId(805306446).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(JobStoreTest, PlacedSinceListsTheJobsPlacedWithAnEstimateThatStartedOrWait) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, PlacedSinceListsTheJobsPlacedWithAnEstimateThatStartedOrWait) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   auto add = [&](const std::string& id, std::time_t submitted, std::time_t expected,
                  std::time_t started, const std::string& state) {
@@ -131,8 +211,8 @@ TEST_F(JobStoreTest, PlacedSinceListsTheJobsPlacedWithAnEstimateThatStartedOrWai
   EXPECT_EQ((*store)->PlacedSince(100, 10)->size(), 3u);
 }
 
-TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, IntentsStayOpenUntilEnded) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
   auto a = (*store)->BeginIntent({0, "sky-1", "submit", "beta", "", 5});
@@ -152,8 +232,8 @@ TEST_F(JobStoreTest, IntentsStayOpenUntilEnded) {
   EXPECT_EQ((*open)[0].native_id, "7 cancelled");
 }
 
-TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, ApplyIsAllOrNothing) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
   Status st = (*store)->Apply([&] {
@@ -178,6 +258,7 @@ TEST_F(JobStoreTest, ApplyIsAllOrNothing) {
   EXPECT_EQ((*(*store)->Copies("sky-1"))[0].state, "CANCELLED");
 }
 
+#ifndef SKYSLURM_STORE_TEST_POSTGRES
 TEST_F(JobStoreTest, RefusesANewerSchema) {
   { ASSERT_TRUE(JobStore::Open(path_).ok()); }
   sqlite3* db = nullptr;
@@ -187,7 +268,8 @@ TEST_F(JobStoreTest, RefusesANewerSchema) {
   auto store = JobStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(),
-              HasSubstr("schema version 99, newer than this skyslurmd's " + std::to_string(kSchemaVersion)));
+              HasSubstr("schema version 99, newer than this skyslurmd's " +
+                        std::to_string(kSchemaVersion)));
 }
 
 // A database of the first schema (slurm_id) is migrated in place: its jobs,
@@ -282,9 +364,11 @@ PRAGMA user_version=1;
   EXPECT_EQ((*intents)[0].native_id, "1219");
 }
 
+#endif
+
 // The dashboard's rows: a job's name kept, a listing without inputs.
-TEST_F(JobStoreTest, ABriefListingHasTheNameAndNoInput) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, ABriefListingHasTheNameAndNoInput) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   SkyJob j = Job("sky-1", 100);
   j.name = "train";
@@ -300,8 +384,8 @@ TEST_F(JobStoreTest, ABriefListingHasTheNameAndNoInput) {
 }
 
 // GPU samples for the charts: kept by cluster and time, the old forgotten.
-TEST_F(JobStoreTest, GpuSamplesAreKeptForABoundedTime) {
-  auto store = JobStore::Open(path_);
+TEST_P(StoreEngineTest, GpuSamplesAreKeptForABoundedTime) {
+  auto store = Open();
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->AddGpuSamples({{"alpha", 100, 16, 8, 0}, {"beta", 100, 8, 8, 4}}, 0).ok());
   ASSERT_TRUE((*store)->AddGpuSamples({{"alpha", 200, 16, 0, 8}}, 150).ok());
@@ -313,6 +397,90 @@ TEST_F(JobStoreTest, GpuSamplesAreKeptForABoundedTime) {
   EXPECT_EQ((*all)[0].pending, 8);
   EXPECT_TRUE((*store)->GpuSamplesSince(201)->empty());
 }
+
+// What the engines spell differently: the order parts were made in, and
+// the highest number among a cluster's ids ("30_4": an array task's).
+TEST_P(StoreEngineTest, PartsKeepTheirOrderAndTheHighestIdIsANumber) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  for (const char* id : {"sky-1-c", "sky-1-a", "sky-1-b"}) {
+    SkyJob part = Job(id, 2);
+    part.parent = "sky-1";
+    ASSERT_TRUE((*store)->Insert(part).ok());
+  }
+  auto parts = (*store)->Parts("sky-1");
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  ASSERT_EQ(parts->size(), 3u);
+  EXPECT_EQ((*parts)[0].sky_id, "sky-1-c");
+  EXPECT_EQ((*parts)[2].sky_id, "sky-1-b");
+  for (const char* native : {"12", "9", "30_4", "7"}) {
+    ASSERT_TRUE((*store)->AddCopy({"sky-1", "beta", native, "", "", "", "PENDING", 3}).ok());
+  }
+  ASSERT_TRUE((*store)->AddCopy({"sky-1", "gamma", "99", "", "", "", "PENDING", 3}).ok());
+  auto highest = (*store)->HighestNativeId("beta");
+  ASSERT_TRUE(highest.ok()) << highest.status().message();
+  EXPECT_EQ(*highest, 30);
+  EXPECT_EQ(*(*store)->HighestNativeId("delta"), 0);
+  // A copy recorded again (a retried submission found it) is replaced.
+  ASSERT_TRUE((*store)->AddCopy({"sky-1", "beta", "9", "gpu", "", "", "RUNNING", 4}).ok());
+  auto copies = (*store)->Copies("sky-1");
+  ASSERT_TRUE(copies.ok());
+  EXPECT_EQ(copies->size(), 5u);
+  for (const Copy& c : *copies) {
+    if (c.native_id == "9") {
+      EXPECT_EQ(c.partition + " " + c.state, "gpu RUNNING");
+    }
+  }
+}
+
+#ifdef SKYSLURM_STORE_TEST_POSTGRES
+// Replicas started together migrate an empty database once, and each
+// finds it at the current schema.
+TEST_P(StoreEngineTest, ReplicasOpeningTogetherMigrateOnce) {
+  std::vector<std::thread> replicas;
+  std::vector<Status> opened(4);
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    replicas.emplace_back([&, i] {
+      auto store = Open();
+      opened[i] = store.ok() ? OkStatus() : store.status();
+    });
+  }
+  for (auto& t : replicas) t.join();
+  for (const Status& st : opened) EXPECT_TRUE(st.ok()) << st.message();
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->schema_version(), kSchemaVersion);
+  EXPECT_EQ((*store)->engine(), "PostgreSQL");
+}
+
+TEST_P(StoreEngineTest, RefusesANewerSchema) {
+  { ASSERT_TRUE(Open().ok()); }
+  auto db = PostgresConnection::Open(location_);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->ExecScript("UPDATE skyslurm_schema SET version = 99").ok());
+  auto store = Open();
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(),
+              HasSubstr("schema version 99, newer than this skyslurmd's " +
+                        std::to_string(kSchemaVersion)));
+}
+
+// The server restarted under the daemon: its next use reconnects, and
+// nothing committed before is lost.
+TEST_P(StoreEngineTest, AServerRestartedUnderTheStoreIsReconnectedTo) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  const std::string script = skyslurm::testing::TestbedScript("postgres");
+  ASSERT_EQ(std::system((script + " down >/dev/null && " + script + " up >/dev/null").c_str()), 0);
+  auto j = (*store)->Get("sky-1");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_EQ(j->owner, "alice");
+  ASSERT_TRUE((*store)->Insert(Job("sky-2", 2)).ok());
+  EXPECT_EQ((*store)->List(false)->size(), 2u);
+}
+#endif
 
 TEST(StatesTest, FinalOrLive) {
   EXPECT_FALSE(IsFinalState("PENDING"));

@@ -1,0 +1,190 @@
+#include "broker/store/postgres_connection.h"
+
+#include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace skyslurm::store {
+namespace {
+
+// The advisory lock replicas take to migrate the schema one at a time
+// ("skyslurm" in ASCII).
+constexpr std::int64_t kMigrationLock = 0x736b79736c75726d;
+
+struct ResultFree {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using PgResult = std::unique_ptr<PGresult, ResultFree>;
+
+// libpq's messages end with a newline.
+std::string Trimmed(const char* message) {
+  std::string m = message == nullptr ? "" : message;
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
+}
+
+void IgnoreNotice(void*, const char*) {}
+
+}  // namespace
+
+std::string NumberPlaceholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  char quote = 0;  // inside '...' or "..."
+  int n = 0;
+  for (char c : sql) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;  // a doubled quote reopens at once: same result
+      out += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+    } else if (c == '?') {
+      out += '$';
+      out += std::to_string(++n);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string PostgresWhere(std::string_view url) {
+  std::string_view rest =
+      url.substr(url.find("://") == std::string_view::npos ? 0 : url.find("://") + 3);
+  if (const auto at = rest.rfind('@', rest.find('/')); at != std::string_view::npos) {
+    rest.remove_prefix(at + 1);  // user and password
+  }
+  if (const auto q = rest.find('?'); q != std::string_view::npos) rest = rest.substr(0, q);
+  return std::string(rest);
+}
+
+Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::string& url) {
+  pg_conn* conn = PQconnectdb(url.c_str());
+  if (conn == nullptr) return UnavailableError("PostgreSQL: out of memory");
+  std::unique_ptr<PostgresConnection> c(new PostgresConnection(conn, url, PostgresWhere(url)));
+  if (PQstatus(conn) != CONNECTION_OK) {
+    return UnavailableError(fmt::format("cannot reach the state database {}: {}", c->where_,
+                                        Trimmed(PQerrorMessage(conn))));
+  }
+  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);  // "already exists, skipping"
+  return c;
+}
+
+PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
+
+Status PostgresConnection::Reconnect() {
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    return UnavailableError(fmt::format("the state database {} does not answer: {}", where_,
+                                        Trimmed(PQerrorMessage(conn_))));
+  }
+  PQsetNoticeProcessor(conn_, IgnoreNotice, nullptr);
+  return OkStatus();
+}
+
+Status PostgresConnection::ExecScript(std::string_view sql) { return Query(sql, {}).status(); }
+
+Result<SqlRows> PostgresConnection::Query(std::string_view sql,
+                                          const std::vector<SqlValue>& params) {
+  const std::string text = params.empty() ? std::string(sql) : NumberPlaceholders(sql);
+  std::vector<std::string> values;
+  values.reserve(params.size());
+  for (const SqlValue& p : params) {
+    values.push_back(std::holds_alternative<std::int64_t>(p)
+                         ? std::to_string(std::get<std::int64_t>(p))
+                         : std::get<std::string>(p));
+  }
+  std::vector<const char*> pointers;
+  for (const std::string& v : values) pointers.push_back(v.c_str());
+  auto run = [&] {
+    // Without parameters, PQexec: a script of several statements.
+    return PgResult(params.empty()
+                        ? PQexec(conn_, text.c_str())
+                        : PQexecParams(conn_, text.c_str(), static_cast<int>(pointers.size()),
+                                       nullptr, pointers.data(), nullptr, nullptr, 0));
+  };
+  PgResult r = run();
+  // The server went away between transactions (restarted): once more on
+  // a new connection. Inside a transaction its work is lost with the old
+  // connection, and the caller hears so. The store writes only inside
+  // transactions, so a statement run again here is a read or a BEGIN.
+  if (PQstatus(conn_) == CONNECTION_BAD && !in_transaction_) {
+    SKY_RETURN_IF_ERROR(Reconnect());
+    r = run();
+  }
+  if (PQstatus(conn_) == CONNECTION_BAD) {
+    in_transaction_ = false;
+    return UnavailableError(
+        fmt::format("the state database {} went away: {}", where_, Trimmed(PQerrorMessage(conn_))));
+  }
+  const ExecStatusType status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    const char* state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
+    const std::string why = Trimmed(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
+    if (state != nullptr && std::string_view(state) == "23505") {  // unique_violation
+      return AlreadyExistsError(fmt::format("state database: {}", why));
+    }
+    return InternalError(fmt::format("state database: {}", why));
+  }
+  SqlRows out;
+  const int rows = PQntuples(r.get());
+  const int columns = PQnfields(r.get());
+  out.rows.reserve(static_cast<std::size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    std::vector<std::string>& row = out.rows.emplace_back();
+    row.reserve(static_cast<std::size_t>(columns));
+    for (int c = 0; c < columns; ++c) {
+      row.emplace_back(PQgetvalue(r.get(), i, c),
+                       static_cast<std::size_t>(PQgetlength(r.get(), i, c)));
+    }
+  }
+  const char* changed = PQcmdTuples(r.get());
+  out.changes = changed != nullptr ? std::strtoll(changed, nullptr, 10) : 0;
+  return out;
+}
+
+Status PostgresConnection::Begin() {
+  SKY_RETURN_IF_ERROR(ExecScript("BEGIN"));
+  in_transaction_ = true;
+  return OkStatus();
+}
+
+Status PostgresConnection::Commit() {
+  Status st = ExecScript("COMMIT");
+  in_transaction_ = false;
+  return st;
+}
+
+Status PostgresConnection::Rollback() {
+  Status st = ExecScript("ROLLBACK");
+  in_transaction_ = false;
+  return st;
+}
+
+Status PostgresConnection::LockForMigration() {
+  return Query(fmt::format("SELECT pg_advisory_xact_lock({})", kMigrationLock), {}).status();
+}
+
+Result<int> PostgresConnection::SchemaVersion() {
+  SKY_RETURN_IF_ERROR(
+      ExecScript("CREATE TABLE IF NOT EXISTS skyslurm_schema (version INTEGER NOT NULL)"));
+  SKY_ASSIGN_OR_RETURN(SqlRows r,
+                       Query("SELECT COALESCE(MAX(version), 0) FROM skyslurm_schema", {}));
+  return static_cast<int>(r.Int(0, 0));
+}
+
+Status PostgresConnection::SetSchemaVersion(int version) {
+  SKY_RETURN_IF_ERROR(ExecScript("DELETE FROM skyslurm_schema"));
+  // Numbers are written into the statement: no parameters, no variants
+  // (GCC 12 warns, wrongly, of a variant's string in a one-number list).
+  return ExecScript(fmt::format("INSERT INTO skyslurm_schema (version) VALUES ({})", version));
+}
+
+std::string PostgresConnection::LeadingNumber(std::string_view column) const {
+  return fmt::format("CAST(substring({} from '^[0-9]+') AS BIGINT)", column);
+}
+
+}  // namespace skyslurm::store
