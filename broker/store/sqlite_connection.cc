@@ -102,7 +102,10 @@ Result<SqlRows> SqliteConnection::Query(std::string_view sql, const std::vector<
                                      static_cast<std::size_t>(sqlite3_column_bytes(s.get(), c))));
     }
   }
-  if (rc == SQLITE_CONSTRAINT) {
+  // A key taken is AlreadyExists (as PostgreSQL's unique_violation); any
+  // other broken constraint (a copy of no job) is a bug of ours.
+  const int extended = sqlite3_extended_errcode(db_);
+  if (extended == SQLITE_CONSTRAINT_PRIMARYKEY || extended == SQLITE_CONSTRAINT_UNIQUE) {
     return AlreadyExistsError(fmt::format("state database: {}", sqlite3_errmsg(db_)));
   }
   if (rc != SQLITE_DONE) return Error("running a statement");
