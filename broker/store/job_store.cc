@@ -20,6 +20,8 @@ constexpr const char* kBriefJobColumns =
     "sky_id, owner, state, reason, cluster, native_id, '', managed, retry_on_failure, "
     "restarts, moves, created, updated, submitted, expected_start, started, ended, exit_code, "
     "model_start, parent, indices, global_id, name";
+constexpr const char* kLiveStates =
+    "('SUBMITTING','PENDING','RUNNING','MIGRATING','RECOVERING','UNKNOWN','SPREAD')";
 constexpr const char* kCopyColumns =
     "sky_id, cluster, native_id, partition, args, script, state, submitted, workdir, source, "
     "sent_ns";
@@ -199,12 +201,11 @@ Result<SkyJob> JobStore::Get(const std::string& sky_id) {
 
 Result<std::vector<SkyJob>> JobStore::List(bool live_only, bool brief) {
   SKY_ASSIGN_OR_RETURN(
-      SqlRows r, Read(fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC",
-                                  brief ? kBriefJobColumns : kJobColumns,
-                                  live_only ? " WHERE state IN ('SUBMITTING','PENDING','RUNNING',"
-                                              "'MIGRATING','RECOVERING','UNKNOWN','SPREAD')"
-                                            : ""),
-                      {}, "listing jobs"));
+      SqlRows r,
+      Read(fmt::format("SELECT {} FROM jobs{} ORDER BY created DESC, sky_id DESC",
+                       brief ? kBriefJobColumns : kJobColumns,
+                       live_only ? fmt::format(" WHERE state IN {}", kLiveStates) : std::string()),
+           {}, "listing jobs"));
   return JobsFromRows(r);
 }
 
@@ -370,6 +371,70 @@ Result<std::vector<Intent>> JobStore::OpenIntents() {
         {r.Int(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4), r.Int(i, 5)});
   }
   return out;
+}
+
+Result<bool> JobStore::TakeLease(const std::string& sky_id, const std::string& owner,
+                                 std::chrono::milliseconds duration) {
+  const std::string now(db_->NowMs());
+  std::int64_t taken = 0;
+  SKY_RETURN_IF_ERROR(Write(fmt::format("UPDATE jobs SET lease_owner=?, lease_until={} + ? WHERE "
+                                        "sky_id=? AND (lease_owner=? OR lease_owner='' OR "
+                                        "lease_until < {})",
+                                        now, now),
+                            {owner, std::int64_t{duration.count()}, sky_id, owner},
+                            "taking a lease", &taken));
+  if (taken > 0) return true;
+  SKY_RETURN_IF_ERROR(Get(sky_id).status());  // NotFound, or held by another
+  return false;
+}
+
+Result<std::int64_t> JobStore::RenewLeases(const std::string& owner,
+                                           std::chrono::milliseconds duration) {
+  const std::string now(db_->NowMs());
+  std::int64_t renewed = 0;
+  SKY_RETURN_IF_ERROR(Write(fmt::format("UPDATE jobs SET lease_until={} + ? WHERE lease_owner=? "
+                                        "AND lease_until >= {}",
+                                        now, now),
+                            {std::int64_t{duration.count()}, owner}, "renewing leases", &renewed));
+  return renewed;
+}
+
+Result<std::vector<std::string>> JobStore::TakeFreeLeases(const std::string& owner,
+                                                          std::chrono::milliseconds duration,
+                                                          int limit) {
+  const std::string now(db_->NowMs());
+  const std::string free = fmt::format("(lease_owner='' OR lease_until < {})", now);
+  std::vector<std::string> ids;
+  SKY_RETURN_IF_ERROR(Apply([&]() -> Status {
+    // Rows another replica is taking are skipped (SkipLockedRows), and the
+    // condition is checked again outside the subquery: a job just taken is
+    // never taken twice.
+    auto r = db_->Query(
+        fmt::format("UPDATE jobs SET lease_owner=?, lease_until={} + ? WHERE sky_id IN (SELECT "
+                    "sky_id FROM jobs WHERE state IN {} AND {} ORDER BY created, sky_id LIMIT "
+                    "?{}) AND {} RETURNING sky_id",
+                    now, kLiveStates, free, db_->SkipLockedRows(), free),
+        {owner, std::int64_t{duration.count()}, std::int64_t{limit}});
+    if (!r.ok()) return r.status().WithContext("taking free leases");
+    for (std::size_t i = 0; i < r->size(); ++i) ids.push_back(r->Text(i, 0));
+    return OkStatus();
+  }));
+  return ids;
+}
+
+Status JobStore::ReleaseLease(const std::string& sky_id, const std::string& owner) {
+  return Write("UPDATE jobs SET lease_owner='', lease_until=0 WHERE sky_id=? AND lease_owner=?",
+               {sky_id, owner}, "releasing a lease");
+}
+
+Result<std::string> JobStore::LeaseHolder(const std::string& sky_id) {
+  SKY_ASSIGN_OR_RETURN(
+      SqlRows r, Read(fmt::format("SELECT CASE WHEN lease_until >= {} THEN lease_owner ELSE '' "
+                                  "END FROM jobs WHERE sky_id=?",
+                                  db_->NowMs()),
+                      {sky_id}, "reading a lease"));
+  if (r.empty()) return NotFoundError(fmt::format("no sky job {}", sky_id));
+  return r.Text(0, 0);
 }
 
 bool JobStore::HasOpenIntent(const std::string& sky_id) {

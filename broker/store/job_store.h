@@ -11,6 +11,7 @@
 // transaction; Apply() groups several changes into one.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <functional>
@@ -176,6 +177,29 @@ class JobStore {
   Status NoteIntent(std::int64_t id, const std::string& native_id);
   Result<std::vector<Intent>> OpenIntents();
   bool HasOpenIntent(const std::string& sky_id);
+
+  // Leases: a site's replicas share one database, and a live job is driven
+  // by one replica at a time, the one holding its lease; a lease not
+  // renewed lapses, and another replica takes the job over. Times are the
+  // database's clock (SqlConnection::NowMs), never a replica's.
+  //
+  // Takes or renews the lease of `sky_id` for `owner` for `duration`: true
+  // when `owner` holds it after the call (it was free, lapsed or its own),
+  // false when another replica holds it; NotFound when there is no such job.
+  Result<bool> TakeLease(const std::string& sky_id, const std::string& owner,
+                         std::chrono::milliseconds duration);
+  // Renews every lease `owner` still holds (a lapsed one taken over by
+  // another is not); how many.
+  Result<std::int64_t> RenewLeases(const std::string& owner, std::chrono::milliseconds duration);
+  // Takes for `owner` up to `limit` live jobs whose lease is free or
+  // lapsed, oldest first: their ids. Two replicas asking at once never get
+  // the same job (each skips what the other is taking).
+  Result<std::vector<std::string>> TakeFreeLeases(const std::string& owner,
+                                                  std::chrono::milliseconds duration, int limit);
+  // Gives the lease of `sky_id` back, if `owner` holds it.
+  Status ReleaseLease(const std::string& sky_id, const std::string& owner);
+  // Who holds the lease of `sky_id` now ("" when none holds it: free or lapsed).
+  Result<std::string> LeaseHolder(const std::string& sky_id);
 
   // Runs `body` in one transaction: all of its changes land, or none.
   Status Apply(const std::function<Status()>& body);

@@ -33,6 +33,10 @@ class PostgresConnection final : public SqlConnection {
   Status LockForMigration() override;
   std::string_view InsertionOrder() const override { return "seq"; }
   std::string LeadingNumber(std::string_view column) const override;
+  std::string_view NowMs() const override {
+    return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
+  }
+  std::string_view SkipLockedRows() const override { return " FOR UPDATE SKIP LOCKED"; }
 
  private:
   PostgresConnection(pg_conn* conn, std::string url, std::string where)

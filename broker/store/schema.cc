@@ -119,9 +119,10 @@ CREATE INDEX gpu_samples_time ON gpu_samples(time);
 ALTER TABLE jobs ADD COLUMN name TEXT NOT NULL DEFAULT '';
 )sql",
 };
-// One migration for each version: a migration added without its version
-// (or the reverse) is a build error, not a column missing at run time.
-static_assert(std::size(kSqliteMigrations) == kSchemaVersion);
+// One migration for each version up to 8 (kLaterMigrations after): a
+// migration added without its version (or the reverse) is a build error,
+// not a column missing at run time.
+static_assert(std::size(kSqliteMigrations) == 8);
 
 // PostgreSQL's schema at version 8, whole: what SQLite's migrations 1 to
 // 8 made, with PostgreSQL's types (BIGINT for times and ids) and a serial
@@ -204,8 +205,22 @@ CREATE INDEX gpu_samples_time ON gpu_samples(time);
 )sql";
 constexpr int kPostgresFirstVersion = 8;
 
+// From version 8 on, one migration for both engines (SQLite reads BIGINT
+// as an integer): [i] takes version 8 + i to 9 + i.
+const char* const kLaterMigrations[] = {
+    // 9: a live job is driven by one replica at a time (a site's daemons
+    // share the database): the replica holding its lease, and until when
+    // (ms since the epoch, by the database's clock).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+)sql",
+};
+static_assert(kPostgresFirstVersion + std::size(kLaterMigrations) == kSchemaVersion);
+
 // The SQL that takes `db` from `version` to the next one.
 const char* NextMigration(const SqlConnection& db, int version) {
+  if (version >= kPostgresFirstVersion) return kLaterMigrations[version - kPostgresFirstVersion];
   if (db.engine() != "PostgreSQL") return kSqliteMigrations[version];
   return version == 0 ? kPostgresVersion8 : nullptr;
 }

@@ -2,7 +2,8 @@
 // schema version is one number for both: version N means the same tables
 // and columns in SQLite and in PostgreSQL. SQLite files have come through
 // every version since the first; a PostgreSQL database starts at version 8
-// (where the site daemon began) and follows from there.
+// (where the site daemon began) and follows from there, and from 8 on each
+// migration is one SQL text for both.
 #pragma once
 
 #include "broker/store/sql_connection.h"
@@ -12,7 +13,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older databases are migrated on
 // open, newer ones refused.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Takes the database to kSchemaVersion in one transaction, under the
 // migration lock (replicas starting together migrate once); refuses a

@@ -71,6 +71,14 @@ class SqlConnection {
   virtual std::string_view InsertionOrder() const = 0;
   // The number a text column starts with ("23_5" -> 23; none -> NULL).
   virtual std::string LeadingNumber(std::string_view column) const = 0;
+  // The database's clock, in ms since the epoch, as an SQL expression:
+  // leases are timed by it, so replicas on hosts whose clocks differ agree.
+  virtual std::string_view NowMs() const = 0;
+  // What ends a SELECT whose rows the transaction is about to change, so
+  // that writers at once take disjoint rows without waiting on each other
+  // (PostgreSQL's FOR UPDATE SKIP LOCKED; nothing in SQLite, whose writers
+  // take turns).
+  virtual std::string_view SkipLockedRows() const = 0;
 };
 
 // Opens the database `location` names: a postgresql:// (or postgres://) URL,

@@ -32,6 +32,10 @@ class SqliteConnection final : public SqlConnection {
   Status LockForMigration() override { return OkStatus(); }
   std::string_view InsertionOrder() const override { return "rowid"; }
   std::string LeadingNumber(std::string_view column) const override;
+  std::string_view NowMs() const override {
+    return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+  }
+  std::string_view SkipLockedRows() const override { return ""; }
 
  private:
   SqliteConnection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

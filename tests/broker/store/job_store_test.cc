@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "broker/store/postgres_connection.h"
@@ -432,6 +433,94 @@ TEST_P(StoreEngineTest, PartsKeepTheirOrderAndTheHighestIdIsANumber) {
       EXPECT_EQ(c.partition + " " + c.state, "gpu RUNNING");
     }
   }
+}
+
+// A taken key is AlreadyExists in both engines; a copy of no job breaks
+// another constraint, which is no "already exists".
+TEST_P(StoreEngineTest, ATakenKeyIsAlreadyExistsAndACopyOfNoJobIsNot) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  EXPECT_EQ((*store)->Insert(Job("sky-1", 1)).code(), StatusCode::kAlreadyExists);
+  Status orphan = (*store)->AddCopy({"sky-none", "beta", "5", "", "", "", "PENDING", 1});
+  EXPECT_FALSE(orphan.ok());
+  EXPECT_NE(orphan.code(), StatusCode::kAlreadyExists) << orphan.message();
+  EXPECT_TRUE((*store)->Copies("sky-none")->empty());
+}
+
+// Two replicas on one database: a job's lease is held by one at a time,
+// renewed while it holds, taken over by the other once it lapses.
+TEST_P(StoreEngineTest, ALeaseIsHeldByOneReplicaAndTakenOverOnceItLapses) {
+  using std::chrono::milliseconds;
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Insert(Job("sky-1", 1)).ok());
+  ASSERT_TRUE((*a)->Insert(Job("sky-2", 2)).ok());
+  SkyJob ended = Job("sky-3", 3);
+  ended.state = "COMPLETED";
+  ASSERT_TRUE((*a)->Insert(ended).ok());
+  EXPECT_TRUE(*(*a)->TakeLease("sky-1", "a", milliseconds(10000)));
+  EXPECT_FALSE(*(*b)->TakeLease("sky-1", "b", milliseconds(10000)));
+  EXPECT_EQ(*(*b)->LeaseHolder("sky-1"), "a");
+  EXPECT_EQ((*b)->TakeLease("sky-9", "b", milliseconds(10000)).status().code(),
+            StatusCode::kNotFound);
+  // What is free and live: sky-2 (sky-1 is held, sky-3 has ended).
+  EXPECT_THAT(*(*b)->TakeFreeLeases("b", milliseconds(10000), 10), ElementsAre("sky-2"));
+  EXPECT_TRUE((*b)->TakeFreeLeases("b", milliseconds(10000), 10)->empty());
+  // a's lease, short and not renewed, lapses: b takes the job over.
+  EXPECT_TRUE(*(*a)->TakeLease("sky-1", "a", milliseconds(200)));
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(*(*b)->LeaseHolder("sky-1"), "");
+  EXPECT_EQ(*(*a)->RenewLeases("a", milliseconds(10000)), 0);
+  EXPECT_THAT(*(*b)->TakeFreeLeases("b", milliseconds(10000), 10), ElementsAre("sky-1"));
+  EXPECT_FALSE(*(*a)->TakeLease("sky-1", "a", milliseconds(10000)));
+  EXPECT_EQ(*(*b)->RenewLeases("b", milliseconds(10000)), 2);
+  // Given back, it is anyone's.
+  ASSERT_TRUE((*b)->ReleaseLease("sky-2", "b").ok());
+  EXPECT_TRUE(*(*a)->TakeLease("sky-2", "a", milliseconds(10000)));
+}
+
+// Replicas sweeping for free jobs at once take each job exactly once.
+TEST_P(StoreEngineTest, ReplicasTakingFreeJobsAtOnceNeverShareOne) {
+  constexpr int kJobs = 120;
+  constexpr int kReplicas = 4;
+  {
+    auto store = Open();
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)
+                    ->Apply([&] {
+                      for (int i = 0; i < kJobs; ++i) {
+                        SKY_RETURN_IF_ERROR((*store)->Insert(Job("sky-" + std::to_string(i), i)));
+                      }
+                      return OkStatus();
+                    })
+                    .ok());
+  }
+  std::vector<std::vector<std::string>> taken(kReplicas);
+  std::vector<std::thread> replicas;
+  for (int r = 0; r < kReplicas; ++r) {
+    replicas.emplace_back([&, r] {
+      auto store = Open();
+      if (!store.ok()) return;
+      for (;;) {
+        auto ids =
+            (*store)->TakeFreeLeases("r" + std::to_string(r), std::chrono::milliseconds(60000), 7);
+        if (!ids.ok() || ids->empty()) return;
+        taken[static_cast<std::size_t>(r)].insert(taken[static_cast<std::size_t>(r)].end(),
+                                                  ids->begin(), ids->end());
+      }
+    });
+  }
+  for (auto& t : replicas) t.join();
+  std::set<std::string> all;
+  std::size_t total = 0;
+  for (const auto& ids : taken) {
+    total += ids.size();
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(total, static_cast<std::size_t>(kJobs));
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kJobs));
 }
 
 #ifdef SKYSLURM_STORE_TEST_POSTGRES
