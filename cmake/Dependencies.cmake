@@ -13,6 +13,7 @@ find_package(fmt 9 CONFIG REQUIRED)              # fmt::fmt (GCC 12 has no <form
 find_package(spdlog 1.10 CONFIG REQUIRED)        # spdlog::spdlog (skyslurmd's log), built on external fmt
 find_package(SQLite3 REQUIRED)                   # SQLite::SQLite3: a user's own daemon's state
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq>=12)  # PkgConfig::LIBPQ: a site's state in PostgreSQL
+pkg_check_modules(MUNGE REQUIRED IMPORTED_TARGET munge>=0.5)  # PkgConfig::MUNGE: who asks a site's daemon
 find_package(OpenSSL 3 REQUIRED)                 # OpenSSL::Crypto: a task's secrets sealed in the store
 find_package(CLI11 2.1 CONFIG REQUIRED)          # CLI11::CLI11
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)  # PkgConfig::HTTPLIB

@@ -20,7 +20,7 @@ packages=(
   # libraries (Debian's only; see docs/architecture.md)
   libssh-dev libcurl4-openssl-dev libyaml-cpp-dev libjsoncpp-dev
   libspdlog-dev libfmt-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev libssl-dev
-  libpq-dev
+  libpq-dev libmunge-dev
   sqlite3 libgtest-dev libgmock-dev libslurm-dev
   # the testbed: real Slurm 22.05, munge, login nodes, environment modules
   slurmctld slurmd slurm-client munge openssh-server openssh-client lmod
