@@ -674,8 +674,10 @@ Result<JobKey> SlurmBackend::SubmitThroughRest(const RestAccess& rest, const Sub
   };
   auto facts = rest.facts(spec, left());
   if (!facts.ok()) return via_sbatch(facts.status().message());
-  // Asking what slurmrestd speaks submits nothing: whatever went wrong
-  // there, sbatch submits the job.
+  // Asking what slurmrestd speaks submits nothing: when it could not be
+  // asked, sbatch submits the job; when it answered with no version
+  // skyslurm speaks, the cluster is ruled out (RestSpoken) and nothing is
+  // submitted by another door.
   auto api = RestApi(rest, left());
   if (api.status().code() == StatusCode::kNotFound) {
     return FailedPreconditionError(api.status().message()).WithContext(name());
