@@ -465,18 +465,21 @@ TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
               ::testing::Contains(std::string("cn ") + kSnippet));
 
   // rpm -qRp: the plugin requires exactly the Slurm release (any build of
-  // it) and the skyslurm of its own build; the programs their libraries.
+  // it) and recommends the skyslurm of its own build (a compute node needs
+  // the plugin alone); the programs require their libraries.
   const std::vector<std::string> spank_requires = Query(spank_rpm_, {"-R"});
   EXPECT_THAT(spank_requires, ::testing::Contains("slurm = " + slurm_release));
+  EXPECT_THAT(spank_requires, Not(::testing::Contains(MatchesRegex("skyslurm(\\([a-z0-9_-]+\\))?( .*)?"))));
   const std::string release = Query(main_rpm_, {"--qf", "%{RELEASE}"}).at(0);
-  EXPECT_THAT(spank_requires, ::testing::Contains(MatchesRegex("skyslurm\\([a-z0-9_-]+\\) = " + version + "-" +
-                                                              release)));
+  EXPECT_THAT(Query(spank_rpm_, {"--recommends"}),
+              ::testing::Contains(MatchesRegex("skyslurm\\([a-z0-9_-]+\\) = " + version + "-" + release)));
   EXPECT_THAT(spank_requires, Not(::testing::Contains(HasSubstr("libslurm"))));
   const std::vector<std::string> main_requires = Query(main_rpm_, {"-R"});
   EXPECT_THAT(main_requires, ::testing::Contains("slurm"));
   EXPECT_THAT(main_requires, ::testing::Contains("libssh.so.4()(64bit)"));
   EXPECT_THAT(main_requires, ::testing::Contains("libyaml-cpp.so.0.7()(64bit)"));
   EXPECT_THAT(main_requires, ::testing::Contains("libsqlite3.so.0()(64bit)"));
+  EXPECT_THAT(main_requires, ::testing::Contains("libpq.so.5()(64bit)"));
 
   // The binaries inside: hardened, the plugin exporting SPANK symbols only.
   TempDir root;
