@@ -64,8 +64,9 @@ Result<std::string> MakeMungeCredential(std::string_view body, std::optional<uid
       munge_encode(&cred, ctx.get(), digest.data(), static_cast<int>(digest.size()));
   std::unique_ptr<char, Freed> owned(cred);
   if (e != EMUNGE_SUCCESS) {
-    return UnavailableError(
-        fmt::format("MUNGE could not make a credential: {}", munge_ctx_strerror(ctx.get())));
+    const char* why = munge_ctx_strerror(ctx.get());
+    return UnavailableError(fmt::format("MUNGE could not make a credential: {}",
+                                        why != nullptr ? why : munge_strerror(e)));
   }
   return std::string(cred);
 }

@@ -115,8 +115,15 @@ Result<SqlRows> JobStore::Read(std::string_view sql, const std::vector<SqlValue>
                                std::string_view what) {
   std::lock_guard lock(mu_);
   auto rows = db_->Query(sql, params);
-  if (!rows.ok()) return rows.status().WithContext(what);
+  if (!rows.ok()) {
+    NoteFailure(rows.status());
+    return rows.status().WithContext(what);
+  }
   return rows;
+}
+
+void JobStore::NoteFailure(const Status& failed) {
+  if (depth_ > 0 && !failed_in_transaction_) failed_in_transaction_ = failed;
 }
 
 Status JobStore::Apply(const std::function<Status()>& body) {
@@ -127,6 +134,7 @@ Status JobStore::Apply(const std::function<Status()>& body) {
   trace::Span span(fmt::format("state write ({} transaction)", db_->engine()),
                    trace::Cost::kStoreWrite);
   SKY_RETURN_IF_ERROR(db_->Begin());
+  failed_in_transaction_.reset();
   Status st = InternalError("state database: a change was interrupted");
   {
     // Whatever leaves the body (an exception too), the transaction ends here.
@@ -142,6 +150,14 @@ Status JobStore::Apply(const std::function<Status()>& body) {
       throw;
     }
   }
+  // A statement that failed inside the body fails the whole, even when the
+  // body went on without it: PostgreSQL has aborted the transaction by
+  // then, and SQLite is held to the same.
+  if (st.ok() && failed_in_transaction_) {
+    st = InternalError(fmt::format("state database: a change inside the transaction failed: {}",
+                                   failed_in_transaction_->message()));
+  }
+  failed_in_transaction_.reset();
   if (!st.ok()) {
     (void)db_->Rollback();
     return st;
@@ -157,7 +173,10 @@ Status JobStore::Write(std::string_view sql, const std::vector<SqlValue>& params
                        std::string_view what, std::int64_t* changes) {
   return Apply([&]() -> Status {
     auto rows = db_->Query(sql, params);
-    if (!rows.ok()) return rows.status().WithContext(what);
+    if (!rows.ok()) {
+      NoteFailure(rows.status());
+      return rows.status().WithContext(what);
+    }
     if (changes != nullptr) *changes = rows->changes;
     return OkStatus();
   });
@@ -344,7 +363,10 @@ Result<std::int64_t> JobStore::BeginIntent(const Intent& i) {
         "INSERT INTO intents (sky_id, action, cluster, native_id, created) VALUES (?,?,?,?,?) "
         "RETURNING id",
         {i.sky_id, i.action, i.cluster, i.native_id, std::int64_t{i.created}});
-    if (!r.ok()) return r.status().WithContext("writing an intent");
+    if (!r.ok()) {
+      NoteFailure(r.status());
+      return r.status().WithContext("writing an intent");
+    }
     if (r->empty()) return InternalError("state database: writing an intent gave no id");
     id = r->Int(0, 0);
     return OkStatus();
@@ -415,7 +437,10 @@ Result<std::vector<std::string>> JobStore::TakeFreeLeases(const std::string& own
                     "?{}) AND {} RETURNING sky_id",
                     now, kLiveStates, free, db_->SkipLockedRows(), free),
         {owner, std::int64_t{duration.count()}, std::int64_t{limit}});
-    if (!r.ok()) return r.status().WithContext("taking free leases");
+    if (!r.ok()) {
+      NoteFailure(r.status());
+      return r.status().WithContext("taking free leases");
+    }
     for (std::size_t i = 0; i < r->size(); ++i) ids.push_back(r->Text(i, 0));
     return OkStatus();
   }));

@@ -201,7 +201,9 @@ class JobStore {
   // Who holds the lease of `sky_id` now ("" when none holds it: free or lapsed).
   Result<std::string> LeaseHolder(const std::string& sky_id);
 
-  // Runs `body` in one transaction: all of its changes land, or none.
+  // Runs `body` in one transaction: all of its changes land, or none. A
+  // statement that fails inside it fails the whole, even when `body` goes
+  // on without it (as PostgreSQL would).
   Status Apply(const std::function<Status()>& body);
 
   // The highest numeric native id of any copy on `cluster` (0: none): the
@@ -217,11 +219,14 @@ class JobStore {
   Status Write(std::string_view sql, const std::vector<SqlValue>& params, std::string_view what,
                std::int64_t* changes = nullptr);
   Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
+  // A statement failed inside a transaction: the transaction fails with it.
+  void NoteFailure(const Status& failed);
 
   std::unique_ptr<SqlConnection> db_;
   int schema_version_ = 0;
   std::recursive_mutex mu_;
-  int depth_ = 0;  // nested Apply()
+  int depth_ = 0;                                // nested Apply()
+  std::optional<Status> failed_in_transaction_;  // the first statement that failed in it
 };
 
 }  // namespace skyslurm::store

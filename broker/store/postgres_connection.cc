@@ -51,20 +51,45 @@ std::string NumberPlaceholders(std::string_view sql) {
   return out;
 }
 
-std::string PostgresWhere(std::string_view url) {
-  std::string_view rest =
-      url.substr(url.find("://") == std::string_view::npos ? 0 : url.find("://") + 3);
-  if (const auto at = rest.rfind('@', rest.find('/')); at != std::string_view::npos) {
-    rest.remove_prefix(at + 1);  // user and password
+Result<std::string> PostgresWhere(std::string_view url) {
+  // libpq reads the URL (percent-encoding, a password holding '/'); its
+  // own message on a malformed one may quote the password, so it is not
+  // passed on.
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(std::string(url).c_str(), &error);
+  if (error != nullptr) PQfreemem(error);
+  if (options == nullptr) {
+    return InvalidArgumentError(
+        "the state database's URL is malformed (postgresql://[user[:password]@]host[:port]/"
+        "database[?options])");
   }
-  if (const auto q = rest.find('?'); q != std::string_view::npos) rest = rest.substr(0, q);
-  return std::string(rest);
+  std::string host;
+  std::string port;
+  std::string database;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    const std::string_view key = o->keyword;
+    if (key == "host" || (key == "hostaddr" && host.empty())) host = o->val;
+    if (key == "port") port = o->val;
+    if (key == "dbname") database = o->val;
+  }
+  PQconninfoFree(options);
+  // A password holding an unencoded '/' reads as host:port/database: the
+  // URL is wrong, and naming its parts would show the password.
+  const bool port_ok = port.find_first_not_of("0123456789,") == std::string::npos;
+  if (!port_ok || database.find('@') != std::string::npos) {
+    return InvalidArgumentError(
+        "the state database's URL is malformed: in its password, write '/' as %2F and '@' as %40");
+  }
+  return fmt::format("{}{}{}/{}", host.empty() ? "(local socket)" : host, port.empty() ? "" : ":",
+                     port, database);
 }
 
 Result<std::unique_ptr<PostgresConnection>> PostgresConnection::Open(const std::string& url) {
+  SKY_ASSIGN_OR_RETURN(std::string where, PostgresWhere(url));
   pg_conn* conn = PQconnectdb(url.c_str());
   if (conn == nullptr) return UnavailableError("PostgreSQL: out of memory");
-  std::unique_ptr<PostgresConnection> c(new PostgresConnection(conn, url, PostgresWhere(url)));
+  std::unique_ptr<PostgresConnection> c(new PostgresConnection(conn, url, std::move(where)));
   if (PQstatus(conn) != CONNECTION_OK) {
     return UnavailableError(fmt::format("cannot reach the state database {}: {}", c->where_,
                                         Trimmed(PQerrorMessage(conn))));
@@ -106,6 +131,12 @@ Result<SqlRows> PostgresConnection::Query(std::string_view sql,
                         : PQexecParams(conn_, text.c_str(), static_cast<int>(pointers.size()),
                                        nullptr, pointers.data(), nullptr, nullptr, 0));
   };
+  // A transaction that failed (a statement refused, the connection lost)
+  // runs nothing more until it is rolled back: PostgreSQL would refuse it,
+  // or, after a reconnection, run it outside the transaction.
+  if (in_transaction_ && failed_) {
+    return InternalError("state database: the transaction failed; it must be rolled back");
+  }
   PgResult r = run();
   // The server went away between transactions (restarted): once more on
   // a new connection. Inside a transaction its work is lost with the old
@@ -116,12 +147,13 @@ Result<SqlRows> PostgresConnection::Query(std::string_view sql,
     r = run();
   }
   if (PQstatus(conn_) == CONNECTION_BAD) {
-    in_transaction_ = false;
+    failed_ = in_transaction_;
     return UnavailableError(
         fmt::format("the state database {} went away: {}", where_, Trimmed(PQerrorMessage(conn_))));
   }
   const ExecStatusType status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    failed_ = in_transaction_;
     const char* state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
     const std::string why = Trimmed(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
     if (state != nullptr && std::string_view(state) == "23505") {  // unique_violation
@@ -149,17 +181,26 @@ Result<SqlRows> PostgresConnection::Query(std::string_view sql,
 Status PostgresConnection::Begin() {
   SKY_RETURN_IF_ERROR(ExecScript("BEGIN"));
   in_transaction_ = true;
+  failed_ = false;
   return OkStatus();
 }
 
 Status PostgresConnection::Commit() {
+  // PostgreSQL answers COMMIT of a failed transaction with a rollback
+  // that reports success: it is said here instead.
+  if (failed_) {
+    (void)Rollback();
+    return InternalError("state database: the transaction failed and was rolled back");
+  }
   Status st = ExecScript("COMMIT");
   in_transaction_ = false;
+  failed_ = false;
   return st;
 }
 
 Status PostgresConnection::Rollback() {
-  Status st = ExecScript("ROLLBACK");
+  failed_ = false;  // ROLLBACK itself is let through
+  Status st = PQstatus(conn_) == CONNECTION_BAD ? OkStatus() : ExecScript("ROLLBACK");
   in_transaction_ = false;
   return st;
 }
@@ -169,14 +210,19 @@ Status PostgresConnection::LockForMigration() {
 }
 
 Result<int> PostgresConnection::SchemaVersion() {
-  SKY_RETURN_IF_ERROR(
-      ExecScript("CREATE TABLE IF NOT EXISTS skyslurm_schema (version INTEGER NOT NULL)"));
+  // Only read: a database at the current schema needs no right to create
+  // tables (PostgreSQL 15 no longer grants it on public by default).
+  SKY_ASSIGN_OR_RETURN(SqlRows there,
+                       Query("SELECT to_regclass('skyslurm_schema') IS NOT NULL", {}));
+  if (there.empty() || there.Text(0, 0) != "t") return 0;
   SKY_ASSIGN_OR_RETURN(SqlRows r,
                        Query("SELECT COALESCE(MAX(version), 0) FROM skyslurm_schema", {}));
   return static_cast<int>(r.Int(0, 0));
 }
 
 Status PostgresConnection::SetSchemaVersion(int version) {
+  SKY_RETURN_IF_ERROR(
+      ExecScript("CREATE TABLE IF NOT EXISTS skyslurm_schema (version INTEGER NOT NULL)"));
   SKY_RETURN_IF_ERROR(ExecScript("DELETE FROM skyslurm_schema"));
   // Numbers are written into the statement: no parameters, no variants
   // (GCC 12 warns, wrongly, of a variant's string in a one-number list).

@@ -48,13 +48,15 @@ class PostgresConnection final : public SqlConnection {
   std::string url_;
   std::string where_;
   bool in_transaction_ = false;
+  bool failed_ = false;  // a statement of the open transaction failed
 };
 
 // `sql` with its `?` placeholders numbered as PostgreSQL's ($1, $2, ...);
 // a `?` inside a quoted literal or identifier is left alone.
 std::string NumberPlaceholders(std::string_view sql);
 
-// "host:port/database" of a postgresql:// URL, without user or password.
-std::string PostgresWhere(std::string_view url);
+// "host:port/database" of a postgresql:// URL, never its user or password
+// (libpq reads it); InvalidArgument, quoting none of it, when malformed.
+Result<std::string> PostgresWhere(std::string_view url);
 
 }  // namespace skyslurm::store

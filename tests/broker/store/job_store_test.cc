@@ -448,6 +448,29 @@ TEST_P(StoreEngineTest, ATakenKeyIsAlreadyExistsAndACopyOfNoJobIsNot) {
   EXPECT_TRUE((*store)->Copies("sky-none")->empty());
 }
 
+// A statement that fails inside a transaction fails the whole, even when
+// the body goes on without it: the same in both engines.
+TEST_P(StoreEngineTest, AFailedStatementFailsItsTransaction) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Insert(Job("sky-1", 1)).ok());
+  Status st = (*store)->Apply([&] {
+    (void)(*store)->AddCopy({"sky-none", "beta", "5", "", "", "", "PENDING", 1});  // no such job
+    return OkStatus();
+  });
+  EXPECT_FALSE(st.ok());
+  Status after = (*store)->Apply([&] {
+    SKY_RETURN_IF_ERROR((*store)->AddEvent({0, "sky-1", 2, "placed", "beta", "", ""}));
+    (void)(*store)->AddCopy({"sky-none", "beta", "6", "", "", "", "PENDING", 1});
+    return (*store)->AddEvent({0, "sky-1", 3, "submitted", "beta", "6", ""});
+  });
+  EXPECT_FALSE(after.ok());
+  EXPECT_TRUE((*store)->Events("sky-1")->empty());  // nothing of it landed
+  // The store goes on: the next transaction is a new one.
+  ASSERT_TRUE((*store)->AddEvent({0, "sky-1", 4, "placed", "gamma", "", ""}).ok());
+  EXPECT_EQ((*store)->Events("sky-1")->size(), 1u);
+}
+
 // Two replicas on one database: a job's lease is held by one at a time,
 // renewed while it holds, taken over by the other once it lapses.
 TEST_P(StoreEngineTest, ALeaseIsHeldByOneReplicaAndTakenOverOnceItLapses) {
