@@ -27,6 +27,16 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// A sky job of alice's, made at `created`.
+SkyJob Job(const std::string& id, std::time_t created) {
+  SkyJob j;
+  j.sky_id = id;
+  j.owner = "alice";
+  j.input_json = R"({"tool":"sbatch"})";
+  j.created = j.updated = created;
+  return j;
+}
+
 class JobStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,14 +47,6 @@ class JobStoreTest : public ::testing::Test {
     path_ = (dir_ / "state" / "skyslurmd.db").string();
   }
   void TearDown() override { fs::remove_all(dir_); }
-  static SkyJob Job(const std::string& id, std::time_t created) {
-    SkyJob j;
-    j.sky_id = id;
-    j.owner = "alice";
-    j.input_json = R"({"tool":"sbatch"})";
-    j.created = j.updated = created;
-    return j;
-  }
   fs::path dir_;
   std::string path_;
 };
@@ -91,14 +93,6 @@ class StoreEngineTest : public ::testing::TestWithParam<std::string> {
     }
   }
   Result<std::unique_ptr<JobStore>> Open() { return JobStore::Open(location_); }
-  static SkyJob Job(const std::string& id, std::time_t created) {
-    SkyJob j;
-    j.sky_id = id;
-    j.owner = "alice";
-    j.input_json = R"({"tool":"sbatch"})";
-    j.created = j.updated = created;
-    return j;
-  }
 
   fs::path dir_;
   std::string admin_url_;
