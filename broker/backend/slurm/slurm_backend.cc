@@ -739,6 +739,12 @@ Status SlurmBackend::RestSpoken(const RestAccess& rest, std::chrono::millisecond
   return FailedPreconditionError(api.status().message());
 }
 
+CheckAnswer SlurmBackend::NoKnownRestApi(const Status& why) {
+  return {.verdict = "no known API",
+          .access_note = "rest+",
+          .detail = why.message() + " (drop 'access: rest' to reach it with its commands)"};
+}
+
 Result<std::string> SlurmBackend::PingRest(const RestAccess& rest,
                                            std::chrono::milliseconds timeout) {
   const Deadline deadline(timeout);

@@ -125,6 +125,10 @@ class SlurmBackend : public Backend {
   // with that reason. OK otherwise (a slurmrestd that cannot run there is
   // the submission's to meet: it falls back to sbatch).
   Status RestSpoken(const RestAccess& rest, std::chrono::milliseconds timeout);
+  // skyslurm check's answer for a slurmrestd whose versions skyslurm does
+  // not speak (`why`: PingRest's NotFound): the cluster is ruled out
+  // (RestSpoken), and check says why and what to do.
+  static CheckAnswer NoKnownRestApi(const Status& why);
 
  private:
   Result<CommandOutput> RunChecked(Command command, std::chrono::milliseconds timeout,

@@ -112,12 +112,7 @@ CheckAnswer SlurmLocalBackend::Check(std::chrono::milliseconds timeout) {
     // access: rest that cannot work is a fault to fix, not a fallback to hide.
     auto pong = PingRest(Rest(), deadline.left());
     if (pong.status().code() == StatusCode::kNotFound) {
-      // A slurmrestd of a release whose API skyslurm does not speak: the
-      // cluster is ruled out (RestSpoken), and check says why.
-      return {.verdict = "no known API",
-              .access_note = "rest+",
-              .detail =
-                  pong.status().message() + " (drop 'access: rest' to reach it with its commands)"};
+      return NoKnownRestApi(pong.status());
     } else if (!pong.ok()) {
       return {.verdict = "no slurmrestd",
               .access_note = "rest+",
