@@ -35,6 +35,9 @@ struct FactoryOptions {
   // Keep clusters' views current from watches where a backend can: skyslurmd,
   // which reads every queue each poll.
   bool watch = false;
+  // A site's daemon: skyslurmd-runas, through which a local cluster's
+  // commands run as the user it acts for ("" = as this process).
+  std::string run_as_helper;
 };
 
 struct MadeCluster {

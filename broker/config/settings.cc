@@ -476,6 +476,13 @@ const std::vector<SettingKey>& SettingKeys() {
        "only these clusters receive jobs (comma-separated in the environment)"},
       {"clusters_denied", "SKYSLURM_CLUSTERS_DENIED", "--clusters-denied",
        "these clusters never receive jobs"},
+      {"site", "", "",
+       "the site's skyslurmd replicas (host:port, a YAML list): skyslurm and the shim hand "
+       "routed jobs to the first that answers, never start a daemon of the user's (site file "
+       "only)"},
+      {"site_user", "", "",
+       "the site daemon's user, the only one that may decode the shim's MUNGE credentials "
+       "(default skyslurm)"},
       {"poll_interval", "SKYSLURM_POLL_INTERVAL", "--poll-interval",
        "skyslurmd: how often every cluster's queue is read (default 5s)"},
       {"migrate_after", "SKYSLURM_MIGRATE_AFTER", "--migrate-after",
@@ -827,6 +834,13 @@ Status MergeKey(std::string_view file, const YAML::Node& key_node, const YAML::N
   } else if (key == "clusters_denied") {
     SKY_ASSIGN_OR_RETURN(auto list, List(file, v, key));
     for (auto& c : list) s->clusters_denied.push_back(c);
+  } else if (key == "site" || key == "site_user") {
+    if (user_level) return Bad(file, v, fmt::format("{} is set by the site's file only", key));
+    if (key == "site") {
+      SKY_ASSIGN_OR_RETURN(s->site, List(file, v, key));
+    } else {
+      SKY_ASSIGN_OR_RETURN(s->site_user, Scalar(file, v, key));
+    }
   } else if (const FailoverKey* fk = FindFailoverKey(key)) {
     SKY_ASSIGN_OR_RETURN(std::string value, Scalar(file, v, key));
     if (Status st = SetFailover(*fk, value, &s->failover); !st.ok()) {

@@ -177,6 +177,10 @@ struct Settings {
   std::string real_bin_dir;                   // where the real sbatch/salloc/srun are
   std::vector<std::string> clusters_allowed;  // empty: all
   std::vector<std::string> clusters_denied;
+  // A site's skyslurmd replicas (host:port): the client's daemon, when
+  // set, instead of the user's own (docs/site.md); and its user.
+  std::vector<std::string> site;
+  std::string site_user = "skyslurm";
   std::map<std::string, std::vector<std::string>> accelerators;  // canonical -> extra spellings
   std::map<std::string, ClusterSettings> clusters;
   FailoverSettings failover;

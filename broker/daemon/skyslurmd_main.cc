@@ -24,7 +24,9 @@
 #include <thread>
 
 #include "broker/config/settings.h"
+#include "broker/config/site_settings.h"
 #include "broker/daemon/api/api_server.h"
+#include "broker/daemon/api/site_access.h"
 #include "broker/daemon/daemon_log.h"
 #include "broker/daemon/daemon_paths.h"
 #include "broker/daemon/jobs/job_manager.h"
@@ -50,6 +52,9 @@ using namespace skyslurm;
 struct DaemonFlags {
   bool version = false;
   bool on_demand = false;
+  bool site = false;
+  std::string site_file{config::kSiteSettingsFile};
+  std::string listen;
   std::string slurm_bin_dir;
   daemon::LogOptions log;
 };
@@ -61,6 +66,12 @@ std::optional<int> ParseFlags(int argc, char** argv, DaemonFlags& flags) {
   app.add_flag("-V,--version", flags.version, "Print the version and exit");
   app.add_flag("--on-demand", flags.on_demand,
                "Started by a client: exit after idle_exit seconds with nothing to watch");
+  app.add_flag("--site", flags.site,
+               "Serve a whole site: state in site.yaml's database, users known by MUNGE, "
+               "every job run as its user (docs/site.md)");
+  app.add_option("--site-config", flags.site_file,
+                 "The site's file (default /etc/skyslurm/site.yaml)");
+  app.add_option("--listen", flags.listen, "With --site: host:port to serve on (else site.yaml's)");
   app.add_option("--slurm-bin-dir", flags.slurm_bin_dir,
                  "The folder of the home cluster's real Slurm commands (default: PATH)");
   app.add_option("--log-level", flags.log.level,
@@ -217,6 +228,95 @@ Status BecomeDaemon(const std::string& state_dir) {
   return OkStatus();
 }
 
+// A site's replica: serves `site.listen` for every user MUNGE names, drives
+// the jobs whose lease it holds, and renews those leases a few times a
+// lease, apart from the looks at the queues (a slow look must not let them
+// lapse).
+int ServeSite(place::Workspace& ws, store::JobStore& store, const config::SiteSettings& site) {
+  const int poll = ws.config.settings.failover.poll_interval;
+  place::CacheBudgets(ws, std::chrono::seconds(std::max(5, poll)));
+  daemon::ManagerOptions manager_options;
+  manager_options.log = daemon::LogInfo;
+  manager_options.replica = site.replica;
+  manager_options.lease = site.lease;
+  daemon::JobManager manager(store, ws, manager_options);
+  std::thread renew([&] {
+    while (!g_stop) {
+      if (auto renewed = store.RenewLeases(site.replica, site.lease); !renewed.ok()) {
+        daemon::LogError("cannot renew this replica's leases: " + renewed.status().message());
+      }
+      std::unique_lock lock(g_mu);
+      g_wake.wait_for(lock, site.lease / 4, [] { return g_stop.load(); });
+    }
+  });
+  try {
+    manager.Tick();  // settles what this replica's jobs were left with
+  } catch (const std::exception& e) {
+    daemon::LogError(std::string("the first look at the queues failed: ") + e.what());
+  }
+  daemon::SiteAccess access(store, {{site.munge_socket, 0}, site.admin_group});
+  daemon::ApiServer server(manager, {.address = ws.config.settings.dashboard_address}, &access);
+  server.OnShutdown([] {
+    g_stop = true;
+    g_wake.notify_all();
+  });
+  std::signal(SIGTERM, [](int) { g_stop = true; });
+  std::signal(SIGINT, [](int) { g_stop = true; });
+  Status bound = server.BindTcp(site.listen);
+  if (bound.ok()) {
+    daemon::LogInfo(fmt::format("serving the site on {} as replica {} (state {}, lease {} ms)",
+                                site.listen, site.replica, store.engine(), site.lease.count()));
+    std::thread http([&] { server.Serve(); });
+    WatchUntilStopped(manager, server, poll, 0, false);
+    server.Stop();
+    http.join();
+  }
+  g_stop = true;
+  g_wake.notify_all();
+  renew.join();
+  if (!bound.ok()) return Fail(bound.message());
+  return Leave();
+}
+
+// `skyslurmd --site`: the site's file, its clusters (skyslurm.yaml, those
+// with a trust only), its store, its sealing key; then serves.
+int RunSite(const DaemonFlags& flags) {
+  auto site = config::ReadSiteSettings(flags.site_file);
+  if (!site.ok()) return Fail(site.status().message());
+  if (!flags.listen.empty()) {
+    const std::string port = site->listen.substr(site->listen.rfind(':') + 1);
+    if (site->replica.ends_with(":" + port)) {
+      site->replica = site->replica.substr(0, site->replica.size() - port.size()) +
+                      flags.listen.substr(flags.listen.rfind(':') + 1);
+    }
+    site->listen = flags.listen;
+  }
+  auto env = config::Environment::FromProcess();
+  auto loaded = config::LoadConfig(env);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  // The site acts only where it has a trust to act as the user.
+  for (const auto& [name, cluster] : loaded->settings.clusters) {
+    if (!site->trust.contains(name)) loaded->settings.clusters_denied.push_back(name);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(site->state_dir, ec);
+  ::chmod(site->state_dir.c_str(), 0700);
+  if (Status st = BecomeDaemon(site->state_dir); !st.ok()) return Fail(st.message());
+  auto store = store::JobStore::Open(site->database);
+  if (!store.ok()) return Fail(store.status().message());
+  (*store)->DriveAs(site->replica, site->lease);
+  // What the store keeps sealed is sealed with the site daemon's own key.
+  auto seal =
+      SecretSeal::FromKeyFile((std::filesystem::path(site->state_dir) / "secret.key").string());
+  if (!seal.ok()) return Fail(seal.status().message());
+  daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
+  const backend::CacheOptions cache = CacheFor(loaded->settings.failover);
+  auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, flags.slurm_bin_dir, cache,
+                                 /*watch=*/true, site->runas);
+  if (!ws.ok()) return Fail(ws.status().message());
+  return ServeSite(*ws, **store, *site);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +331,12 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   // Its own sbatch calls are never to be routed again.
   ::unsetenv("SKYSLURM_ANY_CLUSTER");
+  if (flags.site) {
+    if (!flags.log.file.empty()) {
+      if (Status st = daemon::SetUpLog(flags.log); !st.ok()) return Fail(st.message());
+    }
+    return RunSite(flags);
+  }
 
   auto env = config::Environment::FromProcess();
   auto loaded = config::LoadConfig(env);

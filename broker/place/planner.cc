@@ -14,6 +14,7 @@
 #include "broker/place/certain_start.h"
 #include "broker/place/start_estimate.h"
 #include "broker/translate/gpus.h"
+#include "broker/util/acting_user.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::place {
@@ -33,10 +34,13 @@ class Gather {
 
   void Start(std::size_t i, std::function<T()> task) {
     ++g_tasks_running;
-    std::thread([state = state_, i, task = std::move(task), trace = trace::Current()]() mutable {
+    std::thread([state = state_, i, task = std::move(task), trace = trace::Current(),
+                 working_for = WorkingFor::Current()]() mutable {
       std::optional<T> value;
       {
         trace::Install adopt(std::move(trace), true);
+        // A site's daemon: the user it works for, here too (util/acting_user.h).
+        WorkingForScope same_user(working_for);
         value = task();
         // What the task holds (a share of its backend, which may be the
         // last one) is released before the waiter is woken: once it is, the

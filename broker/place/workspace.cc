@@ -17,7 +17,7 @@ ClusterHandle* Workspace::Find(const std::string& cluster) {
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files,
                                 const std::string& slurm_bin_dir, backend::CacheOptions cache,
-                                bool watch) {
+                                bool watch, const std::string& run_as_helper) {
   Workspace ws;
   ws.env = std::move(env);
   ws.config = std::move(config);
@@ -64,7 +64,8 @@ Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig co
                                         ws.env.Get("KUBECONFIG").value_or(""),
                                         ws.config.paths.home,
                                         &exec_runner,
-                                        watch};
+                                        watch,
+                                        run_as_helper};
   for (const auto& entry : ws.registry.clusters()) {
     ClusterHandle h;
     h.name = entry.name;

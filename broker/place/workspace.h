@@ -47,9 +47,13 @@ struct Workspace {
 // (the router passes it so that it never runs a shim); "" = PATH.
 // `cache`: how long probes are reused (a command: the default 30 s, one
 // decision; skyslurmd, which reads every queue each poll: a few seconds).
+// `run_as_helper`: a site's daemon's skyslurmd-runas, through which the
+// local clusters' commands run as the user it acts for (factory's
+// FactoryOptions::run_as_helper).
 Result<Workspace> OpenWorkspace(config::Environment env, config::LoadedConfig config,
                                 const std::vector<std::string>& description_files = {},
                                 const std::string& slurm_bin_dir = "",
-                                backend::CacheOptions cache = {}, bool watch = false);
+                                backend::CacheOptions cache = {}, bool watch = false,
+                                const std::string& run_as_helper = "");
 
 }  // namespace skyslurm::place

@@ -96,4 +96,15 @@ Result<MungeIdentity> VerifyMungeCredential(std::string_view credential, std::st
   return MungeIdentity{uid, gid};
 }
 
+std::string RequestBinding(std::string_view method, std::string_view target,
+                           std::string_view body) {
+  return fmt::format("{} {}\n{}", method, target, body);
+}
+
+std::string Sha256Hex(std::string_view text) {
+  std::string hex;
+  for (char c : Digest(text)) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  return hex;
+}
+
 }  // namespace skyslurm::site

@@ -43,4 +43,15 @@ Result<std::string> MakeMungeCredential(std::string_view body, std::optional<uid
 Result<MungeIdentity> VerifyMungeCredential(std::string_view credential, std::string_view body,
                                             const MungeOptions& options = {});
 
+// The HTTP header a request to a site's skyslurmd carries its credential in.
+inline constexpr std::string_view kMungeHeader = "X-Skyslurm-Munge";
+
+// What a request's credential binds: its method, its target (path and
+// query) and its body, so that a credential taken from one request proves
+// nothing for another.
+std::string RequestBinding(std::string_view method, std::string_view target, std::string_view body);
+// The SHA-256 of `text`, in hex (a credential's name in the site's record
+// of those taken: JobStore::TakeCredential).
+std::string Sha256Hex(std::string_view text);
+
 }  // namespace skyslurm::site

@@ -186,11 +186,23 @@ Status JobStore::Insert(const SkyJob& job) {
   // ON CONFLICT DO NOTHING rather than a broken constraint: in PostgreSQL an
   // error ends the whole transaction this insert may be part of.
   std::int64_t added = 0;
-  SKY_RETURN_IF_ERROR(
-      Write(fmt::format("INSERT INTO jobs ({}) VALUES "
-                        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                        kJobColumns),
-            JobValues(job), "adding a job", &added));
+  std::vector<SqlValue> values = JobValues(job);
+  // A replica's new job is its own to drive from the start: no other
+  // replica can take it between its insert and its first lease.
+  const std::string placeholders = "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?";
+  std::string sql;
+  if (replica_.empty()) {
+    sql = fmt::format("INSERT INTO jobs ({}) VALUES ({}) ON CONFLICT DO NOTHING", kJobColumns,
+                      placeholders);
+  } else {
+    sql = fmt::format(
+        "INSERT INTO jobs ({}, lease_owner, lease_until) VALUES ({}, ?, {} + ?) ON CONFLICT DO "
+        "NOTHING",
+        kJobColumns, placeholders, db_->NowMs());
+    values.emplace_back(replica_);
+    values.emplace_back(std::int64_t{lease_.count()});
+  }
+  SKY_RETURN_IF_ERROR(Write(sql, values, "adding a job", &added));
   if (added == 0) return AlreadyExistsError(fmt::format("sky job {} exists", job.sky_id));
   return OkStatus();
 }
@@ -358,14 +370,34 @@ Result<std::vector<GpuSample>> JobStore::GpuSamplesSince(std::time_t since) {
 
 Result<std::int64_t> JobStore::BeginIntent(const Intent& i) {
   std::int64_t id = 0;
+  // A replica acts on a job only while it holds its lease (the fence: one
+  // that lost it, stalled past its lease, starts nothing more). A cancel is
+  // the user's wish, recorded by whichever replica took the request and
+  // carried out by the job's holder.
+  const bool fenced = !replica_.empty() && i.action != "cancel";
+  std::vector<SqlValue> values = {i.sky_id, i.action, i.cluster, i.native_id,
+                                  std::int64_t{i.created}};
+  std::string sql =
+      "INSERT INTO intents (sky_id, action, cluster, native_id, created) VALUES (?,?,?,?,?) "
+      "RETURNING id";
+  if (fenced) {
+    sql = fmt::format(
+        "INSERT INTO intents (sky_id, action, cluster, native_id, created) SELECT ?,?,?,?,? "
+        "WHERE EXISTS (SELECT 1 FROM jobs WHERE sky_id=? AND lease_owner=? AND lease_until >= "
+        "{}) RETURNING id",
+        db_->NowMs());
+    values.emplace_back(i.sky_id);
+    values.emplace_back(replica_);
+  }
   SKY_RETURN_IF_ERROR(Apply([&]() -> Status {
-    auto r = db_->Query(
-        "INSERT INTO intents (sky_id, action, cluster, native_id, created) VALUES (?,?,?,?,?) "
-        "RETURNING id",
-        {i.sky_id, i.action, i.cluster, i.native_id, std::int64_t{i.created}});
+    auto r = db_->Query(sql, values);
     if (!r.ok()) {
       NoteFailure(r.status());
       return r.status().WithContext("writing an intent");
+    }
+    if (r->empty() && fenced) {
+      return FailedPreconditionError(
+          fmt::format("{}: this replica ({}) no longer holds its lease", i.sky_id, replica_));
     }
     if (r->empty()) return InternalError("state database: writing an intent gave no id");
     id = r->Int(0, 0);
@@ -393,6 +425,39 @@ Result<std::vector<Intent>> JobStore::OpenIntents() {
         {r.Int(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4), r.Int(i, 5)});
   }
   return out;
+}
+
+void JobStore::DriveAs(std::string replica, std::chrono::milliseconds lease) {
+  std::lock_guard lock(mu_);
+  replica_ = std::move(replica);
+  lease_ = lease;
+}
+
+Result<std::vector<std::string>> JobStore::LeasedBy(const std::string& owner) {
+  SKY_ASSIGN_OR_RETURN(
+      SqlRows r, Read(fmt::format("SELECT sky_id FROM jobs WHERE lease_owner=? AND lease_until >= "
+                                  "{} AND state IN {}",
+                                  db_->NowMs(), kLiveStates),
+                      {owner}, "reading leases"));
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < r.size(); ++i) ids.push_back(r.Text(i, 0));
+  return ids;
+}
+
+Status JobStore::TakeCredential(const std::string& digest, std::time_t expires) {
+  std::int64_t taken = 0;
+  return Apply([&]() -> Status {
+    // Expired ones are forgotten by whoever takes the next (an index walk).
+    SKY_RETURN_IF_ERROR(
+        Write(fmt::format("DELETE FROM seen_credentials WHERE expires < {} / 1000", db_->NowMs()),
+              {}, "forgetting expired credentials"));
+    SKY_RETURN_IF_ERROR(
+        Write("INSERT INTO seen_credentials (digest, expires) VALUES (?, ?) "
+              "ON CONFLICT DO NOTHING",
+              {digest, std::int64_t{expires}}, "taking a credential", &taken));
+    if (taken == 0) return AlreadyExistsError("this credential was used before (a replay)");
+    return OkStatus();
+  });
 }
 
 Result<bool> JobStore::TakeLease(const std::string& sky_id, const std::string& owner,

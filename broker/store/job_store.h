@@ -196,10 +196,23 @@ class JobStore {
   // the same job (each skips what the other is taking).
   Result<std::vector<std::string>> TakeFreeLeases(const std::string& owner,
                                                   std::chrono::milliseconds duration, int limit);
+  // This store is a replica's, `replica` its name: every job it inserts is
+  // leased to it for `lease` from the start, and every intent it begins
+  // (but a cancel, the user's wish whoever records it) requires its lease
+  // held then: FailedPrecondition when it is not (a replica stalled past
+  // its lease starts nothing more). Call once, before use.
+  void DriveAs(std::string replica, std::chrono::milliseconds lease);
+  // The live jobs whose lease `owner` holds now.
+  Result<std::vector<std::string>> LeasedBy(const std::string& owner);
   // Gives the lease of `sky_id` back, if `owner` holds it.
   Status ReleaseLease(const std::string& sky_id, const std::string& owner);
   // Who holds the lease of `sky_id` now ("" when none holds it: free or lapsed).
   Result<std::string> LeaseHolder(const std::string& sky_id);
+
+  // A site's MUNGE credentials, by a digest of each: records one as taken
+  // until `expires` (seconds since the epoch), and forgets those expired.
+  // AlreadyExists when a replica took it before: a replay.
+  Status TakeCredential(const std::string& digest, std::time_t expires);
 
   // Runs `body` in one transaction: all of its changes land, or none. A
   // statement that fails inside it fails the whole, even when `body` goes
@@ -224,6 +237,8 @@ class JobStore {
 
   std::unique_ptr<SqlConnection> db_;
   int schema_version_ = 0;
+  std::string replica_;  // DriveAs: "" for a user's own daemon
+  std::chrono::milliseconds lease_{0};
   std::recursive_mutex mu_;
   int depth_ = 0;                                // nested Apply()
   std::optional<Status> failed_in_transaction_;  // the first statement that failed in it

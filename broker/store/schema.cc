@@ -215,6 +215,16 @@ const char* const kLaterMigrations[] = {
 ALTER TABLE jobs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
 )sql",
+    // 10: the MUNGE credentials a site's replicas have taken, until they
+    // expire: each munged refuses a credential it decoded before, but a
+    // replica's munged does not know what another's decoded.
+    R"sql(
+CREATE TABLE seen_credentials (
+  digest TEXT PRIMARY KEY,
+  expires BIGINT NOT NULL
+);
+CREATE INDEX seen_credentials_expires ON seen_credentials(expires);
+)sql",
 };
 static_assert(kPostgresFirstVersion + std::size(kLaterMigrations) == kSchemaVersion);
 

@@ -13,7 +13,7 @@ namespace skyslurm::store {
 
 // The schema version this build writes; older databases are migrated on
 // open, newer ones refused.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // Takes the database to kSchemaVersion in one transaction, under the
 // migration lock (replicas starting together migrate once); refuses a

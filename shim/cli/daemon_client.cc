@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -19,6 +21,7 @@
 
 #include "broker/config/run_dir.h"
 #include "broker/daemon/jobs/job_input.h"
+#include "broker/site/munge_identity.h"
 
 namespace skyslurm::cli {
 
@@ -99,7 +102,11 @@ std::string LastLineSince(const std::string& path, std::uintmax_t from) {
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t") != std::string::npos) last = line;
   }
-  return last.size() > 300 ? last.substr(0, 300) + "..." : last;
+  if (last.size() > 300) {
+    last.resize(300);
+    last.append("...");
+  }
+  return last;
 }
 
 }  // namespace
@@ -120,26 +127,78 @@ std::string SkyslurmdPath() {
 DaemonClient::DaemonClient(const config::Environment& env, const config::LoadedConfig& config,
                            std::string slurm_bin_dir)
     : paths_(daemon::ResolveDaemonPaths(env, config.paths)),
+      site_(config.settings.site),
+      site_user_(config.settings.site_user),
       slurm_bin_dir_(std::move(slurm_bin_dir)) {}
+
+httplib_result_t DaemonClient::CallSite(const std::string& method, const std::string& path,
+                                        const std::string& body, std::chrono::seconds timeout) {
+  // Only the site daemon's user may decode the credential.
+  std::optional<uid_t> for_uid;
+  if (const passwd* pw = ::getpwnam(site_user_.c_str()); pw != nullptr) for_uid = pw->pw_uid;
+  site::MungeOptions munge;
+  if (const char* socket = std::getenv("SKYSLURM_MUNGE_SOCKET"); socket != nullptr) {
+    munge.socket = socket;
+  }
+  std::vector<std::string> tried;
+  for (std::size_t k = 0; k < site_.size(); ++k) {
+    const std::size_t i = (answered_ + k) % site_.size();
+    const std::string& replica = site_[i];
+    // A credential per attempt: each is good once.
+    SKY_ASSIGN_OR_RETURN(
+        std::string credential,
+        site::MakeMungeCredential(site::RequestBinding(method, path, body), for_uid, munge));
+    const auto colon = replica.rfind(':');
+    httplib::Client client(replica.substr(0, colon), std::atoi(replica.c_str() + colon + 1));
+    client.set_connection_timeout(std::chrono::seconds(2));
+    client.set_read_timeout(timeout);
+    client.set_write_timeout(std::chrono::seconds(10));
+    const httplib::Headers headers = {{std::string(site::kMungeHeader), credential}};
+    httplib::Result res = method == "GET"
+                              ? client.Get(path.c_str(), headers)
+                              : client.Post(path.c_str(), headers, body, "application/json");
+    if (!res) {
+      // Not answered (down, or its answer lost): the next replica. A
+      // submission asked again is the same job (its sky id), never a second.
+      tried.push_back(fmt::format("{} ({})", replica, httplib::to_string(res.error())));
+      continue;
+    }
+    answered_ = i;
+    return SiteAnswer{res->status, res->body};
+  }
+  return UnavailableError(
+      fmt::format("no replica of the site's skyslurmd answers: {}", fmt::join(tried, ", ")));
+}
 
 Result<Json::Value> DaemonClient::Call(const std::string& method, const std::string& path,
                                        const Json::Value* body, std::chrono::seconds timeout) {
-  if (auto problem = config::PrivateDirProblem(paths_.run_dir)) {
-    return PermissionDeniedError("skyslurm: " + *problem);
+  SiteAnswer answer;
+  if (site()) {
+    SKY_ASSIGN_OR_RETURN(answer, CallSite(method, path,
+                                          method == "GET"   ? ""
+                                          : body != nullptr ? daemon::WriteJson(*body)
+                                                            : "{}",
+                                          timeout));
+  } else {
+    if (auto problem = config::PrivateDirProblem(paths_.run_dir)) {
+      return PermissionDeniedError("skyslurm: " + *problem);
+    }
+    OwnDaemonClient client(paths_.socket);
+    client.set_connection_timeout(std::chrono::seconds(2));
+    client.set_read_timeout(timeout);
+    client.set_write_timeout(std::chrono::seconds(10));
+    httplib::Result res = method == "GET"
+                              ? client.Get(path)
+                              : client.Post(path, body != nullptr ? daemon::WriteJson(*body) : "{}",
+                                            "application/json");
+    if (!client.refused().empty()) return PermissionDeniedError("skyslurm: " + client.refused());
+    if (!res) {
+      return UnavailableError(fmt::format("skyslurmd does not answer on {}: {}", paths_.socket,
+                                          httplib::to_string(res.error())));
+    }
+    answer = {res->status, res->body};
   }
-  OwnDaemonClient client(paths_.socket);
-  client.set_connection_timeout(std::chrono::seconds(2));
-  client.set_read_timeout(timeout);
-  client.set_write_timeout(std::chrono::seconds(10));
-  httplib::Result res = method == "GET"
-                            ? client.Get(path)
-                            : client.Post(path, body != nullptr ? daemon::WriteJson(*body) : "{}",
-                                          "application/json");
-  if (!client.refused().empty()) return PermissionDeniedError("skyslurm: " + client.refused());
-  if (!res) {
-    return UnavailableError(fmt::format("skyslurmd does not answer on {}: {}", paths_.socket,
-                                        httplib::to_string(res.error())));
-  }
+  const SiteAnswer* res = &answer;
   auto json = daemon::ParseJson(res->body);
   if (!json.ok()) return InternalError("skyslurmd answered something that is not JSON");
   if (res->status / 100 != 2) {
@@ -148,6 +207,8 @@ Result<Json::Value> DaemonClient::Call(const std::string& method, const std::str
     switch (res->status) {
       case 400:
         return InvalidArgumentError(message);
+      case 403:
+        return PermissionDeniedError(message);
       case 404:
         return NotFoundError(message);
       case 409:
@@ -175,6 +236,10 @@ Result<Json::Value> DaemonClient::Post(const std::string& path, const Json::Valu
 }
 
 bool DaemonClient::Alive() {
+  if (site()) {
+    auto res = CallSite("GET", "/v1/health", "", std::chrono::seconds(5));
+    return res.ok() && res->status == 200;
+  }
   if (config::PrivateDirProblem(paths_.run_dir)) return false;
   OwnDaemonClient client(paths_.socket);
   client.set_connection_timeout(std::chrono::milliseconds(500));
@@ -185,6 +250,18 @@ bool DaemonClient::Alive() {
 }
 
 Status DaemonClient::EnsureRunning(std::chrono::milliseconds wait) {
+  if (site()) {
+    // The site runs its daemon: none of the user's is started.
+    auto res = CallSite("GET", "/v1/health", "", std::chrono::seconds(5));
+    if (!res.ok()) return res.status();
+    if (res->status != 200) {
+      auto json = daemon::ParseJson(res->body);
+      return PermissionDeniedError(
+          "the site's skyslurmd refused: " +
+          (json.ok() && (*json)["error"].isString() ? (*json)["error"].asString() : res->body));
+    }
+    return OkStatus();
+  }
   // The folder first: nothing, not even a look, goes to a socket in a
   // folder that is not the user's own.
   if (Status st = daemon::EnsurePrivateDir(paths_.run_dir); !st.ok()) {

@@ -1,7 +1,10 @@
 // The client side of skyslurmd's API (docs/api.md), for `skyslurm` and the
 // shim: finds the user's daemon socket, starts the daemon when it is not
 // running (detached, with --log-file <state dir>/skyslurmd.log), and sends
-// JSON requests.
+// JSON requests. Where the site runs skyslurmd for everyone (skyslurm.yaml:
+// site, docs/site.md), it asks the site's replicas instead, each request
+// with a MUNGE credential of its own, the next replica when one does not
+// answer; no daemon of the user's is started.
 #pragma once
 
 #include <json/json.h>
@@ -17,6 +20,13 @@
 #include "broker/util/status.h"
 
 namespace skyslurm::cli {
+
+// A replica's answer: its status and body.
+struct SiteAnswer {
+  int status = 0;
+  std::string body;
+};
+using httplib_result_t = Result<SiteAnswer>;
 
 class DaemonClient {
  public:
@@ -40,6 +50,8 @@ class DaemonClient {
                            std::chrono::seconds timeout = std::chrono::seconds(120));
 
   const daemon::DaemonPaths& paths() const { return paths_; }
+  // Whether this client asks a site's replicas (skyslurm.yaml: site).
+  bool site() const { return !site_.empty(); }
 
  private:
   Result<Json::Value> Call(const std::string& method, const std::string& path,
@@ -50,8 +62,16 @@ class DaemonClient {
   // Whether no skyslurmd holds the state's lock (one may be exiting).
   bool LockIsFree() const;
 
+  // A site's replicas: the request at each in turn, from the last that
+  // answered; Unavailable when none does.
+  httplib_result_t CallSite(const std::string& method, const std::string& path,
+                            const std::string& body, std::chrono::seconds timeout);
+
   daemon::DaemonPaths paths_;
-  std::string refused_;  // why the last look refused the listener ("" if it did not)
+  std::vector<std::string> site_;  // host:port of each replica
+  std::string site_user_;
+  std::size_t answered_ = 0;  // the replica that answered last
+  std::string refused_;       // why the last look refused the listener ("" if it did not)
   std::string slurm_bin_dir_;
 };
 

@@ -28,6 +28,7 @@ MadeCluster MakeSlurmCluster(const cluster::ClusterEntry& entry,
     auto local = std::make_shared<SlurmLocalBackend>(entry.name, entry.slurm_conf, entry.modulepath,
                                                      options.slurm_bin_dir);
     local->UseRest(settings.access == "rest");
+    if (!options.run_as_helper.empty()) local->RunAsUsers(options.run_as_helper);
     slurm = local;
   } else if (entry.ssh) {
     ssh::SshTarget target = ssh::TargetFromConfig(*entry.ssh);

@@ -35,6 +35,11 @@ void SlurmLocalBackend::UseRest(bool on, std::string program) {
       slurm_conf_, program.empty() ? LocalRest::FindProgram(slurm_bin_dir_) : std::move(program));
 }
 
+void SlurmLocalBackend::RunAsUsers(std::string helper) {
+  rest_.reset();
+  runner_.as_users.emplace(std::move(helper), runner_.local);
+}
+
 Result<LoginFacts> SlurmLocalBackend::Facts(const SubmitSpec& spec) const {
   LoginFacts facts;
   char host[256] = {};

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "broker/backend/slurm/local_rest.h"
 #include "broker/backend/slurm/slurm_backend.h"
+#include "broker/site/run_as_runner.h"
 
 namespace skyslurm::backend {
 
@@ -22,6 +25,10 @@ class SlurmLocalBackend final : public SlurmBackend {
   // Submissions and cancels through slurmrestd (access: rest); `program`
   // empty: the one found beside Slurm's commands (LocalRest::FindProgram).
   void UseRest(bool on, std::string program = "");
+  // A site's daemon: every command runs as the user it acts for, through
+  // `helper` (skyslurmd-runas; site/run_as_runner.h); slurmrestd, which
+  // would act as the daemon's own user, is not used.
+  void RunAsUsers(std::string helper);
   bool uses_rest() const { return rest_ != nullptr; }
   Result<JobKey> Submit(const SubmitSpec& spec, std::chrono::milliseconds timeout) override;
   Status Cancel(const std::string& job_id, bool only_if_pending,
@@ -40,7 +47,19 @@ class SlurmLocalBackend final : public SlurmBackend {
   static std::vector<std::pair<std::string, std::string>> Env(const std::string& slurm_conf);
   RestAccess Rest();
 
-  LocalCommandRunner runner_;
+  // Programs run here, or each as the user a site's daemon acts for.
+  class Runner final : public CommandRunner {
+   public:
+    Result<CommandOutput> Run(const Command& command) override {
+      return as_users ? as_users->Run(command) : local.Run(command);
+    }
+    std::vector<Result<CommandOutput>> RunAll(const std::vector<Command>& commands) override {
+      return as_users ? as_users->RunAll(commands) : local.RunAll(commands);
+    }
+    LocalCommandRunner local;
+    std::optional<site::RunAsRunner> as_users;
+  };
+  Runner runner_;
   std::string slurm_conf_;
   std::string slurm_bin_dir_;
   std::unique_ptr<LocalRest> rest_;

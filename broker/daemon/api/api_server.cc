@@ -117,8 +117,9 @@ void ReplyError(httplib::Response& res, const Status& s) {
 
 }  // namespace
 
-ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
+ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard, SiteAccess* site)
     : manager_(manager),
+      site_(site),
       front_(manager),
       dashboard_data_(manager),
       server_(std::make_unique<httplib::Server>()),
@@ -130,19 +131,25 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
   // the socket's backlog and are served in turn.
   s.new_task_queue = [] { return new httplib::ThreadPool(kApiThreads); };
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    // Only the user's own processes are served, whatever the socket's
-    // mode became (on a UNIX socket httplib gives the peer's pid, from
-    // SO_PEERCRED, as the remote port).
-    if (auto problem = PeerUidProblem(req.remote_port)) {
-      ReplyError(res, PermissionDeniedError(*problem));
-      return httplib::Server::HandlerResponse::Handled;
+    // A user's own daemon: only the user's own processes are served,
+    // whatever the socket's mode became (on a UNIX socket httplib gives the
+    // peer's pid, from SO_PEERCRED, as the remote port). A site's admits
+    // each request in its handler (Route), once its body is read: the
+    // credential binds it.
+    if (site_ == nullptr) {
+      if (auto problem = PeerUidProblem(req.remote_port)) {
+        ReplyError(res, PermissionDeniedError(*problem));
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
     Touch();
     return httplib::Server::HandlerResponse::Unhandled;
   });
   AddRoutes(s, Routes::kAll);
   // Only on the socket: the dashboard's own switch, and the daemon's.
-  s.Post("/v1/dashboard", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Post("/v1/dashboard", [this](const httplib::Request& req, httplib::Response& res) {
+    // A site's dashboard shows every job: its admins' for now.
+    if (Status st = AdminsOnly("the dashboard"); !st.ok()) return ReplyError(res, st);
     auto body = req.body.empty() ? Result<Json::Value>(Json::Value(Json::objectValue))
                                  : ParseJson(req.body);
     if (!body.ok()) return ReplyError(res, body.status());
@@ -165,14 +172,16 @@ ApiServer::ApiServer(JobManager& manager, DashboardOptions dashboard)
     v["address"] = dashboard_->address();
     Reply(res, 200, v);
   });
-  s.Post("/v1/dashboard/stop", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s).Post("/v1/dashboard/stop", [this](const httplib::Request&, httplib::Response& res) {
+    if (Status st = AdminsOnly("stopping the dashboard"); !st.ok()) return ReplyError(res, st);
     std::lock_guard lock(dashboard_mu_);
     Json::Value v(Json::objectValue);
     v["stopped"] = dashboard_ != nullptr && dashboard_->serving();
     if (dashboard_) dashboard_->Stop();
     Reply(res, 200, v);
   });
-  s.Post("/v1/shutdown", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s).Post("/v1/shutdown", [this](const httplib::Request&, httplib::Response& res) {
+    if (Status st = AdminsOnly("shutting skyslurmd down"); !st.ok()) return ReplyError(res, st);
     Reply(res, 200, Json::Value(Json::objectValue));
     if (on_shutdown_) on_shutdown_();
   });
@@ -199,14 +208,14 @@ void ApiServer::AddRoutes(httplib::Server& s, Routes routes) {
 }
 
 void ApiServer::AddClientRoutes(httplib::Server& s) {
-  s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s).Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["version"] = kVersion;
     v["pid"] = static_cast<Json::Int64>(::getpid());
     v["live_jobs"] = static_cast<Json::UInt64>(manager_.LiveJobs());
     Reply(res, 200, v);
   });
-  s.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
     auto body = ParseJson(req.body);
     if (!body.ok()) return ReplyError(res, body.status());
     if (!body->isObject() || !(*body)["sky_id"].isString()) {
@@ -240,8 +249,10 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
         return Reply(res, 422, v);
       }
     }
+    // A site's daemon: the job is the asker's, whatever the request says.
     SubmitRequest r{(*body)["sky_id"].asString(), std::move(*input),
-                    (*body).get("managed", false).asBool(), parsed.ok() ? *parsed : nullptr};
+                    (*body).get("managed", false).asBool(), parsed.ok() ? *parsed : nullptr,
+                    CurrentViewer() ? CurrentViewer()->name : ""};
     auto answer = manager_.Submit(r);
     if (!answer.ok()) return ReplyError(res, answer.status());
     Json::Value v(Json::objectValue);
@@ -277,7 +288,7 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
     Reply(res, 201, v);
   });
   // squeue, sacct, scontrol, scancel as the shims run them (slurm_front.h).
-  s.Post("/v1/slurm", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Post("/v1/slurm", [this](const httplib::Request& req, httplib::Response& res) {
     auto body = ParseJson(req.body);
     if (!body.ok()) return ReplyError(res, body.status());
     const Json::Value& b = *body;
@@ -302,13 +313,13 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
     v["exit_code"] = a.exit_code;
     Reply(res, 200, v);
   });
-  s.Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s).Get("/v1/jobs", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["jobs"] = Json::Value(Json::arrayValue);
     for (const auto& j : manager_.List()) v["jobs"].append(JobJson(j));
     Reply(res, 200, v);
   });
-  s.Get("/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Get("/v1/queue", [this](const httplib::Request& req, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["jobs"] = Json::Value(Json::arrayValue);
     // expand: a spread array's parts each as a row.
@@ -342,7 +353,7 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
 
 // One job's history, output and cancel: the commands' and the dashboard's.
 void ApiServer::AddJobRoutes(httplib::Server& s) {
-  s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
     auto job = manager_.Find(req.matches[1]);
     if (!job.ok()) return ReplyError(res, job.status());
     Json::Value v(Json::objectValue);
@@ -397,46 +408,48 @@ void ApiServer::AddJobRoutes(httplib::Server& s) {
     }
     Reply(res, 200, v);
   });
-  s.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
-    Status st = manager_.Cancel(req.matches[1]);
-    if (!st.ok()) return ReplyError(res, st);
-    Json::Value v(Json::objectValue);
-    v["cancelled"] = std::string(req.matches[1]);
-    Reply(res, 200, v);
-  });
-  s.Get(R"(/v1/jobs/([^/]+)/output)", [this](const httplib::Request& req, httplib::Response& res) {
-    // offset: only what follows the first `offset` bytes (a page tailing
-    // the log asks for what is new), read where the file is, at most
-    // kOutputPart at a time; size: the whole output's.
-    std::size_t offset = 0;
-    if (req.has_param("offset")) {
-      const std::string text = req.get_param_value("offset");
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
-      if (ec != std::errc() || end != text.data() + text.size()) {
-        return ReplyError(res, InvalidArgumentError("'offset' must be a number of bytes"));
-      }
-    }
-    constexpr std::size_t kOutputPart = std::size_t{4} << 20;
-    auto out = manager_.Output(req.matches[1], offset, kOutputPart);
-    if (!out.ok()) return ReplyError(res, out.status());
-    Json::Value v(Json::objectValue);
-    // Cut between characters: the rest of one split here comes next time.
-    const std::string_view rest = out->bytes;
-    const std::size_t whole = Utf8WholePrefix(rest);
-    v["size"] = Json::UInt64{offset <= out->size ? offset + whole : out->size};
-    // Cut at the part's size: the rest is there to ask for at once.
-    v["more"] = out->bytes.size() >= kOutputPart;
-    v["output"] = std::string(rest.substr(0, whole));
-    auto job = manager_.Find(req.matches[1]);
-    v["state"] = job.ok() ? job->state : "";
-    v["final"] = job.ok() && store::IsFinalState(job->state);
-    Reply(res, 200, v);
-  });
+  Route(s).Post(R"(/v1/jobs/([^/]+)/cancel)",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  Status st = manager_.Cancel(req.matches[1]);
+                  if (!st.ok()) return ReplyError(res, st);
+                  Json::Value v(Json::objectValue);
+                  v["cancelled"] = std::string(req.matches[1]);
+                  Reply(res, 200, v);
+                });
+  Route(s).Get(
+      R"(/v1/jobs/([^/]+)/output)", [this](const httplib::Request& req, httplib::Response& res) {
+        // offset: only what follows the first `offset` bytes (a page tailing
+        // the log asks for what is new), read where the file is, at most
+        // kOutputPart at a time; size: the whole output's.
+        std::size_t offset = 0;
+        if (req.has_param("offset")) {
+          const std::string text = req.get_param_value("offset");
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
+          if (ec != std::errc() || end != text.data() + text.size()) {
+            return ReplyError(res, InvalidArgumentError("'offset' must be a number of bytes"));
+          }
+        }
+        constexpr std::size_t kOutputPart = std::size_t{4} << 20;
+        auto out = manager_.Output(req.matches[1], offset, kOutputPart);
+        if (!out.ok()) return ReplyError(res, out.status());
+        Json::Value v(Json::objectValue);
+        // Cut between characters: the rest of one split here comes next time.
+        const std::string_view rest = out->bytes;
+        const std::size_t whole = Utf8WholePrefix(rest);
+        v["size"] = Json::UInt64{offset <= out->size ? offset + whole : out->size};
+        // Cut at the part's size: the rest is there to ask for at once.
+        v["more"] = out->bytes.size() >= kOutputPart;
+        v["output"] = std::string(rest.substr(0, whole));
+        auto job = manager_.Find(req.matches[1]);
+        v["state"] = job.ok() ? job->state : "";
+        v["final"] = job.ok() && store::IsFinalState(job->state);
+        Reply(res, 200, v);
+      });
 }
 
 // The dashboard's answers (docs/dashboard.md), on the socket too.
 void ApiServer::AddDashboardRoutes(httplib::Server& s) {
-  s.Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s).Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["time"] = Json::Int64{std::time(nullptr)};
     v["clusters"] = Json::Value(Json::arrayValue);
@@ -445,7 +458,7 @@ void ApiServer::AddDashboardRoutes(httplib::Server& s) {
     }
     Reply(res, 200, v);
   });
-  s.Get("/v1/gpu-history", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Get("/v1/gpu-history", [this](const httplib::Request& req, httplib::Response& res) {
     double hours = 6;
     if (req.has_param("hours")) {
       const std::string text = req.get_param_value("hours");
@@ -470,7 +483,7 @@ void ApiServer::AddDashboardRoutes(httplib::Server& s) {
     }
     Reply(res, 200, v);
   });
-  s.Get("/v1/table", [this](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Get("/v1/table", [this](const httplib::Request& req, httplib::Response& res) {
     std::map<std::string, std::string> params;
     for (const auto& [name, value] : req.params) params[name] = value;
     auto query = ParseTableQuery(params);
@@ -507,16 +520,17 @@ void ApiServer::AddDashboardRoutes(httplib::Server& s) {
     }
     Reply(res, 200, v);
   });
-  s.Post(R"(/v1/jobs/([^/]+)/move)", [this](const httplib::Request& req, httplib::Response& res) {
-    Status st = manager_.RequestMove(req.matches[1]);
-    if (!st.ok()) return ReplyError(res, st);
-    Json::Value v(Json::objectValue);
-    v["asked"] = std::string(req.matches[1]);
-    v["note"] =
-        "weighed at the next look at the queues (within poll_interval), by the same rules as "
-        "skyslurmd's own moves; the job's history says what came of it";
-    Reply(res, 202, v);
-  });
+  Route(s).Post(
+      R"(/v1/jobs/([^/]+)/move)", [this](const httplib::Request& req, httplib::Response& res) {
+        Status st = manager_.RequestMove(req.matches[1]);
+        if (!st.ok()) return ReplyError(res, st);
+        Json::Value v(Json::objectValue);
+        v["asked"] = std::string(req.matches[1]);
+        v["note"] =
+            "weighed at the next look at the queues (within poll_interval), by the same rules as "
+            "skyslurmd's own moves; the job's history says what came of it";
+        Reply(res, 202, v);
+      });
   auto explained = [](httplib::Response& res, const Result<place::ExplainText>& e) {
     if (!e.ok()) return ReplyError(res, e.status());
     Json::Value v(Json::objectValue);
@@ -524,11 +538,12 @@ void ApiServer::AddDashboardRoutes(httplib::Server& s) {
     v["can_run"] = e->some_cluster_can_run_it;
     Reply(res, 200, v);
   };
-  s.Get(R"(/v1/jobs/([^/]+)/explain)",
-        [this, explained](const httplib::Request& req, httplib::Response& res) {
-          explained(res, manager_.ExplainJob(req.matches[1]));
-        });
-  s.Post("/v1/explain", [this, explained](const httplib::Request& req, httplib::Response& res) {
+  Route(s).Get(R"(/v1/jobs/([^/]+)/explain)",
+               [this, explained](const httplib::Request& req, httplib::Response& res) {
+                 explained(res, manager_.ExplainJob(req.matches[1]));
+               });
+  Route(s).Post("/v1/explain", [this, explained](const httplib::Request& req,
+                                                 httplib::Response& res) {
     auto body = ParseJson(req.body);
     if (!body.ok()) return ReplyError(res, body.status());
     const Json::Value& b = *body;
@@ -558,6 +573,55 @@ bool ApiServer::dashboard_serving() {
   // and the daemon's loop asks this every poll.
   const DashboardServer* d = dashboard_made_.load();
   return d != nullptr && d->serving();
+}
+
+ApiServer::RouteAdder ApiServer::Route(httplib::Server& server) {
+  // The dashboard's own server has its own login (dashboard_auth.h).
+  return RouteAdder{server, site_ != nullptr && &server == server_.get() ? this : nullptr};
+}
+
+void ApiServer::RouteAdder::Get(const std::string& pattern, Handler handler) {
+  server.Get(pattern, Admitted(std::move(handler)));
+}
+
+void ApiServer::RouteAdder::Post(const std::string& pattern, Handler handler) {
+  server.Post(pattern, Admitted(std::move(handler)));
+}
+
+ApiServer::RouteAdder::Handler ApiServer::RouteAdder::Admitted(Handler handler) const {
+  if (site == nullptr) return handler;
+  return [api = site, handler = std::move(handler)](const httplib::Request& req,
+                                                    httplib::Response& res) {
+    if (Status st = api->Admit(req); !st.ok()) return ReplyError(res, st);
+    handler(req, res);
+    SetWorkingFor({});  // the user is forgotten with the answer
+  };
+}
+
+Status ApiServer::Admit(const httplib::Request& req) {
+  SetWorkingFor({});
+  SKY_ASSIGN_OR_RETURN(Viewer viewer, site_->Admit(req.method, req.target, req.body,
+                                                   req.get_header_value(kMungeHeader.data())));
+  // Its Slurm commands run as the user who asks; a job's own, as its owner.
+  const std::string name = viewer.name;
+  SetWorkingFor({std::move(viewer), name});
+  return OkStatus();
+}
+
+Status ApiServer::AdminsOnly(std::string_view what) const {
+  if (site_ == nullptr || (CurrentViewer() && CurrentViewer()->admin)) return OkStatus();
+  return PermissionDeniedError(
+      fmt::format("{}: a site's skyslurmd does this for its admin group only", what));
+}
+
+Status ApiServer::BindTcp(const std::string& address) {
+  const auto colon = address.rfind(':');
+  const std::string host = address.substr(0, colon);
+  const int port = std::atoi(address.c_str() + colon + 1);
+  if (colon == std::string::npos || !server_->bind_to_port(host, port)) {
+    return UnavailableError(fmt::format("cannot listen on {}: {}", address, std::strerror(errno)));
+  }
+  return OkStatus();
 }
 
 Status ApiServer::Bind(const std::string& socket_path) {

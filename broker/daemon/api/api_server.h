@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "broker/daemon/api/site_access.h"
 #include "broker/daemon/dashboard/dashboard_data.h"
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_manager.h"
@@ -20,13 +21,19 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace skyslurm::daemon {
 
 class ApiServer {
  public:
-  explicit ApiServer(JobManager& manager, DashboardOptions dashboard = {});
+  // `site`: a site's daemon, which answers each request for the user its
+  // MUNGE credential names (site_access.h) on a TCP port; null: a user's
+  // own, which answers only its user's processes on its socket.
+  explicit ApiServer(JobManager& manager, DashboardOptions dashboard = {},
+                     SiteAccess* site = nullptr);
   ~ApiServer();
 
   // Registers the /v1 routes on `server`: all of them (the socket's), or
@@ -43,6 +50,8 @@ class ApiServer {
 
   // Binds `socket_path` (an old socket file there is replaced; mode 0600).
   Status Bind(const std::string& socket_path);
+  // A site's daemon: binds `address` (host:port).
+  Status BindTcp(const std::string& address);
   // Serves until Stop(); blocks.
   void Serve();
   void Stop();
@@ -56,6 +65,7 @@ class ApiServer {
 
  private:
   JobManager& manager_;
+  SiteAccess* site_;
   SlurmFront front_;
   DashboardData dashboard_data_;
   std::unique_ptr<httplib::Server> server_;
@@ -68,6 +78,23 @@ class ApiServer {
   void AddClientRoutes(httplib::Server& server);
   void AddJobRoutes(httplib::Server& server);
   void AddDashboardRoutes(httplib::Server& server);
+  // A site's daemon: who asks, by the MUNGE credential that binds the
+  // request (its body read), set as this thread's viewer and acting user
+  // for its answer; an error when they may not ask at all.
+  Status Admit(const httplib::Request& req);
+  // Registers routes on a server: on a site's API, each handler admits its
+  // request first.
+  struct RouteAdder {
+    using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+    httplib::Server& server;
+    ApiServer* site;  // null: the handlers as they are
+    void Get(const std::string& pattern, Handler handler);
+    void Post(const std::string& pattern, Handler handler);
+    Handler Admitted(Handler handler) const;
+  };
+  RouteAdder Route(httplib::Server& server);
+  // A site's daemon: what only its admins may do.
+  Status AdminsOnly(std::string_view what) const;
 };
 
 }  // namespace skyslurm::daemon

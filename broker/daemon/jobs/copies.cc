@@ -9,6 +9,7 @@
 
 #include "broker/cluster/job_phase.h"
 #include "broker/daemon/jobs/lifecycle.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 
@@ -58,6 +59,7 @@ void Copies::SettleStale() {
   auto stale = store_.CopiesInState("STALE");
   if (!stale.ok()) return;
   for (const auto& c : *stale) {
+    if (!ctx_.Drives(c.sky_id)) continue;  // another replica's job
     const auto listed = ctx_.views.Listed(c.cluster, c.native_id);
     if (!listed) continue;  // still silent
     const std::optional<backend::JobInfo>& seen = *listed;
@@ -66,6 +68,7 @@ void Copies::SettleStale() {
     auto job = store_.Get(c.sky_id);
     if (!job.ok()) continue;
     if (job->cluster == c.cluster && job->native_id == c.native_id) continue;  // kept as current
+    ActingFor as_owner(job->owner);  // a site's daemon: as the job's user
     if (seen && backend::IsLive(seen->phase) && !store::IsFinalState(job->state)) {
       continue;  // the job lives on: ResolveCopies keeps the first to start
     }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,41 @@ JobContext::JobContext(store::JobStore& store_in, place::Workspace& workspace,
       options(std::move(options_in)),
       policy(workspace.config.settings.failover),
       job_id_indices_(workspace.registry.JobIdIndices(workspace.config.settings)) {}
+
+void JobContext::RefreshLeases() {
+  if (options.replica.empty()) return;
+  (void)store.RenewLeases(options.replica, options.lease);
+  auto taken = store.TakeFreeLeases(options.replica, options.lease, 10'000);
+  if (taken.ok() && !taken->empty()) {
+    takeovers_ += static_cast<std::int64_t>(taken->size());
+    Log(fmt::format("took over {} job(s) whose lease lapsed: {}", taken->size(),
+                    fmt::join(*taken, ", ")));
+  }
+  auto held = store.LeasedBy(options.replica);
+  if (!held.ok()) {
+    // The database does not answer: drive nothing until it does (another
+    // replica may take these jobs over meanwhile).
+    Log("cannot read this replica's leases: " + held.status().message());
+    held = std::vector<std::string>{};
+  }
+  std::lock_guard lock(driven_mu_);
+  driven_ = std::set<std::string>(held->begin(), held->end());
+}
+
+bool JobContext::Drives(const std::string& sky_id) {
+  if (options.replica.empty()) return true;
+  std::lock_guard lock(driven_mu_);
+  return driven_.contains(sky_id);
+}
+
+bool JobContext::TakeJob(const std::string& sky_id) {
+  if (options.replica.empty()) return true;
+  auto taken = store.TakeLease(sky_id, options.replica, options.lease);
+  if (!taken.ok() || !*taken) return false;
+  std::lock_guard lock(driven_mu_);
+  driven_.insert(sky_id);
+  return true;
+}
 
 std::time_t JobContext::Now() const {
   return options.clock ? options.clock() : std::time(nullptr);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,10 @@ struct ManagerOptions {
   CommandRunner* copy_runner = nullptr;  // null: local processes
   std::function<std::time_t()> clock;           // default: time()
   std::function<void(const std::string&)> log;  // each recorded decision, one line
+  // A site's replica: its name in the jobs' leases ("" = a user's own
+  // daemon, which drives every job), and how long a lease lasts.
+  std::string replica;
+  std::chrono::milliseconds lease{10'000};
 };
 
 class JobContext {
@@ -112,6 +117,18 @@ class JobContext {
   place::Policy PolicyNow(std::chrono::milliseconds timeout);
   // What the daemon is doing for a job right now, for a client's progress
   // line ("copying ~/proj to beta: 45%"); "" when nothing long.
+  // A site's replica (ManagerOptions::replica): renews its leases, takes
+  // those lapsed (a replica that stopped) and free, and from then on drives
+  // only the jobs it holds. Each look at the queues begins with it.
+  void RefreshLeases();
+  // Whether this daemon drives `sky_id` now (a user's own: every job).
+  bool Drives(const std::string& sky_id);
+  // Takes the lease of `sky_id` when it is free, lapsed or already this
+  // replica's (then it drives it); false when another replica holds it.
+  bool TakeJob(const std::string& sky_id);
+  // Jobs taken over from a replica whose lease lapsed, since the start.
+  std::int64_t takeovers() const { return takeovers_.load(); }
+
   void SetActivity(const std::string& sky_id, const std::string& what);
   std::string Activity(const std::string& sky_id);
 
@@ -119,6 +136,9 @@ class JobContext {
   // Each cluster's index in global ids (registry.h: JobIdIndices).
   const std::map<std::string, int> job_id_indices_;
   std::atomic<bool> routed_marked_{false};
+  std::mutex driven_mu_;
+  std::set<std::string> driven_;  // RefreshLeases: the jobs this replica holds
+  std::atomic<std::int64_t> takeovers_{0};
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
   std::mutex activity_mu_;

@@ -11,6 +11,7 @@
 #include "broker/daemon/jobs/fault_points.h"
 #include "broker/daemon/jobs/job_manager.h"
 #include "broker/daemon/jobs/lifecycle.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -45,6 +46,8 @@ void JobManager::Tick() {
   l_->mover.BeginLook();
   // Settle what a crash (or an unreachable cluster) left open first; a job
   // whose intent cannot be settled yet is left alone until it is.
+  // A site's replica first renews and takes its leases: what it drives.
+  ctx.RefreshLeases();
   const std::set<std::string> unsettled = Recover();
   // Read every cluster's queue at once; and keep each one's view for
   // placement warm meanwhile, so that a submission never waits for a probe.
@@ -66,7 +69,9 @@ void JobManager::Tick() {
   for (const store::SkyJob& j : *live) live_ids.insert(j.sky_id);
   l_->mover.ForgetAskedBut(live_ids);
   ctx.parsed.KeepOnly(live_ids);
-  for (const store::SkyJob& job : *live) LookAt(job, unsettled, now);
+  for (const store::SkyJob& job : *live) {
+    if (ctx.Drives(job.sky_id)) LookAt(job, unsettled, now);
+  }
 }
 
 void JobManager::LookAt(store::SkyJob job, const std::set<std::string>& unsettled,
@@ -80,6 +85,7 @@ void JobManager::LookAt(store::SkyJob job, const std::set<std::string>& unsettle
   auto fresh = ctx.store.Get(job.sky_id);
   if (!fresh.ok()) return;
   job = *fresh;
+  ActingFor as_owner(job.owner);  // a site's daemon: as the job's user
   if (store::IsFinalState(job.state)) return;
   // A spread array: its parts are jobs of their own; it ends with them.
   if (job.state == "SPREAD") {

@@ -11,6 +11,7 @@
 #include "broker/daemon/jobs/lifecycle.h"
 #include "broker/job/sky_dependency.h"
 #include "broker/place/planner.h"
+#include "broker/util/acting_user.h"
 
 // The face of the lifecycle: its requests, and the look at every queue that
 // acts on each job by the failover policy. Each protocol that changes a job
@@ -43,6 +44,14 @@ Status JobManager::Cancel(const std::string& given) {
   std::lock_guard lock(LockFor(found->sky_id));
   store::JobStore& db = l_->ctx.store;
   SKY_ASSIGN_OR_RETURN(store::SkyJob job, db.Get(found->sky_id));
+  ActingFor as_owner(job.owner);  // a site's daemon: as the job's user
+  if (!store::IsFinalState(job.state) && !l_->ctx.TakeJob(job.sky_id)) {
+    // A site's job driven by another replica: the cancel is recorded, and
+    // its holder carries it out at its next look (or whoever takes the job
+    // over).
+    SKY_RETURN_IF_ERROR(db.BeginIntent({0, job.sky_id, "cancel", "", "", l_->ctx.Now()}).status());
+    return OkStatus();
+  }
   if (store::IsFinalState(job.state)) {
     return FailedPreconditionError(fmt::format("{} has ended ({})", job.sky_id, job.state));
   }
@@ -182,9 +191,11 @@ std::vector<QueueRow> JobManager::Queue(bool expand) {
       if (it == views.end()) continue;
       // Over SSH, the jobs are the login user's there.
       const cluster::ClusterEntry* entry = ws.registry.Find(h.name);
+      // A site's daemon: the user who asks.
       const std::string user = entry != nullptr && entry->ssh && !entry->ssh->user.empty()
                                    ? entry->ssh->user
-                                   : ws.config.paths.user;
+                               : CurrentViewer() ? CurrentViewer()->name
+                                                 : ws.config.paths.user;
       for (const auto& j : it->second.jobs) {
         if (!backend::IsLive(j.phase)) continue;  // as squeue: what has not ended
         // This user's jobs there, and the sky jobs in this user's store
@@ -192,6 +203,7 @@ std::vector<QueueRow> JobManager::Queue(bool expand) {
         auto sky =
             j.sky_id.empty() ? Result<store::SkyJob>(NotFoundError("no sky id")) : db.Get(j.sky_id);
         if (j.user != user && !sky.ok()) continue;
+        if (!MaySee(sky.ok() ? sky->owner : j.user)) continue;  // a site's other user's
         QueueRow r{j.sky_id,      j.key.cluster,
                    j.key.job_id,  j.user,
                    j.state,       j.reason,
@@ -213,7 +225,7 @@ std::vector<QueueRow> JobManager::Queue(bool expand) {
   // that does not answer.
   if (auto live = db.List(true); live.ok()) {
     for (const auto& j : *live) {
-      if (shown.contains(j.sky_id) || j.state == "SPREAD") continue;
+      if (shown.contains(j.sky_id) || j.state == "SPREAD" || !MaySee(j.owner)) continue;
       rows.push_back({j.sky_id, j.cluster, j.native_id, j.owner, j.state, j.reason, "",
                       j.submitted != 0 ? j.submitted : j.created});
     }
@@ -256,25 +268,40 @@ std::size_t JobManager::LiveJobs() {
 
 std::vector<store::SkyJob> JobManager::List(bool live_only) {
   auto all = l_->ctx.store.List(live_only);
-  return all.ok() ? *all : std::vector<store::SkyJob>{};
+  if (!all.ok()) return {};
+  std::erase_if(*all, [](const store::SkyJob& j) { return !MaySee(j.owner); });
+  return *all;
+}
+
+// Whether the current viewer may see the sky job `sky_id` (a site's user:
+// their own).
+bool JobManager::Visible(const std::string& sky_id) {
+  if (!CurrentViewer()) return true;
+  auto job = l_->ctx.store.Get(sky_id);
+  return job.ok() && MaySee(job->owner);
 }
 
 std::vector<store::Event> JobManager::History(const std::string& sky_id) {
-  auto events = l_->ctx.store.Events(sky_id);
+  auto events = Visible(sky_id) ? l_->ctx.store.Events(sky_id) : NotFoundError("");
   return events.ok() ? *events : std::vector<store::Event>{};
 }
 
 std::vector<store::Copy> JobManager::CopiesOf(const std::string& sky_id) {
-  auto copies = l_->ctx.store.Copies(sky_id);
+  auto copies = Visible(sky_id) ? l_->ctx.store.Copies(sky_id) : NotFoundError("");
   return copies.ok() ? *copies : std::vector<store::Copy>{};
 }
 
 std::vector<store::SkyJob> JobManager::PartsOf(const std::string& sky_id) {
+  if (!Visible(sky_id)) return {};
   return l_->ctx.store.Parts(sky_id).value_or({});
 }
 
 Result<store::SkyJob> JobManager::FindByGlobalId(std::uint64_t global_id) {
-  return l_->ctx.store.GetByGlobalId(global_id);
+  SKY_ASSIGN_OR_RETURN(store::SkyJob job, l_->ctx.store.GetByGlobalId(global_id));
+  if (!MaySee(job.owner)) {
+    return NotFoundError(fmt::format("no sky job has the id {}", global_id));
+  }
+  return job;
 }
 
 std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
@@ -296,7 +323,10 @@ std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
 
 std::string JobManager::Activity(const std::string& sky_id) { return l_->ctx.Activity(sky_id); }
 
-Status JobManager::RequestMove(const std::string& id) { return l_->mover.Ask(id); }
+Status JobManager::RequestMove(const std::string& id) {
+  SKY_RETURN_IF_ERROR(Find(id).status());  // a site's user: their own jobs
+  return l_->mover.Ask(id);
+}
 
 Result<place::ExplainText> JobManager::Explain(const JobInput& input) {
   SKY_ASSIGN_OR_RETURN(const job::Request request, job::ParseRequest(input.ToRequestInput()));
@@ -358,6 +388,8 @@ int JobManager::poll_interval() const { return l_->ctx.policy.poll_interval; }
 config::SubmitOutput JobManager::submit_output() const {
   return l_->ctx.ws.config.files_submit_output;
 }
+std::int64_t JobManager::takeovers() const { return l_->ctx.takeovers(); }
+
 bool JobManager::routing() const { return l_->ctx.ws.config.settings.routing; }
 const std::string& JobManager::currency() const { return l_->ctx.ws.policy.currency; }
 const std::string& JobManager::home_dir() const { return l_->ctx.ws.config.paths.home; }

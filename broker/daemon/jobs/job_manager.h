@@ -7,6 +7,13 @@
 // is never lost and never runs twice. The work is done by its pieces
 // (lifecycle.h); the API server, the dashboard and the Slurm commands' front
 // reach it through this.
+//
+// A site's daemon serves many users: what a method finds, lists or acts on
+// is what the current viewer may see (util/acting_user.h: their own jobs,
+// or every job for an admin); another user's job is as unknown as one never
+// made. Every command for a job runs as its owner. A site's replicas share
+// the store: each drives the jobs whose lease it holds
+// (ManagerOptions::replica).
 #pragma once
 
 #include <chrono>
@@ -171,6 +178,8 @@ class JobManager {
   // How a routed sbatch prints its job as the configuration files say
   // (skyslurm.yaml: submit_output), whatever the daemon's own environment.
   config::SubmitOutput submit_output() const;
+  // Jobs taken over from a site's replica whose lease lapsed, since the start.
+  std::int64_t takeovers() const;
   // Whether the site lets jobs be routed (skyslurm.yaml: routing).
   bool routing() const;
   // The currency of elastic clusters' prices (skyslurm.yaml: elastic).
@@ -189,6 +198,8 @@ class JobManager {
   // the same rules as the daemon's own moves, only without waiting for
   // migrate_after; what came of it is an event either way.
   bool TakeMoveAskedNow(store::SkyJob& job, const ClusterViews::Seen& seen, Decision* d);
+
+  bool Visible(const std::string& sky_id);
 
   std::unique_ptr<Lifecycle> l_;
 };

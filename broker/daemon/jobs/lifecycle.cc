@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "broker/job/sky_id.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 
@@ -35,6 +36,16 @@ std::optional<std::pair<std::string, std::string>> TasksOf(const std::string& id
 }
 
 Result<store::SkyJob> Lifecycle::Find(const std::string& given) {
+  SKY_ASSIGN_OR_RETURN(store::SkyJob job, FindAny(given));
+  // A site's user is told of their own jobs only; another's is as unknown
+  // to them as one never made (util/acting_user.h).
+  if (!MaySee(job.owner)) {
+    return NotFoundError(fmt::format("{} is not a job skyslurm tracks", given));
+  }
+  return job;
+}
+
+Result<store::SkyJob> Lifecycle::FindAny(const std::string& given) {
   const std::string id = ctx.ResolveGlobalId(given);
   if (auto tasks = TasksOf(id)) {
     // The part that runs them (one part: the tasks of one cluster's job).

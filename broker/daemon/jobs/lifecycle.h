@@ -33,8 +33,11 @@ struct Lifecycle {
 
   // A sky job by its sky id, by "cluster:id" of one of its copies, by a
   // global id, or by some tasks of an array ("sky-..._7": the part that
-  // runs them).
+  // runs them). A job the current viewer may not see (a site's other
+  // user's) is not found.
   Result<store::SkyJob> Find(const std::string& id);
+  // The same, whoever's it is.
+  Result<store::SkyJob> FindAny(const std::string& id);
 
   JobContext ctx;
   Folders folders;

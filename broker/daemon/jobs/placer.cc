@@ -11,6 +11,7 @@
 #include "broker/daemon/jobs/lifecycle.h"
 #include "broker/place/audit.h"
 #include "broker/place/submission.h"
+#include "broker/util/acting_user.h"
 #include "broker/util/trace.h"
 
 namespace skyslurm::daemon {
@@ -397,11 +398,17 @@ Result<SubmitAnswer> Placer::SubmitNew(const SubmitRequest& r) {
   if (auto existing = store_.Get(r.sky_id); existing.ok()) {
     // The client's retry of a request the daemon may have half done.
     store::SkyJob job = *existing;
+    if (!MaySee(job.owner)) {
+      return AlreadyExistsError(fmt::format("the sky id {} is another user's job", r.sky_id));
+    }
+    ActingFor as_owner(job.owner);
     auto open = store_.OpenIntents();
     const bool intent_open = open.ok() && std::any_of(open->begin(), open->end(), [&](auto& i) {
                                return i.sky_id == job.sky_id;
                              });
-    if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open) {
+    // (A site's replica: only a job it holds; its holder places it otherwise.)
+    if (job.state == "SUBMITTING" && job.cluster.empty() && !intent_open &&
+        ctx_.TakeJob(job.sky_id)) {
       SKY_RETURN_IF_ERROR(
           PlaceAndSubmit(job, EventKind::kSubmitted, "", DeadClusters(), false).status());
     }
@@ -425,7 +432,7 @@ Result<SubmitAnswer> Placer::SubmitNew(const SubmitRequest& r) {
                        l_.dependencies.Resolve(resolved));
   if (dependency) {
     for (const auto& c : dependency->read.conditions) {
-      if (store_.Get(c.sky_id).ok()) continue;
+      if (auto named = store_.Get(c.sky_id); named.ok() && MaySee(named->owner)) continue;
       const job::Setting* s = request.Effective(job::Opt::kDependency);
       return InvalidArgumentError(
           fmt::format("{}: --dependency={}: skyslurm knows no job {} (skyslurm queue lists yours)",
@@ -437,7 +444,9 @@ Result<SubmitAnswer> Placer::SubmitNew(const SubmitRequest& r) {
   }
   store::SkyJob job;
   job.sky_id = r.sky_id;
-  job.owner = ws_.config.paths.user;
+  // A site's daemon: the user MUNGE named; a user's own: its user.
+  job.owner = r.owner.empty() ? ws_.config.paths.user : r.owner;
+  ActingFor as_owner(job.owner);
   job.input_json = JobInputText(r.input);
   job.name = job::SlurmJobName(request);
   job.managed = r.managed || request.sky.managed;

@@ -10,6 +10,7 @@
 
 #include "broker/cluster/job_phase.h"
 #include "broker/daemon/jobs/lifecycle.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 
@@ -39,6 +40,7 @@ void Recovery::SettleOne(const store::Intent& intent) {
     if (job.status().code() == StatusCode::kNotFound) (void)store_.EndIntent(intent.id);
     return;
   }
+  ActingFor as_owner(job->owner);  // a site's daemon: as the job's user
   if (intent.action == "cancel") {
     // The user's cancel: every copy that may be live, then the job.
     if (!l_.copies.CancelAll(*job).empty()) return;  // a cluster does not answer: later
@@ -161,7 +163,11 @@ std::set<std::string> Recovery::Settle() {
   std::set<std::string> unsettled;
   auto open = store_.OpenIntents();
   if (!open.ok()) return unsettled;
-  for (const auto& intent : *open) SettleOne(intent);
+  for (const auto& intent : *open) {
+    // A site's replica settles the intents of the jobs it holds only: the
+    // others are their holders' (or, lapsed, whoever takes them over).
+    if (ctx_.Drives(intent.sky_id)) SettleOne(intent);
+  }
   auto left = store_.OpenIntents();
   if (left.ok()) {
     for (const auto& intent : *left) unsettled.insert(intent.sky_id);

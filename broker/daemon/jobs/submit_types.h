@@ -18,6 +18,9 @@ struct SubmitRequest {
   // The input already read by the caller (the API reads it to answer): not
   // read again. Null: read here.
   std::shared_ptr<const ParsedJob> parsed;
+  // Whose job it is: a site's daemon gives the user MUNGE named ("" = the
+  // daemon's own user). Its commands run as them.
+  std::string owner;
 };
 
 struct SubmitAnswer {

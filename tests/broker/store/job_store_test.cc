@@ -498,6 +498,49 @@ TEST_P(StoreEngineTest, ALeaseIsHeldByOneReplicaAndTakenOverOnceItLapses) {
   EXPECT_TRUE(*(*a)->TakeLease("sky-2", "a", milliseconds(10000)));
 }
 
+// A replica's store: its new jobs are its own from the insert on, and it
+// begins an intent (but a cancel) only while it holds the job's lease.
+TEST_P(StoreEngineTest, AReplicaActsOnlyOnTheJobsItHolds) {
+  using std::chrono::milliseconds;
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  (*a)->DriveAs("a", milliseconds(300));
+  (*b)->DriveAs("b", milliseconds(10000));
+  ASSERT_TRUE((*a)->Insert(Job("sky-1", 1)).ok());
+  EXPECT_EQ(*(*b)->LeaseHolder("sky-1"), "a");
+  EXPECT_THAT(*(*a)->LeasedBy("a"), ElementsAre("sky-1"));
+  EXPECT_TRUE((*b)->TakeFreeLeases("b", milliseconds(10000), 10)->empty());
+  EXPECT_TRUE((*a)->BeginIntent({0, "sky-1", "submit", "alpha", "", 1}).ok());
+  // b does not hold it: no remote action of b's; the user's cancel is recorded.
+  EXPECT_EQ((*b)->BeginIntent({0, "sky-1", "submit", "alpha", "", 1}).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_TRUE((*b)->BeginIntent({0, "sky-1", "cancel", "", "", 1}).ok());
+  // a stalls past its lease: b takes the job over, and a starts nothing more.
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_THAT(*(*b)->TakeFreeLeases("b", milliseconds(10000), 10), ElementsAre("sky-1"));
+  EXPECT_EQ((*a)->BeginIntent({0, "sky-1", "move", "beta", "", 1}).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_TRUE((*b)->BeginIntent({0, "sky-1", "move", "beta", "", 1}).ok());
+  EXPECT_TRUE((*a)->LeasedBy("a")->empty());
+}
+
+// A MUNGE credential is taken once, whichever replica sees it again.
+TEST_P(StoreEngineTest, ACredentialIsTakenOnceAcrossReplicas) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::time_t later = std::time(nullptr) + 600;
+  EXPECT_TRUE((*a)->TakeCredential("digest-1", later).ok());
+  EXPECT_EQ((*b)->TakeCredential("digest-1", later).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ((*a)->TakeCredential("digest-1", later).code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE((*b)->TakeCredential("digest-2", later).ok());
+  // One long expired is forgotten by the next taken.
+  EXPECT_TRUE((*a)->TakeCredential("digest-3", std::time(nullptr) - 10).ok());
+  EXPECT_TRUE((*b)->TakeCredential("digest-4", later).ok());
+  EXPECT_TRUE((*a)->TakeCredential("digest-3", later).ok());
+}
+
 // Replicas sweeping for free jobs at once take each job exactly once.
 TEST_P(StoreEngineTest, ReplicasTakingFreeJobsAtOnceNeverShareOne) {
   constexpr int kJobs = 120;

@@ -1,0 +1,274 @@
+// `skyslurmd --site` on the testbed: two replicas (scripts/testbed/site) on
+// one PostgreSQL database, serving skyuser1, skyuser2 and an admin (root,
+// the admin group `root`) through the shim, each request with a MUNGE
+// credential. Every job is submitted to alpha as its own user; a user sees
+// and cancels only their own; a credential is good once at any replica; a
+// replica killed -9 has its jobs taken over within the lease (3 s here).
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "broker/site/munge_identity.h"
+#include "broker/util/strings.h"
+#include "tests/support/testbed.h"
+
+namespace skyslurm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::string kBuild = SKYSLURM_BINARY_DIR;
+constexpr auto kLease = std::chrono::seconds(3);
+constexpr int kPortA = 7540;
+constexpr int kPortB = 7541;
+
+class SiteTest : public TestbedTest {
+ protected:
+  static void SetUpTestSuite() {
+    auto tb = LoadTestbed();
+    if (!tb.ok()) return;
+    Command up{.argv = {TestbedScript("site"), "up", kBuild, "3s"}};
+    up.timeout = std::chrono::seconds(120);
+    CommandOutput out = Exec(up);
+    started_ = out.success();
+    if (!started_) std::fprintf(stderr, "site up failed: %s\n", out.err.c_str());
+  }
+  static void TearDownTestSuite() {
+    if (started_) (void)Exec({.argv = {TestbedScript("site"), "down"}});
+  }
+
+  void SetUp() override {
+    TestbedTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(started_) << "scripts/testbed/site up failed";
+    // Both replicas serve each test from its start.
+    for (const char* r : {"a", "b"}) {
+      (void)Exec(
+          {.argv = {TestbedScript("site"), "start", r}, .timeout = std::chrono::seconds(30)});
+    }
+    for (const char* user : {"skyuser1", "skyuser2"}) {
+      const std::string dir = fmt::format("/home/{}/site-test-{}", user, ::getpid());
+      (void)Exec({.argv = {"install", "-d", "-o", user, "-g", user, dir}});
+      dirs_[user] = dir;
+    }
+  }
+  void TearDown() override {
+    if (tb_.dir.empty()) return;
+    if (HasFailure()) {
+      for (const char* r : {"a", "b"}) {
+        std::fprintf(stderr, "--- replica %s ---\n%s\n", r,
+                     ReadFile(tb_.Path(fmt::format("site/replica-{}.log", r))).c_str());
+      }
+    }
+    for (const auto& name : names_) RunOn(tb_, "alpha", {"scancel", "-n", name});
+    for (const auto& [user, dir] : dirs_) fs::remove_all(dir);
+  }
+
+  // `argv` as `user` types it: the shim first on PATH, the site's client
+  // file as the site file (site: [a, b]).
+  CommandOutput As(const std::string& user, std::vector<std::string> argv,
+                   const std::string& client_file = "") {
+    Command c;
+    c.argv = {"setpriv"};
+    if (user != "root") {
+      c.argv.insert(c.argv.end(), {"--reuid=" + user, "--regid=" + user, "--init-groups"});
+    }
+    const passwd* pw = ::getpwnam(user.c_str());
+    c.argv.insert(
+        c.argv.end(),
+        {"--", "env", "-i", "PATH=" + kBuild + "/shim/bin:" + kBuild + "/shim:/usr/bin:/bin",
+         std::string("HOME=") + (pw != nullptr ? pw->pw_dir : "/"), "USER=" + user,
+         "SKYSLURM_SITE_CONFIG=" +
+             (client_file.empty() ? tb_.Path("site/client.yaml") : client_file),
+         "SKYSLURM_MUNGE_SOCKET=" + tb_.Path("munge/munge.socket"),
+         "SLURM_CONF=" + tb_.SlurmConf("alpha")});
+    c.argv.insert(c.argv.end(), argv.begin(), argv.end());
+    c.cwd = dirs_.contains(user) ? dirs_[user] : "/";
+    c.timeout = std::chrono::seconds(90);
+    return Exec(c);
+  }
+
+  // Submits a routed job named `name` as `user`; its alpha job id and sky id.
+  std::pair<std::string, std::string> Submit(const std::string& user, const std::string& name,
+                                             const std::string& wrap, bool hold = false) {
+    names_.push_back(name);
+    std::vector<std::string> argv = {"sbatch", "--sky-any-cluster", "-J", name, "-t", "5"};
+    if (hold) argv.push_back("--hold");
+    argv.insert(argv.end(), {"--wrap", wrap});
+    CommandOutput out = As(user, argv);
+    EXPECT_TRUE(out.success()) << out.out << out.err;
+    CommandOutput q = RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i|%u|%k"});
+    const auto fields = SplitList(Trim(q.out), '|');
+    if (fields.size() != 3) {
+      ADD_FAILURE() << "no job " << name << " on alpha: " << q.out;
+      return {"", ""};
+    }
+    EXPECT_EQ(fields[1], user) << "the job runs as its user";
+    EXPECT_TRUE(fields[2].starts_with("skyslurm:sky-")) << fields[2];
+    return {fields[0], fields[2].substr(std::string("skyslurm:").size())};
+  }
+
+  std::string LeaseHolder(const std::string& sky_id) {
+    const std::string url = tb_.env.at("SKYSLURM_POSTGRES_URL");
+    const std::string site_url =
+        url.substr(0, url.find("/postgres?")) + "/skyslurm_site" + url.substr(url.find('?'));
+    CommandOutput out = Exec(
+        {.argv = {"psql", "-tA", site_url, "-c",
+                  fmt::format("SELECT lease_owner FROM jobs WHERE sky_id='{}' AND lease_until >= "
+                              "(extract(epoch from clock_timestamp())*1000)::bigint",
+                              sky_id)}});
+    return Trim(out.out);
+  }
+
+  static inline bool started_ = false;
+  std::map<std::string, std::string> dirs_;
+  std::vector<std::string> names_;
+};
+
+TEST_F(SiteTest, EachUsersJobRunsAsThemOnAlpha) {
+  const std::string tag = std::to_string(::getpid());
+  auto one = std::async(std::launch::async, [&] {
+    return Submit("skyuser1", "site-one-" + tag, "id -un > who.txt; id -u >> who.txt");
+  });
+  auto two = std::async(std::launch::async, [&] {
+    return Submit("skyuser2", "site-two-" + tag, "id -un > who.txt; id -u >> who.txt");
+  });
+  const auto [id1, sky1] = one.get();
+  const auto [id2, sky2] = two.get();
+  ASSERT_FALSE(id1.empty() || id2.empty());
+  EXPECT_NE(sky1, sky2);
+  WaitForJobEnd(tb_, "alpha", id1);
+  WaitForJobEnd(tb_, "alpha", id2);
+  for (const auto& [user, dir] : dirs_) {
+    const std::string who = ReadFileWhenReady(dir + "/who.txt");
+    const passwd* pw = ::getpwnam(user.c_str());
+    ASSERT_NE(pw, nullptr);
+    EXPECT_EQ(who, fmt::format("{}\n{}\n", user, pw->pw_uid));
+    struct stat st {};
+    ASSERT_EQ(::stat((dir + "/who.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, pw->pw_uid) << "the file its job wrote is " << user << "'s";
+  }
+  // The site keeps their owners: each sees their own.
+  EXPECT_THAT(As("skyuser1", {"skyslurm", "status", sky1}).out, HasSubstr(sky1));
+  EXPECT_THAT(As("skyuser2", {"skyslurm", "status", sky2}).out, HasSubstr(sky2));
+}
+
+TEST_F(SiteTest, AUserSeesAndCancelsOnlyTheirOwnJobsAndAnAdminSeesAll) {
+  const std::string name = "site-own-" + std::to_string(::getpid());
+  const auto [id, sky] = Submit("skyuser1", name, "sleep 60", /*hold=*/true);
+  ASSERT_FALSE(id.empty());
+  CommandOutput status = As("skyuser2", {"skyslurm", "status", sky});
+  EXPECT_FALSE(status.success());
+  EXPECT_THAT(status.err, HasSubstr("not a job skyslurm tracks"));
+  EXPECT_FALSE(As("skyuser2", {"skyslurm", "cancel", sky}).success());
+  EXPECT_THAT(As("skyuser2", {"skyslurm", "queue"}).out, ::testing::Not(HasSubstr(sky)));
+  EXPECT_EQ(JobState(tb_, "alpha", id), "PENDING");
+  // The admin group's member sees every user's job.
+  EXPECT_THAT(As("root", {"skyslurm", "queue"}).out, HasSubstr(sky));
+  EXPECT_THAT(As("skyuser1", {"skyslurm", "queue"}).out, HasSubstr(sky));
+  CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
+  EXPECT_TRUE(cancel.success()) << cancel.err;
+  EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+}
+
+TEST_F(SiteTest, ACredentialIsGoodForItsRequestOnceAtAnyReplica) {
+  const passwd* site_user = ::getpwnam("skyslurm");
+  ASSERT_NE(site_user, nullptr);
+  const site::MungeOptions munge{tb_.Path("munge/munge.socket"), 0};
+  auto credential = site::MakeMungeCredential(site::RequestBinding("GET", "/v1/health", ""),
+                                              site_user->pw_uid, munge);
+  ASSERT_TRUE(credential.ok()) << credential.status().message();
+  const httplib::Headers with = {{std::string(site::kMungeHeader), *credential}};
+  httplib::Client a("127.0.0.1", kPortA), b("127.0.0.1", kPortB);
+  auto first = a.Get("/v1/health", with);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 200) << first->body;
+  // Another replica, whose own munged has not seen it: the site's record has.
+  auto again = b.Get("/v1/health", with);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 403);
+  EXPECT_THAT(again->body, HasSubstr("used before (a replay)"));
+  auto same = a.Get("/v1/health", with);  // and the first's munged refuses it
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 403);
+  auto elsewhere = site::MakeMungeCredential(site::RequestBinding("GET", "/v1/health", ""),
+                                             site_user->pw_uid, munge);
+  ASSERT_TRUE(elsewhere.ok());
+  auto other = a.Get("/v1/queue", {{std::string(site::kMungeHeader), *elsewhere}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 403);
+  EXPECT_THAT(other->body, HasSubstr("another request"));
+  auto none = a.Get("/v1/queue");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 403);
+  EXPECT_THAT(none->body, HasSubstr("MUNGE credential"));
+}
+
+TEST_F(SiteTest, AReplicaKilledHasItsJobsTakenOverWithinTheLease) {
+  const std::string name = "site-kill-" + std::to_string(::getpid());
+  const auto [id, sky] = Submit("skyuser1", name, "sleep 60", /*hold=*/true);
+  ASSERT_FALSE(id.empty());
+  const std::string first = LeaseHolder(sky);
+  ASSERT_TRUE(first == "replica-a" || first == "replica-b") << first;
+  const std::string killed = first == "replica-a" ? "a" : "b";
+  ASSERT_TRUE(Exec({.argv = {TestbedScript("site"), "kill", killed}}).success());
+  const auto killed_at = std::chrono::steady_clock::now();
+  std::string holder;
+  while (std::chrono::steady_clock::now() - killed_at < 4 * kLease) {
+    holder = LeaseHolder(sky);
+    if (!holder.empty() && holder != first) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  const auto took = std::chrono::steady_clock::now() - killed_at;
+  EXPECT_EQ(holder, first == "replica-a" ? "replica-b" : "replica-a");
+  // The lease, and a poll (1 s) to see it lapsed.
+  EXPECT_LE(took, kLease + std::chrono::seconds(2))
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  // The shim finds the live replica (whichever is first in client.yaml), and
+  // the job is cancelled as its user; still one job on alpha.
+  CommandOutput q = RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i"});
+  EXPECT_EQ(Trim(q.out), id);
+  CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
+  EXPECT_TRUE(cancel.success()) << cancel.err;
+  EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+}
+
+TEST_F(SiteTest, TheRunasStepActsOnlyForPeopleAndOnlyWithSlurmsCommands) {
+  const std::string runas = tb_.Path("site/skyslurmd-runas");
+  auto as_site = [&](std::vector<std::string> args) {
+    Command c{
+        .argv = {"setpriv", "--reuid=skyslurm", "--regid=skyslurm", "--init-groups", "--", runas}};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.env_set = {{"SLURM_CONF", tb_.SlurmConf("alpha")}};
+    return Exec(c);
+  };
+  CommandOutput ok = as_site({"--user", "skyuser1", "--", "squeue", "-h", "-u", "skyuser1"});
+  EXPECT_TRUE(ok.success()) << ok.err;
+  for (const char* who : {"root", "daemon", "nobody"}) {
+    CommandOutput r = as_site({"--user", who, "--", "squeue"});
+    EXPECT_EQ(r.exit_code, 126) << who;
+    EXPECT_THAT(r.err, HasSubstr("never acts as")) << who;
+  }
+  CommandOutput sh = as_site({"--user", "skyuser1", "--", "sh", "-c", "id"});
+  EXPECT_EQ(sh.exit_code, 126);
+  EXPECT_THAT(sh.err, HasSubstr("Slurm's client commands only"));
+  CommandOutput path = as_site({"--user", "skyuser1", "--", "/bin/sh"});
+  EXPECT_EQ(path.exit_code, 126);
+  // Only the site's group may run it at all.
+  Command other{.argv = {"setpriv", "--reuid=skyuser1", "--regid=skyuser1", "--init-groups", "--",
+                         runas, "--user", "skyuser2", "--", "squeue"}};
+  auto denied = LocalCommandRunner().Run(other);
+  EXPECT_TRUE(!denied.ok() || !denied->success());
+}
+
+}  // namespace
+}  // namespace skyslurm::testing
