@@ -27,6 +27,9 @@ packages=(
   slurmdbd mariadb-server
   # a site daemon's state: PostgreSQL 15 on a loopback port (scripts/testbed/postgres)
   postgresql-15
+  # a site daemon's /metrics: checked by promtool, scraped by a Prometheus of
+  # the test's own (the system's service is held back like the others)
+  prometheus
   # gamma's entry reaches it through slurmrestd (access: rest)
   slurmrestd
   # epsilon: Slurm 24.11 in a Debian 13 root filesystem (debootstrap), behind

@@ -114,11 +114,18 @@ std::string_view JobStore::engine() const { return db_->engine(); }
 Result<SqlRows> JobStore::Read(std::string_view sql, const std::vector<SqlValue>& params,
                                std::string_view what) {
   std::lock_guard lock(mu_);
-  auto rows = db_->Query(sql, params);
+  auto rows = Timed(sql, params);
   if (!rows.ok()) {
     NoteFailure(rows.status());
     return rows.status().WithContext(what);
   }
+  return rows;
+}
+
+Result<SqlRows> JobStore::Timed(std::string_view sql, const std::vector<SqlValue>& params) {
+  const auto start = std::chrono::steady_clock::now();
+  auto rows = db_->Query(sql, params);
+  latency_.Observe(std::chrono::steady_clock::now() - start);
   return rows;
 }
 
@@ -172,7 +179,7 @@ Status JobStore::Apply(const std::function<Status()>& body) {
 Status JobStore::Write(std::string_view sql, const std::vector<SqlValue>& params,
                        std::string_view what, std::int64_t* changes) {
   return Apply([&]() -> Status {
-    auto rows = db_->Query(sql, params);
+    auto rows = Timed(sql, params);
     if (!rows.ok()) {
       NoteFailure(rows.status());
       return rows.status().WithContext(what);
@@ -442,6 +449,23 @@ Result<std::vector<std::string>> JobStore::LeasedBy(const std::string& owner) {
   std::vector<std::string> ids;
   for (std::size_t i = 0; i < r.size(); ++i) ids.push_back(r.Text(i, 0));
   return ids;
+}
+
+Result<std::map<std::pair<std::string, std::string>, std::int64_t>> JobStore::JobCounts() {
+  SKY_ASSIGN_OR_RETURN(SqlRows r,
+                       Read("SELECT state, cluster, COUNT(*) FROM jobs GROUP BY state, cluster", {},
+                            "counting jobs"));
+  std::map<std::pair<std::string, std::string>, std::int64_t> counts;
+  for (std::size_t i = 0; i < r.size(); ++i) counts[{r.Text(i, 0), r.Text(i, 1)}] = r.Int(i, 2);
+  return counts;
+}
+
+Result<std::map<std::string, std::int64_t>> JobStore::EventCounts() {
+  SKY_ASSIGN_OR_RETURN(
+      SqlRows r, Read("SELECT kind, COUNT(*) FROM events GROUP BY kind", {}, "counting events"));
+  std::map<std::string, std::int64_t> counts;
+  for (std::size_t i = 0; i < r.size(); ++i) counts[r.Text(i, 0)] = r.Int(i, 1);
+  return counts;
 }
 
 Status JobStore::TakeCredential(const std::string& digest, std::time_t expires) {

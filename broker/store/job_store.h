@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,7 @@
 
 #include "broker/store/schema.h"
 #include "broker/store/sql_connection.h"
+#include "broker/util/latency_histogram.h"
 #include "broker/util/status.h"
 
 namespace skyslurm::store {
@@ -209,6 +211,13 @@ class JobStore {
   // Who holds the lease of `sky_id` now ("" when none holds it: free or lapsed).
   Result<std::string> LeaseHolder(const std::string& sky_id);
 
+  // How many sky jobs there are by state and cluster ("" before a first
+  // copy), and how many events of each kind were ever recorded (/metrics).
+  Result<std::map<std::pair<std::string, std::string>, std::int64_t>> JobCounts();
+  Result<std::map<std::string, std::int64_t>> EventCounts();
+  // Each statement's round trip to the database, since the open.
+  const LatencyHistogram& latency() const { return latency_; }
+
   // A site's MUNGE credentials, by a digest of each: records one as taken
   // until `expires` (seconds since the epoch), and forgets those expired.
   // AlreadyExists when a replica took it before: a replay.
@@ -231,12 +240,15 @@ class JobStore {
                        std::string_view what);
   Status Write(std::string_view sql, const std::vector<SqlValue>& params, std::string_view what,
                std::int64_t* changes = nullptr);
+  // One statement, its time observed (latency()).
+  Result<SqlRows> Timed(std::string_view sql, const std::vector<SqlValue>& params);
   Result<std::vector<Copy>> CopiesWhere(const char* column, const std::string& value);
   // A statement failed inside a transaction: the transaction fails with it.
   void NoteFailure(const Status& failed);
 
   std::unique_ptr<SqlConnection> db_;
   int schema_version_ = 0;
+  LatencyHistogram latency_;
   std::string replica_;  // DriveAs: "" for a user's own daemon
   std::chrono::milliseconds lease_{0};
   std::recursive_mutex mu_;

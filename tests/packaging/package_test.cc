@@ -36,6 +36,7 @@ constexpr char kPlugin[] = "/usr/lib/skyslurm/skyslurm.so";
 constexpr char kSnippet[] = "/etc/slurm/plugstack.conf.d/skyslurm.conf";
 constexpr char kSiteConfig[] = "/etc/skyslurm/skyslurm.yaml";
 constexpr char kShimDir[] = "/usr/libexec/skyslurm/bin";
+constexpr char kRunas[] = "/usr/libexec/skyslurm/skyslurmd-runas";
 
 std::string PackageDir() {
   const char* dir = std::getenv("SKYSLURM_PACKAGE_DIR");
@@ -267,6 +268,14 @@ TEST_F(DebPackageTest, InstallEnableRunTheMainJobRemoveAndPurge) {
   }
   EXPECT_EQ(conffiles, (std::set<std::string>{kSnippet, kSiteConfig, "/etc/profile.d/skyslurm.sh",
                                               "/etc/bash_completion.d/skyslurm"}));
+  // The site daemon: its user, its set-uid step run by that group only, its
+  // unit installed and not enabled (docs/site.md).
+  EXPECT_EQ(Exec({.argv = {"getent", "passwd", "skyslurm"}}).exit_code, 0);
+  EXPECT_EQ(Exec({.argv = {"stat", "-c", "%a %U %G", kRunas}}).out, "4750 root skyslurm\n");
+  ExpectHardened(kRunas);
+  EXPECT_TRUE(files.contains("/usr/lib/systemd/system/skyslurmd-site.service"));
+  EXPECT_TRUE(files.contains("/usr/share/skyslurm/site.yaml"));
+  EXPECT_FALSE(fs::exists("/etc/systemd/system/multi-user.target.wants/skyslurmd-site.service"));
 
   // Until the site turns routing on, a login shell's sbatch is Slurm's.
   EXPECT_EQ(LoginShell("command -v sbatch").out, "/usr/bin/sbatch\n");
@@ -369,6 +378,7 @@ TEST_F(DebPackageTest, InstallEnableRunTheMainJobRemoveAndPurge) {
     EXPECT_TRUE(Exec({.argv = {"dpkg-query", "-S", path}}).exit_code == 0 || !fs::is_empty(path)) << path;
   }
   EXPECT_EQ(SystemPathsNamedSkyslurm(), before_);
+  EXPECT_NE(Exec({.argv = {"dpkg-statoverride", "--list", kRunas}}).exit_code, 0);
 }
 
 // The RPMs cannot be installed on Debian; their contents, conffiles,
@@ -442,9 +452,18 @@ TEST_F(RpmPackageTest, ContentsConffilesAndRequirementsAreThePromisedOnes) {
         "/usr/libexec/skyslurm/bin/sacct", "/usr/libexec/skyslurm/bin/scontrol",
         "/usr/libexec/skyslurm/bin/scancel", "/usr/lib/systemd/user/skyslurmd.service",
         "/usr/share/man/man1/skyslurm.1.gz", "/usr/share/man/man8/skyslurmd.8.gz",
-        "/usr/share/man/man5/skyslurm.yaml.5.gz"}) {
+        "/usr/share/man/man5/skyslurm.yaml.5.gz", "/usr/lib/systemd/system/skyslurmd-site.service",
+        "/usr/share/skyslurm/site.yaml", kRunas}) {
     EXPECT_THAT(main_list, ::testing::Contains(path));
   }
+  // The site daemon's step: set-uid root, run by its group only, which the
+  // package makes before installing it.
+  EXPECT_THAT(
+      Query(main_rpm_,
+            {"--qf", "[%{FILEMODES:perms} %{FILEUSERNAME} %{FILEGROUPNAME} %{FILENAMES}\n]"}),
+      ::testing::Contains(std::string("-rwsr-x--- root skyslurm ") + kRunas));
+  EXPECT_THAT(Query(main_rpm_, {"--qf", "%{PREIN}"}),
+              ::testing::Contains(HasSubstr("useradd -r -g skyslurm")));
   EXPECT_THAT(Query(spank_rpm_, {"-l"}),
               ::testing::IsSupersetOf({kPlugin, kSnippet, "/usr/share/man/man8/skyslurm_spank.8.gz"}));
   EXPECT_EQ(RpmFiles(main_rpm_), DebFiles("skyslurm_[^_]+_[a-z0-9]+\\.deb"));

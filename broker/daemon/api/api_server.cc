@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "broker/daemon/api/metrics.h"
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_input.h"
 #include "broker/daemon/slurm_front/submit_text.h"
@@ -205,6 +206,25 @@ void ApiServer::AddRoutes(httplib::Server& s, Routes routes) {
   // The clients' own: a browser's session never submits a job or runs a
   // Slurm command (a stolen one could do nothing the pages cannot).
   AddClientRoutes(s);
+  AddMetricsRoute(s);
+}
+
+void ApiServer::AddMetricsRoute(httplib::Server& s) {
+  // Counts for Prometheus (metrics.h): asked without a credential, as a
+  // scraper asks; they name no job and no user.
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    MetricsInput in;
+    in.jobs = manager_.store().JobCounts().value_or({});
+    in.events = manager_.store().EventCounts().value_or({});
+    for (const auto& c : manager_.ClusterStates()) {
+      in.clusters.push_back({c.name, c.reachable, c.probe_seconds});
+    }
+    in.takeovers = manager_.takeovers();
+    in.submissions_refused = submissions_refused_.load();
+    in.submissions = &submissions_;
+    in.store = &manager_.store().latency();
+    res.set_content(RenderMetrics(in), "text/plain; version=0.0.4");
+  });
 }
 
 void ApiServer::AddClientRoutes(httplib::Server& s) {
@@ -253,8 +273,13 @@ void ApiServer::AddClientRoutes(httplib::Server& s) {
     SubmitRequest r{(*body)["sky_id"].asString(), std::move(*input),
                     (*body).get("managed", false).asBool(), parsed.ok() ? *parsed : nullptr,
                     CurrentViewer() ? CurrentViewer()->name : ""};
+    const auto started = std::chrono::steady_clock::now();
     auto answer = manager_.Submit(r);
-    if (!answer.ok()) return ReplyError(res, answer.status());
+    if (!answer.ok()) {
+      ++submissions_refused_;
+      return ReplyError(res, answer.status());
+    }
+    submissions_.Observe(std::chrono::steady_clock::now() - started);
     Json::Value v(Json::objectValue);
     // What the command prints, for clients that print it as it is.
     if (parsed.ok()) {

@@ -17,6 +17,7 @@
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_manager.h"
 #include "broker/daemon/slurm_front/slurm_front.h"
+#include "broker/util/latency_histogram.h"
 #include "broker/util/status.h"
 
 namespace httplib {
@@ -71,6 +72,8 @@ class ApiServer {
   std::unique_ptr<httplib::Server> server_;
   std::atomic<std::time_t> last_request_;
   std::function<void()> on_shutdown_;
+  LatencyHistogram submissions_;  // accepted submissions' time (/metrics)
+  std::atomic<std::int64_t> submissions_refused_{0};
   DashboardOptions dashboard_options_;
   std::mutex dashboard_mu_;
   std::unique_ptr<DashboardServer> dashboard_;  // made by the first POST /v1/dashboard
@@ -78,6 +81,8 @@ class ApiServer {
   void AddClientRoutes(httplib::Server& server);
   void AddJobRoutes(httplib::Server& server);
   void AddDashboardRoutes(httplib::Server& server);
+  // GET /metrics, in Prometheus' text format (metrics.h).
+  void AddMetricsRoute(httplib::Server& server);
   // A site's daemon: who asks, by the MUNGE credential that binds the
   // request (its body read), set as this thread's viewer and acting user
   // for its answer; an error when they may not ask at all.

@@ -22,8 +22,15 @@ void ClusterViews::Read(place::Workspace& ws, std::chrono::milliseconds read_tim
     const bool idle = !refreshing.valid() ||
                       refreshing.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
     if (i < ws.caching.size() && ws.caching[i] != nullptr && h.excluded.empty() && idle) {
-      refreshing = std::async(std::launch::async,
-                              [c = ws.caching[i], probe_timeout] { c->Refresh(probe_timeout); });
+      // (refreshing_ is destroyed before views_: a refresh in flight ends first.)
+      refreshing =
+          std::async(std::launch::async, [this, c = ws.caching[i], probe_timeout, name = h.name] {
+            const auto start = std::chrono::steady_clock::now();
+            c->Refresh(probe_timeout);
+            const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+            std::lock_guard lock(mu_);
+            views_[name].probe_seconds = took.count();
+          });
     }
   }
   const auto collect_by = std::chrono::steady_clock::now() + collect_for;

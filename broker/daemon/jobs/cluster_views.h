@@ -37,6 +37,8 @@ struct ClusterView {
   // Since when it answers (0: it does not, or never did).
   std::time_t up_since = 0;
   std::string error;
+  // How long its last probe (the placement view's refresh) took; < 0: none yet.
+  double probe_seconds = -1;
   std::vector<backend::JobInfo> jobs;
   std::string answer_error() const { return answered_now ? "" : error; }
   // When it was last heard from, by a read or an answer; 0: never.

@@ -315,7 +315,7 @@ std::vector<JobManager::ClusterState> JobManager::ClusterStates() {
       }
       const ClusterView& v = it->second;
       out.push_back({h.name, v.answered, v.heard(), v.answer_error(), true, v.answered_now,
-                     v.answered_now ? v.up_since : v.failing_since});
+                     v.answered_now ? v.up_since : v.failing_since, v.probe_seconds});
     }
   });
   return out;

@@ -122,12 +122,13 @@ class JobManager {
   // Each cluster as the last look at its queue found it, in configuration order.
   struct ClusterState {
     std::string name;
-    std::time_t answered = 0;  // its queue's last read (0: none yet)
-    std::time_t heard = 0;     // last heard from, by a read or an answer (0: never)
-    std::string error;         // why the last look failed
-    bool looked = false;       // its queue has been read (else the rest is empty)
-    bool reachable = false;    // the last read answered
-    std::time_t since = 0;     // answering (or silent) since then; 0: not known
+    std::time_t answered = 0;   // its queue's last read (0: none yet)
+    std::time_t heard = 0;      // last heard from, by a read or an answer (0: never)
+    std::string error;          // why the last look failed
+    bool looked = false;        // its queue has been read (else the rest is empty)
+    bool reachable = false;     // the last read answered
+    std::time_t since = 0;      // answering (or silent) since then; 0: not known
+    double probe_seconds = -1;  // its last probe's time; < 0: none yet
   };
   std::vector<ClusterState> ClusterStates();
 

@@ -1,6 +1,7 @@
 // docs/configuration.md's key tables name exactly the keys the parser takes
-// (SettingKeys(), ClusterSettingKeys()): a key added to one and not the
-// other fails here.
+// (SettingKeys(), ClusterSettingKeys()), and docs/site.md's those of
+// site.yaml (SiteSettingKeys()): a key added to one and not the other
+// fails here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "broker/config/settings.h"
+#include "broker/config/site_settings.h"
 
 namespace skyslurm::config {
 namespace {
@@ -45,6 +47,14 @@ TEST(SettingsDocTest, TheConfigurationTablesNameEveryKeyTheParserTakes) {
             Names(SettingKeys()));
   EXPECT_EQ(DocumentedKeys(text.str(), "## Per-cluster keys", "## Example"),
             Names(ClusterSettingKeys()));
+}
+
+TEST(SettingsDocTest, TheSiteTableNamesEveryKeyOfSiteYaml) {
+  std::ifstream in(SKYSLURM_SOURCE_DIR "/docs/site.md");
+  ASSERT_TRUE(in) << "no docs/site.md";
+  std::ostringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(DocumentedKeys(text.str(), "### site.yaml", "## Backup"), Names(SiteSettingKeys()));
 }
 
 }  // namespace

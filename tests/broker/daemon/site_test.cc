@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -240,6 +242,64 @@ TEST_F(SiteTest, AReplicaKilledHasItsJobsTakenOverWithinTheLease) {
   CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
   EXPECT_TRUE(cancel.success()) << cancel.err;
   EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+}
+
+// /metrics passes Debian's promtool, and Debian's Prometheus scrapes both
+// replicas: each sees alpha up, and the job just routed is counted.
+TEST_F(SiteTest, MetricsAreCheckedByPromtoolAndScrapedByPrometheus) {
+  const auto [id, sky] =
+      Submit("skyuser1", "site-metrics-" + std::to_string(::getpid()), "sleep 60", /*hold=*/true);
+  ASSERT_FALSE(id.empty());
+  for (int port : {kPortA, kPortB}) {
+    auto metrics = httplib::Client("127.0.0.1", port).Get("/metrics");
+    ASSERT_TRUE(metrics);
+    ASSERT_EQ(metrics->status, 200);
+    Command check{.argv = {"promtool", "check", "metrics"}, .stdin_data = metrics->body};
+    CommandOutput checked = Exec(check);
+    EXPECT_TRUE(checked.success()) << checked.out << checked.err << metrics->body;
+  }
+  TempDir dir;
+  WriteFile(dir.File("prometheus.yml"),
+            fmt::format("global: {{scrape_interval: 1s}}\n"
+                        "scrape_configs:\n"
+                        "  - job_name: skyslurm\n"
+                        "    static_configs: [{{targets: ['127.0.0.1:{}', '127.0.0.1:{}']}}]\n",
+                        kPortA, kPortB));
+  // Everything the child needs is made before the fork: a threaded process's
+  // child may not allocate.
+  const std::string config = "--config.file=" + dir.File("prometheus.yml");
+  const std::string storage = "--storage.tsdb.path=" + dir.File("data");
+  const pid_t prometheus = ::fork();
+  if (prometheus == 0) {
+    ::setsid();
+    ::execlp("prometheus", "prometheus", config.c_str(), storage.c_str(),
+             "--web.listen-address=127.0.0.1:7549", "--log.level=warn",
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_GT(prometheus, 0);
+  httplib::Client api("127.0.0.1", 7549);
+  std::string up, jobs;
+  for (int i = 0; i < 200; ++i) {
+    auto r = api.Get("/api/v1/query?query=sum(skyslurm_cluster_up%7Bcluster%3D%22alpha%22%7D)");
+    auto j = api.Get("/api/v1/query?query=sum(skyslurm_jobs%7Bstate%3D%22PENDING%22%7D)");
+    if (r && j) {
+      up = r->body;
+      jobs = j->body;
+      // Both replicas scraped (alpha up at each), the pending job counted.
+      if (up.find("\"2\"]") != std::string::npos && jobs.find("\"0\"]") == std::string::npos &&
+          jobs.find("\"value\"") != std::string::npos) {
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::kill(-prometheus, SIGTERM);
+  ::kill(prometheus, SIGTERM);
+  ::waitpid(prometheus, nullptr, 0);
+  EXPECT_THAT(up, HasSubstr("\"2\"]")) << up;
+  EXPECT_THAT(jobs, HasSubstr("\"value\"")) << jobs;
+  EXPECT_THAT(jobs, ::testing::Not(HasSubstr("\"0\"]"))) << jobs;
 }
 
 TEST_F(SiteTest, TheRunasStepActsOnlyForPeopleAndOnlyWithSlurmsCommands) {
