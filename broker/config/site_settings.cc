@@ -73,8 +73,11 @@ const std::vector<SettingKey>& SiteSettingKeys() {
       {"runas", "", "",
        "skyslurmd-runas, the privileged step that runs Slurm's commands as a user (default "
        "/usr/libexec/skyslurm/skyslurmd-runas)"},
-      {"state_dir", "", "",
-       "the site daemon's own folder: its sealing key (default /var/lib/skyslurm)"},
+      {"state_dir", "", "", "the site daemon's working folder (default /var/lib/skyslurm)"},
+      {"secret_key", "", "",
+       "the key the store's sealed values (jobs' environments, tasks' secrets) are sealed "
+       "with: the same file on every replica, the site daemon's user's only (default "
+       "/var/lib/skyslurm/site.key, made when missing)"},
       {"clusters", "", "",
        "each cluster the site acts on and its trust: local (its controller reached here, "
        "sharing its munge key)"},
@@ -129,6 +132,8 @@ Result<SiteSettings> ParseSiteSettings(std::string_view text, const std::string&
     if (key == "munge_socket") s.munge_socket = value;
     if (key == "runas") s.runas = value;
     if (key == "state_dir") s.state_dir = value;
+    if (key == "secret_key") s.secret_key = value;
+    if (key == "secret_key") s.secret_key = value;
     if (key == "lease") {
       auto lease = ParseSiteDuration(value);
       if (!lease.ok()) return Bad(file, v, "lease: " + lease.status().message());

@@ -35,7 +35,11 @@ struct SiteSettings {
   std::string admin_group;                 // its members see and act on every job
   std::string munge_socket;                // "" = munged's default
   std::string runas = "/usr/libexec/skyslurm/skyslurmd-runas";
-  std::string state_dir = "/var/lib/skyslurm";  // the site's key, its log
+  std::string state_dir = "/var/lib/skyslurm";  // its working folder
+  // The key what the store keeps sealed (a job's environment, a task's
+  // secrets) is sealed with: the same file on every replica; made (0600)
+  // by the first replica to start when missing.
+  std::string secret_key = "/var/lib/skyslurm/site.key";
   // Clusters the site acts on, by name; a cluster of skyslurm.yaml not named
   // here is left out of the site's placements.
   std::map<std::string, SiteTrust> trust;

@@ -305,9 +305,9 @@ int RunSite(const DaemonFlags& flags) {
   auto store = store::JobStore::Open(site->database);
   if (!store.ok()) return Fail(store.status().message());
   (*store)->DriveAs(site->replica, site->lease);
-  // What the store keeps sealed is sealed with the site daemon's own key.
-  auto seal =
-      SecretSeal::FromKeyFile((std::filesystem::path(site->state_dir) / "secret.key").string());
+  // What the store keeps sealed is sealed with the site's own key, the
+  // same on every replica (one replica opens what another sealed).
+  auto seal = SecretSeal::FromKeyFile(site->secret_key);
   if (!seal.ok()) return Fail(seal.status().message());
   daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
   const backend::CacheOptions cache = CacheFor(loaded->settings.failover);

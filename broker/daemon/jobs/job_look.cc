@@ -103,7 +103,10 @@ void JobManager::LookAt(store::SkyJob job, const std::set<std::string>& unsettle
     const EventKind kind = job.state == "SUBMITTING"   ? EventKind::kSubmitted
                            : job.state == "RECOVERING" ? EventKind::kRestarted
                                                        : EventKind::kReplaced;
-    (void)l_->placer.PlaceAndSubmit(job, kind, "resumed", ctx.DeadClusters(), false);
+    auto placed = l_->placer.PlaceAndSubmit(job, kind, "resumed", ctx.DeadClusters(), false);
+    if (!placed.ok()) {
+      ctx.Log(fmt::format("{} not placed yet: {}", job.sky_id, placed.status().message()));
+    }
     return;
   }
   ClusterViews::Seen seen = ctx.views.Look(job, now);

@@ -20,6 +20,7 @@ TEST(SiteSettingsTest, ReadsEveryKey) {
       "munge_socket: /run/munge/munge.socket.2\n"
       "runas: /opt/skyslurm/runas\n"
       "state_dir: /srv/skyslurm\n"
+      "secret_key: /srv/skyslurm/site.key\n"
       "clusters:\n"
       "  alpha: {trust: local}\n",
       "site.yaml");
@@ -32,6 +33,7 @@ TEST(SiteSettingsTest, ReadsEveryKey) {
   EXPECT_EQ(s->munge_socket, "/run/munge/munge.socket.2");
   EXPECT_EQ(s->runas, "/opt/skyslurm/runas");
   EXPECT_EQ(s->state_dir, "/srv/skyslurm");
+  EXPECT_EQ(s->secret_key, "/srv/skyslurm/site.key");
   ASSERT_EQ(s->trust.size(), 1u);
   EXPECT_EQ(s->trust.at("alpha"), SiteTrust::kLocal);
 }
@@ -42,6 +44,7 @@ TEST(SiteSettingsTest, DefaultsAndTheReplicaNamedByHostAndPort) {
   EXPECT_EQ(s->lease, std::chrono::seconds(10));
   EXPECT_EQ(s->runas, "/usr/libexec/skyslurm/skyslurmd-runas");
   EXPECT_EQ(s->state_dir, "/var/lib/skyslurm");
+  EXPECT_EQ(s->secret_key, "/var/lib/skyslurm/site.key");
   EXPECT_THAT(s->replica, ::testing::EndsWith(":7540"));
   EXPECT_TRUE(s->trust.empty());
 }

@@ -136,6 +136,16 @@ class SiteTest : public TestbedTest {
   std::vector<std::string> names_;
 };
 
+// Replica a started again with a fault point: it kills itself with SIGKILL
+// there (fault_points.h) the first time it passes it.
+void RestartWithFault(SiteTest& t, const std::string& point, const std::string& mark) {
+  (void)t;
+  ASSERT_TRUE(Exec({.argv = {TestbedScript("site"), "kill", "a"}}).success());
+  Command start{.argv = {TestbedScript("site"), "start", "a"}, .timeout = std::chrono::seconds(30)};
+  start.env_set = {{"SKYSLURM_FAULT_POINT", point}, {"SKYSLURM_FAULT_MARK", mark}};
+  ASSERT_TRUE(Exec(start).success());
+}
+
 TEST_F(SiteTest, EachUsersJobRunsAsThemOnAlpha) {
   const std::string tag = std::to_string(::getpid());
   auto one = std::async(std::launch::async, [&] {
@@ -242,6 +252,65 @@ TEST_F(SiteTest, AReplicaKilledHasItsJobsTakenOverWithinTheLease) {
   CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
   EXPECT_TRUE(cancel.success()) << cancel.err;
   EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+}
+
+// The kill -9 matrix against replicas: replica a (first in the clients'
+// list) dies at each point of a submission and of a cancel; the client goes
+// on at b, which takes a's jobs over once a's lease lapses. Each job is on
+// alpha exactly once, never lost, never doubled; each cancel is carried out.
+TEST_F(SiteTest, AReplicaKilledAtEachFaultPointLosesNoJobAndDoublesNone) {
+  const std::string tag = std::to_string(::getpid());
+  for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
+    SCOPED_TRACE(point);
+    const std::string mark = tb_.Path(fmt::format("site/state-a/fault-{}-{}", point, tag));
+    RestartWithFault(*this, point, mark);
+    if (HasFatalFailure()) return;
+    const std::string name = fmt::format("site-{}-{}", point, tag);
+    names_.push_back(name);
+    CommandOutput out = As("skyuser1", {"sbatch", "--sky-any-cluster", "-J", name, "-t", "5",
+                                        "--hold", "--wrap", "sleep 60"});
+    EXPECT_TRUE(fs::exists(mark)) << "replica a did not die at " << point;
+    // b takes the job over within the lease and finishes what a left.
+    std::string ids;
+    const auto deadline = std::chrono::steady_clock::now() + 4 * kLease + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      ids = Trim(RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i"}).out);
+      if (!ids.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // and no second copy comes
+    ids = Trim(RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i|%u"}).out);
+    EXPECT_EQ(SplitList(ids, '\n').size(), 1u) << "on alpha: " << ids << "\n" << out.err;
+    EXPECT_THAT(ids, HasSubstr("|skyuser1")) << ids;
+    EXPECT_THAT(As("skyuser1", {"skyslurm", "queue"}).out, HasSubstr(name.substr(0, 8)));
+  }
+  for (const char* point : {"cancel.intent", "cancel.sent"}) {
+    SCOPED_TRACE(point);
+    (void)Exec({.argv = {TestbedScript("site"), "kill", "a"}});
+    (void)Exec(
+        {.argv = {TestbedScript("site"), "start", "a"}, .timeout = std::chrono::seconds(30)});
+    const auto [id, sky] = Submit("skyuser1", fmt::format("site-{}-{}", point, tag), "sleep 60",
+                                  /*hold=*/true);
+    ASSERT_FALSE(id.empty());
+    // a holds it (it took the submission); a dies while cancelling it.
+    ASSERT_EQ(LeaseHolder(sky), "replica-a");
+    const std::string mark = tb_.Path(fmt::format("site/state-a/fault-{}-{}", point, tag));
+    RestartWithFault(*this, point, mark);
+    if (HasFatalFailure()) return;
+    CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
+    EXPECT_TRUE(cancel.success()) << cancel.err;
+    EXPECT_TRUE(fs::exists(mark)) << "replica a did not die at " << point;
+    EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+    std::string state;
+    for (int i = 0; i < 60 && state != "CANCELLED"; ++i) {
+      const std::string status = As("skyuser1", {"skyslurm", "status", sky}).out;
+      state = status.find("CANCELLED") != std::string::npos ? "CANCELLED" : status;
+      if (state != "CANCELLED") std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    EXPECT_EQ(state, "CANCELLED");
+  }
+  (void)Exec({.argv = {TestbedScript("site"), "kill", "a"}});
+  (void)Exec({.argv = {TestbedScript("site"), "start", "a"}, .timeout = std::chrono::seconds(30)});
 }
 
 // /metrics passes Debian's promtool, and Debian's Prometheus scrapes both
