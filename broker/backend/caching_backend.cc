@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "broker/backend/array_tasks.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::backend {
 
@@ -187,9 +188,42 @@ Result<JobKey> CachingBackend::Submit(const SubmitSpec& spec, std::chrono::milli
   return key;
 }
 
+namespace {
+
+// Options that name a job or its files and never change when it starts
+// (unless --dependency=singleton makes the name matter): left out of the
+// estimate's key, so that a workflow's jobs that differ only by them share
+// one estimate. Only the exact spellings; any other stays in the key.
+bool NamesOnly(std::string_view word) {
+  for (std::string_view prefix : {"--job-name=", "--output=", "--error=", "--comment="}) {
+    if (word.starts_with(prefix)) return true;
+  }
+  return false;
+}
+bool NamesNext(std::string_view word) {
+  return word == "-J" || word == "--job-name" || word == "-o" || word == "--output" ||
+         word == "-e" || word == "--error" || word == "--comment";
+}
+
+}  // namespace
+
 std::size_t CachingBackend::EstimateKey(const translate::TranslatedJob& job) {
-  std::string key_text = job.script + '\x1e' + (job.native ? job.native->Key() : std::string());
-  for (const auto& a : job.args) key_text += '\x1f' + a;
+  // A site's daemon asks as each user (their priority and limits decide):
+  // one user's estimate is never another's.
+  std::string key_text = ActingUser() + '\x1d' + job.script + '\x1e' +
+                         (job.native ? job.native->Key() : std::string());
+  const bool singleton = std::any_of(job.args.begin(), job.args.end(), [](const std::string& a) {
+    return a.find("singleton") != std::string::npos;
+  });
+  for (std::size_t i = 0; i < job.args.size(); ++i) {
+    const std::string& a = job.args[i];
+    if (!singleton && NamesOnly(a)) continue;
+    if (!singleton && NamesNext(a) && i + 1 < job.args.size()) {
+      ++i;
+      continue;
+    }
+    key_text += '\x1f' + a;
+  }
   return std::hash<std::string>{}(key_text);
 }
 

@@ -228,7 +228,9 @@ void ApiServer::AddMetricsRoute(httplib::Server& s) {
 }
 
 void ApiServer::AddClientRoutes(httplib::Server& s) {
-  Route(s).Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
+  // Whether it serves: asked before every routed submission, so a site's
+  // answers it without a credential (it names no job and no user).
+  s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
     Json::Value v(Json::objectValue);
     v["version"] = kVersion;
     v["pid"] = static_cast<Json::Int64>(::getpid());

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <thread>
 
+#include "broker/util/acting_user.h"
 namespace skyslurm::backend {
 namespace {
 
@@ -260,6 +261,38 @@ TEST(CachingBackendTest, TheSameJobsEstimateIsReusedForItsTtlOnly) {
   CachingBackend plain(inner);
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
   (void)plain.EstimateStart(job, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 5);
+}
+
+// Jobs that differ only by their names and files share an estimate (a
+// workflow's many jobs), unless --dependency=singleton makes the name count;
+// a site's users never share one (each is asked as its user).
+TEST(CachingBackendTest, AnEstimateIsSharedAcrossNamesButNeverAcrossUsers) {
+  CountingBackend inner;
+  CachingBackend cached(inner, {.estimate_ttl = std::chrono::seconds(2)});
+  translate::TranslatedJob job;
+  job.script = "#!/bin/sh\n";
+  job.args = {"-J", "step-1", "--output=/tmp/1.out", "--gres=gpu:h100:1"};
+  (void)cached.EstimateStart(job, std::chrono::seconds(5));
+  translate::TranslatedJob renamed = job;
+  renamed.args = {"--job-name=step-2", "-o", "/tmp/2.out", "--gres=gpu:h100:1"};
+  (void)cached.EstimateStart(renamed, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 1);
+  translate::TranslatedJob singleton = job;
+  singleton.args.push_back("--dependency=singleton");
+  translate::TranslatedJob singleton2 = renamed;
+  singleton2.args.push_back("--dependency=singleton");
+  (void)cached.EstimateStart(singleton, std::chrono::seconds(5));
+  (void)cached.EstimateStart(singleton2, std::chrono::seconds(5));
+  EXPECT_EQ(inner.estimates, 3);
+  {
+    ActingFor alice("alice");
+    (void)cached.EstimateStart(job, std::chrono::seconds(5));
+    (void)cached.EstimateStart(renamed, std::chrono::seconds(5));
+  }
+  EXPECT_EQ(inner.estimates, 4);
+  ActingFor bob("bob");
+  (void)cached.EstimateStart(job, std::chrono::seconds(5));
   EXPECT_EQ(inner.estimates, 5);
 }
 
