@@ -20,6 +20,7 @@
 #include "shim/cli/jobs_commands.h"
 #include "shim/cli/launch_command.h"
 #include "shim/cli/login_command.h"
+#include "shim/cli/site_command.h"
 #include "shim/cli/sync_command.h"
 #include "shim/route/route_command.h"
 #include "skyslurm/version.h"
@@ -127,6 +128,17 @@ Subcommand AddLogin(CLI::App& app, const std::string& name, const std::string& h
   auto cluster = std::make_shared<std::string>();
   sub->add_option("cluster", *cluster, "The cluster (its Host in ~/.slurm/config)")->required();
   return {sub, [cluster, run = std::move(run)] { return run(*cluster); }};
+}
+
+Subcommand AddSite(CLI::App& app) {
+  CLI::App* site = app.add_subcommand("site", "The site's skyslurmd (docs/site.md)");
+  site->require_subcommand(1);
+  site->add_subcommand("adopt",
+                       "Move the jobs of your own skyslurmd into the site's, then stop using it");
+  return {site, [site] {
+            if (site->got_subcommand("adopt")) return cli::RunSiteAdopt();
+            return 2;
+          }};
 }
 
 Subcommand AddCancel(CLI::App& app) {
@@ -247,6 +259,7 @@ int Main(int argc, char** argv) {
       AddCost(app),
       AddSyncDown(app),
       AddDashboard(app),
+      AddSite(app),
   };
   try {
     app.parse(argc, argv);

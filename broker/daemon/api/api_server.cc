@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "broker/daemon/api/adoption.h"
 #include "broker/daemon/api/metrics.h"
 #include "broker/daemon/dashboard/dashboard_server.h"
 #include "broker/daemon/jobs/job_input.h"
@@ -207,6 +208,34 @@ void ApiServer::AddRoutes(httplib::Server& s, Routes routes) {
   // Slurm command (a stolen one could do nothing the pages cannot).
   AddClientRoutes(s);
   AddMetricsRoute(s);
+  AddAdoptRoute(s);
+}
+
+// A user's own store moved into the site's (`skyslurm site adopt`,
+// adoption.h): each job the asker's, whatever the body says.
+void ApiServer::AddAdoptRoute(httplib::Server& s) {
+  Route(s).Post("/v1/adopt", [this](const httplib::Request& req, httplib::Response& res) {
+    if (site_ == nullptr || !CurrentViewer()) {
+      return ReplyError(res, FailedPreconditionError("only a site's skyslurmd adopts jobs"));
+    }
+    auto body = ParseJson(req.body);
+    if (!body.ok()) return ReplyError(res, body.status());
+    if (!(*body)["jobs"].isArray()) {
+      return ReplyError(res, InvalidArgumentError("'jobs' must be a list"));
+    }
+    Json::Value v(Json::objectValue);
+    v["adopted"] = Json::Value(Json::arrayValue);
+    v["present"] = Json::Value(Json::arrayValue);
+    for (const Json::Value& item : (*body)["jobs"]) {
+      auto adopted = AdoptedJobFromJson(item);
+      if (!adopted.ok()) return ReplyError(res, adopted.status());
+      auto taken = manager_.Adopt(adopted->job, adopted->copies, adopted->events, adopted->intents,
+                                  CurrentViewer()->name);
+      if (!taken.ok()) return ReplyError(res, taken.status().WithContext(adopted->job.sky_id));
+      v[*taken ? "adopted" : "present"].append(adopted->job.sky_id);
+    }
+    Reply(res, 200, v);
+  });
 }
 
 void ApiServer::AddMetricsRoute(httplib::Server& s) {

@@ -83,6 +83,8 @@ class ApiServer {
   void AddDashboardRoutes(httplib::Server& server);
   // GET /metrics, in Prometheus' text format (metrics.h).
   void AddMetricsRoute(httplib::Server& server);
+  // POST /v1/adopt: a user's own store moved into a site's (adoption.h).
+  void AddAdoptRoute(httplib::Server& server);
   // A site's daemon: who asks, by the MUNGE credential that binds the
   // request (its body read), set as this thread's viewer and acting user
   // for its answer; an error when they may not ask at all.

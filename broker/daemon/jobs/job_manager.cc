@@ -29,6 +29,38 @@ Result<SubmitAnswer> JobManager::Submit(const SubmitRequest& request) {
 
 Result<store::SkyJob> JobManager::Find(const std::string& id) { return l_->Find(id); }
 
+Result<bool> JobManager::Adopt(store::SkyJob job, const std::vector<store::Copy>& copies,
+                               const std::vector<store::Event>& events,
+                               const std::vector<store::Intent>& intents,
+                               const std::string& owner) {
+  if (!LooksLikeSkyId(job.sky_id)) {
+    return InvalidArgumentError(fmt::format("'{}' is not a sky id", job.sky_id));
+  }
+  SKY_ASSIGN_OR_RETURN(Json::Value input_json, ParseJson(job.input_json));
+  SKY_ASSIGN_OR_RETURN(JobInput input, JobInputFromJson(input_json));
+  job.input_json = JobInputText(input);
+  job.owner = owner;
+  store::JobStore& db = l_->ctx.store;
+  std::lock_guard lock(LockFor(job.sky_id));
+  if (auto here = db.Get(job.sky_id); here.ok()) {
+    if (here->owner != owner) {
+      return AlreadyExistsError(fmt::format("the sky id {} is another user's job", job.sky_id));
+    }
+    return false;
+  }
+  Status recorded = db.Apply([&]() -> Status {
+    SKY_RETURN_IF_ERROR(db.Insert(job));
+    for (const auto& c : copies) SKY_RETURN_IF_ERROR(db.AddCopy(c));
+    for (const auto& e : events) SKY_RETURN_IF_ERROR(db.AddEvent(e));
+    // A site's replica holds the job from its insert: its intents are its own.
+    for (const auto& i : intents) SKY_RETURN_IF_ERROR(db.BeginIntent(i).status());
+    return OkStatus();
+  });
+  if (!recorded.ok()) return recorded;
+  Log(fmt::format("{} adopted from {}'s own skyslurmd ({})", job.sky_id, owner, job.state));
+  return true;
+}
+
 Status JobManager::Cancel(const std::string& given) {
   const std::string id = l_->ctx.ResolveGlobalId(given);
   if (auto tasks = TasksOf(id)) return l_->arrays.CancelTasks(tasks->first, tasks->second);

@@ -75,6 +75,16 @@ class JobManager {
 
   // Every id below may also be a global id (job/global_id.h), with an
   // array's task suffix ("805306445_7").
+  // Takes over a job from a user's own store (`skyslurm site adopt`): the
+  // job as `owner`'s, its input (`job.input_json`: opened, as ToJson
+  // writes it) sealed again with this daemon's key, with its copies,
+  // history and open intents, all in one transaction; whoever drives it
+  // next settles the intents as after a crash. False when it is here
+  // already (adopting again adds nothing); AlreadyExists when the sky id is
+  // another user's.
+  Result<bool> Adopt(store::SkyJob job, const std::vector<store::Copy>& copies,
+                     const std::vector<store::Event>& events,
+                     const std::vector<store::Intent>& intents, const std::string& owner);
   // Cancels a sky job (every live copy), or a Slurm job named cluster:id.
   Status Cancel(const std::string& id);
   // A sky job with its history; `id` may also be cluster:id of one of its copies.

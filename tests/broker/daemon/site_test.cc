@@ -374,6 +374,48 @@ TEST_F(SiteTest, PostgresRestartedUnderLoadLosesNothingAccepted) {
   EXPECT_FALSE(id.empty());
 }
 
+// `skyslurm site adopt`: a job routed by skyuser1's own skyslurmd moves into
+// the site's store; the user's daemon stops and its store is set aside; the
+// site drives the job on as the user (its cancel lands), never a second copy.
+TEST_F(SiteTest, SiteAdoptMovesAUsersOwnJobsIntoTheSite) {
+  const std::string state = "/home/skyuser1/.local/state/skyslurm";
+  fs::remove_all(state);
+  const std::string own = tb_.Path("site/own-" + std::to_string(::getpid()) + ".yaml");
+  WriteFile(own, fmt::format("home: alpha\nclusters:\n  alpha:\n    slurm_conf: {}\n",
+                             tb_.SlurmConf("alpha")));
+  ::chmod(own.c_str(), 0644);
+  const std::string name = "site-adopt-" + std::to_string(::getpid());
+  names_.push_back(name);
+  CommandOutput routed = As(
+      "skyuser1",
+      {"sbatch", "--sky-any-cluster", "-J", name, "-t", "5", "--hold", "--wrap", "sleep 60"}, own);
+  ASSERT_TRUE(routed.success()) << routed.err;
+  CommandOutput q = RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i|%k"});
+  const auto fields = SplitList(Trim(q.out), '|');
+  ASSERT_EQ(fields.size(), 2u) << q.out;
+  const std::string id = fields[0];
+  const std::string sky = fields[1].substr(std::string("skyslurm:").size());
+  const int own_daemon = UserDaemonPid("/home/skyuser1");
+  EXPECT_GT(own_daemon, 0) << "the user's own skyslurmd routed it";
+
+  CommandOutput adopt = As("skyuser1", {"skyslurm", "site", "adopt"});
+  EXPECT_TRUE(adopt.success()) << adopt.out << adopt.err;
+  EXPECT_THAT(adopt.out, HasSubstr("1 adopted"));
+  EXPECT_FALSE(ProcessAlive(own_daemon)) << "the user's own skyslurmd stopped";
+  EXPECT_TRUE(fs::exists(state + "/skyslurmd.db.adopted"));
+  EXPECT_FALSE(fs::exists(state + "/skyslurmd.db"));
+  EXPECT_THAT(As("skyuser1", {"skyslurm", "queue"}).out, HasSubstr(sky));
+  EXPECT_THAT(As("skyuser2", {"skyslurm", "queue"}).out, ::testing::Not(HasSubstr(sky)));
+  EXPECT_THAT(As("skyuser1", {"skyslurm", "site", "adopt"}).out, HasSubstr("no jobs"));
+  // The site drives it as its user: one job on alpha, cancelled as asked.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Trim(RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i"}).out), id);
+  CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
+  EXPECT_TRUE(cancel.success()) << cancel.err;
+  EXPECT_EQ(WaitForJobEnd(tb_, "alpha", id), "CANCELLED");
+  fs::remove(own);
+}
+
 // /metrics passes Debian's promtool, and Debian's Prometheus scrapes both
 // replicas: each sees alpha up, and the job just routed is counted.
 TEST_F(SiteTest, MetricsAreCheckedByPromtoolAndScrapedByPrometheus) {
