@@ -68,6 +68,9 @@ const std::vector<SettingKey>& SiteSettingKeys() {
       {"lease", "", "",
        "how long a replica's hold on a job lasts unrenewed before another takes it over "
        "(default 10s)"},
+      {"estimates_per_second", "", "",
+       "start estimates (sbatch --test-only, as each user) a replica asks of one cluster per "
+       "second at most (default 10): each user's are their own, so a busy site needs more"},
       {"admin_group", "", "", "a Unix group whose members see and act on every user's jobs"},
       {"munge_socket", "", "", "munged's socket (default: munged's own)"},
       {"runas", "", "",
@@ -133,7 +136,23 @@ Result<SiteSettings> ParseSiteSettings(std::string_view text, const std::string&
     if (key == "runas") s.runas = value;
     if (key == "state_dir") s.state_dir = value;
     if (key == "secret_key") s.secret_key = value;
+    if (key == "estimates_per_second") {
+      int n = 0;
+      const char* end = value.data() + value.size();
+      if (std::from_chars(value.data(), end, n).ptr != end || n < 1 || n > 10000) {
+        return Bad(file, v, fmt::format("estimates_per_second must be 1 to 10000, not '{}'", value));
+      }
+      s.estimates_per_second = n;
+    }
     if (key == "secret_key") s.secret_key = value;
+    if (key == "estimates_per_second") {
+      int n = 0;
+      const char* end = value.data() + value.size();
+      if (std::from_chars(value.data(), end, n).ptr != end || n < 1 || n > 10000) {
+        return Bad(file, v, fmt::format("estimates_per_second must be 1 to 10000, not '{}'", value));
+      }
+      s.estimates_per_second = n;
+    }
     if (key == "lease") {
       auto lease = ParseSiteDuration(value);
       if (!lease.ok()) return Bad(file, v, "lease: " + lease.status().message());

@@ -32,6 +32,9 @@ struct SiteSettings {
   // the port it listens on).
   std::string replica;
   std::chrono::milliseconds lease{10000};  // how long a job's lease lasts unrenewed
+  // Start estimates (sbatch --test-only, as each user) asked of one cluster
+  // per second at most, by each replica.
+  int estimates_per_second = 10;
   std::string admin_group;                 // its members see and act on every job
   std::string munge_socket;                // "" = munged's default
   std::string runas = "/usr/libexec/skyslurm/skyslurmd-runas";

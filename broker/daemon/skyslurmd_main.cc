@@ -310,7 +310,10 @@ int RunSite(const DaemonFlags& flags) {
   auto seal = SecretSeal::FromKeyFile(site->secret_key);
   if (!seal.ok()) return Fail(seal.status().message());
   daemon::UseSecretSeal(std::make_shared<const SecretSeal>(std::move(*seal)));
-  const backend::CacheOptions cache = CacheFor(loaded->settings.failover);
+  backend::CacheOptions cache = CacheFor(loaded->settings.failover);
+  // Each user's estimates are their own: a site asks many more of a
+  // controller than one user does, as many as its admins allow.
+  cache.estimates_per_second = site->estimates_per_second;
   auto ws = place::OpenWorkspace(env, std::move(*loaded), {}, flags.slurm_bin_dir, cache,
                                  /*watch=*/true, site->runas);
   if (!ws.ok()) return Fail(ws.status().message());

@@ -16,6 +16,7 @@ TEST(SiteSettingsTest, ReadsEveryKey) {
       "listen: 0.0.0.0:7540\n"
       "replica: login1\n"
       "lease: 15s\n"
+      "estimates_per_second: 40\n"
       "admin_group: hpcadmin\n"
       "munge_socket: /run/munge/munge.socket.2\n"
       "runas: /opt/skyslurm/runas\n"
@@ -29,6 +30,7 @@ TEST(SiteSettingsTest, ReadsEveryKey) {
   EXPECT_EQ(s->listen, "0.0.0.0:7540");
   EXPECT_EQ(s->replica, "login1");
   EXPECT_EQ(s->lease, std::chrono::seconds(15));
+  EXPECT_EQ(s->estimates_per_second, 40);
   EXPECT_EQ(s->admin_group, "hpcadmin");
   EXPECT_EQ(s->munge_socket, "/run/munge/munge.socket.2");
   EXPECT_EQ(s->runas, "/opt/skyslurm/runas");
@@ -56,6 +58,8 @@ TEST(SiteSettingsTest, ErrorsNameTheLineAndTheKey) {
   EXPECT_THAT(lease.status().message(), HasSubstr("site.yaml:3: lease:"));
   auto short_lease = ParseSiteSettings("database: x\nlisten: h:1\nlease: 200ms\n", "site.yaml");
   EXPECT_THAT(short_lease.status().message(), HasSubstr("1s at least"));
+  auto rate = ParseSiteSettings("database: x\nlisten: h:1\nestimates_per_second: 0\n", "s");
+  EXPECT_THAT(rate.status().message(), HasSubstr("s:3: estimates_per_second must be 1 to 10000"));
   auto listen = ParseSiteSettings("database: x\nlisten: 7540\n", "site.yaml");
   EXPECT_THAT(listen.status().message(), HasSubstr("site.yaml:2: listen must be host:port"));
   auto trust =
