@@ -9,16 +9,19 @@
 // It is installed set-uid root and executable only by the site daemon's
 // group (mode 4750, root:skyslurm). Nothing else runs privileged: it reads
 // no file of the caller's, runs only Slurm's commands from its own folder
-// (never a path the caller gives), never acts as root or a system account
-// (a uid below UID_MIN of /etc/login.defs), drops every privilege before
-// it looks at the caller's folder, and leaves the loader's variables out
-// of the command's environment. It links the C and C++ runtimes only.
+// (never a path the caller gives) with a slurm.conf of root's only, never
+// acts as root, root's group or a system account (a uid below UID_MIN of
+// /etc/login.defs), drops every privilege before it looks at the caller's
+// folder, and leaves the loader's variables out of the command's
+// environment. It links the C and C++ runtimes only.
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +97,26 @@ std::vector<std::string> CommandEnvironment(const passwd& pw) {
   return env;
 }
 
+// A slurm.conf names the plugins Slurm's commands load: one the caller
+// wrote could make them run its own code as the user. SLURM_CONF, when
+// set, must be root's: a regular file and its folder, neither writable by
+// group or others. "" when it is; else why not.
+std::string SlurmConfProblem() {
+  const char* conf = std::getenv("SLURM_CONF");
+  if (conf == nullptr) return "";
+  const std::string path(conf);
+  const std::string dir = path.find('/') == std::string::npos
+                              ? "."
+                              : path.substr(0, std::max<std::size_t>(1, path.rfind('/')));
+  struct stat file {}, folder {};
+  if (::stat(path.c_str(), &file) != 0 || !S_ISREG(file.st_mode) || file.st_uid != 0 ||
+      (file.st_mode & 022) != 0 || ::stat(dir.c_str(), &folder) != 0 || folder.st_uid != 0 ||
+      (folder.st_mode & 022) != 0) {
+    return "SLURM_CONF " + path + " is not root's alone (a file and folder of root's, written by no one else)";
+  }
+  return "";
+}
+
 // Becomes the user for good: groups, gid, uid, checked.
 int BecomeUser(const passwd& pw) {
   if (::initgroups(pw.pw_name, pw.pw_gid) != 0) {
@@ -138,10 +161,11 @@ int main(int argc, char** argv) {
   const std::string name = pw.pw_name, dir = pw.pw_dir;
   pw.pw_name = const_cast<char*>(name.c_str());
   pw.pw_dir = const_cast<char*>(dir.c_str());
-  if (pw.pw_uid == 0 || pw.pw_uid < LowestUserUid() || pw.pw_uid == 65534) {
+  if (pw.pw_uid == 0 || pw.pw_gid == 0 || pw.pw_uid < LowestUserUid() || pw.pw_uid == 65534) {
     return Refuse("never acts as " + name + " (uid " + std::to_string(pw.pw_uid) +
                   "): a system account");
   }
+  if (const std::string problem = SlurmConfProblem(); !problem.empty()) return Refuse(problem);
   if (int refused = BecomeUser(pw); refused != 0) return refused;
   // As the user from here on.
   if (::chdir(cwd.empty() ? "/" : cwd.c_str()) != 0) {

@@ -503,10 +503,16 @@ Result<std::int64_t> JobStore::RenewLeases(const std::string& owner,
                                            std::chrono::milliseconds duration) {
   const std::string now(db_->NowMs());
   std::int64_t renewed = 0;
-  SKY_RETURN_IF_ERROR(Write(fmt::format("UPDATE jobs SET lease_until={} + ? WHERE lease_owner=? "
-                                        "AND lease_until >= {}",
-                                        now, now),
-                            {std::int64_t{duration.count()}, owner}, "renewing leases", &renewed));
+  // Only what still needs its holder: a live job, or one with an open
+  // intent (an ended job's cancel left for a silent cluster). An ended,
+  // settled job's lease lapses, and any replica may take it to settle what
+  // turns up later (a stale copy).
+  SKY_RETURN_IF_ERROR(Write(
+      fmt::format("UPDATE jobs SET lease_until={} + ? WHERE lease_owner=? AND lease_until >= {} "
+                  "AND (state IN {} OR EXISTS (SELECT 1 FROM intents i WHERE i.sky_id = "
+                  "jobs.sky_id AND i.done = 0))",
+                  now, now, kLiveStates),
+      {std::int64_t{duration.count()}, owner}, "renewing leases", &renewed));
   return renewed;
 }
 

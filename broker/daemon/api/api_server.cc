@@ -648,9 +648,11 @@ ApiServer::RouteAdder::Handler ApiServer::RouteAdder::Admitted(Handler handler) 
   if (site == nullptr) return handler;
   return [api = site, handler = std::move(handler)](const httplib::Request& req,
                                                     httplib::Response& res) {
+    struct Forget {
+      ~Forget() { SetWorkingFor({}); }  // the user is forgotten with the answer, or a throw
+    } forget;
     if (Status st = api->Admit(req); !st.ok()) return ReplyError(res, st);
     handler(req, res);
-    SetWorkingFor({});  // the user is forgotten with the answer
   };
 }
 

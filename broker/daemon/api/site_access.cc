@@ -61,7 +61,12 @@ Result<Viewer> SiteAccess::Admit(std::string_view method, std::string_view targe
   SKY_ASSIGN_OR_RETURN(auto account, Account(who.uid));
   // Once, at any replica: this replica's munged refuses a replay to it, and
   // the store one to another.
-  if (Status taken = store_.TakeCredential(site::Sha256Hex(credential),
+  // (Whitespace is skipped by munged's decoder: one credential, one record.)
+  std::string canonical;
+  for (char c : credential) {
+    if (c != ' ' && (c < '\t' || c > '\r')) canonical += c;
+  }
+  if (Status taken = store_.TakeCredential(site::Sha256Hex(canonical),
                                            std::time(nullptr) + kRememberCredential);
       !taken.ok()) {
     if (taken.code() == StatusCode::kAlreadyExists) {

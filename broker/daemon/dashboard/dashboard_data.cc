@@ -6,6 +6,7 @@
 #include <set>
 
 #include "broker/place/elastic.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -105,7 +106,9 @@ std::vector<TableRow> DashboardData::JobTable() {
   // (a move does not start a job's wait again).
   std::map<std::string, store::SkyJob> sky_jobs;
   if (auto all = manager_.store().List(false, /*brief=*/true); all.ok()) {
-    for (store::SkyJob& j : *all) sky_jobs.emplace(j.sky_id, std::move(j));
+    for (store::SkyJob& j : *all) {
+      if (MaySee(j.owner)) sky_jobs.emplace(j.sky_id, std::move(j));  // a site's user: theirs
+    }
   }
   auto sky_wait = [&](const store::SkyJob& j) -> std::int64_t {
     if (j.started != 0) return std::max<std::int64_t>(0, j.started - j.created);

@@ -59,7 +59,8 @@ void Copies::SettleStale() {
   auto stale = store_.CopiesInState("STALE");
   if (!stale.ok()) return;
   for (const auto& c : *stale) {
-    if (!ctx_.Drives(c.sky_id)) continue;  // another replica's job
+    // Another replica's job; an ended one is whoever takes it.
+    if (!ctx_.Drives(c.sky_id) && !ctx_.TakeJob(c.sky_id)) continue;
     const auto listed = ctx_.views.Listed(c.cluster, c.native_id);
     if (!listed) continue;  // still silent
     const std::optional<backend::JobInfo>& seen = *listed;

@@ -48,6 +48,19 @@ Result<bool> JobManager::Adopt(store::SkyJob job, const std::vector<store::Copy>
     }
     return false;
   }
+  // The id sbatch printed and the whole of a spread array name the user's
+  // own jobs only.
+  if (auto named = job.global_id != 0 ? db.GetByGlobalId(job.global_id)
+                                      : Result<store::SkyJob>(NotFoundError(""));
+      named.ok() && named->owner != owner) {
+    return AlreadyExistsError(
+        fmt::format("{}: the job id {} is another user's", job.sky_id, job.global_id));
+  }
+  if (auto whole = job.parent.empty() ? Result<store::SkyJob>(NotFoundError(""))
+                                      : db.Get(job.parent);
+      whole.ok() && whole->owner != owner) {
+    return AlreadyExistsError(fmt::format("{}: {} is another user's", job.sky_id, job.parent));
+  }
   Status recorded = db.Apply([&]() -> Status {
     SKY_RETURN_IF_ERROR(db.Insert(job));
     for (const auto& c : copies) SKY_RETURN_IF_ERROR(db.AddCopy(c));
@@ -63,7 +76,12 @@ Result<bool> JobManager::Adopt(store::SkyJob job, const std::vector<store::Copy>
 
 Status JobManager::Cancel(const std::string& given) {
   const std::string id = l_->ctx.ResolveGlobalId(given);
-  if (auto tasks = TasksOf(id)) return l_->arrays.CancelTasks(tasks->first, tasks->second);
+  if (auto tasks = TasksOf(id)) {
+    // A site's user: their own array's tasks, cancelled as its owner.
+    SKY_ASSIGN_OR_RETURN(store::SkyJob whole, l_->Find(tasks->first));
+    ActingFor as_owner(whole.owner);
+    return l_->arrays.CancelTasks(tasks->first, tasks->second);
+  }
   auto found = l_->Find(id);
   if (!found.ok()) {
     if (id.find(':') == std::string::npos) return found.status();

@@ -166,7 +166,8 @@ std::set<std::string> Recovery::Settle() {
   for (const auto& intent : *open) {
     // A site's replica settles the intents of the jobs it holds only: the
     // others are their holders' (or, lapsed, whoever takes them over).
-    if (ctx_.Drives(intent.sky_id)) SettleOne(intent);
+    // (An ended job is driven by no one: whoever takes it settles it.)
+    if (ctx_.Drives(intent.sky_id) || ctx_.TakeJob(intent.sky_id)) SettleOne(intent);
   }
   auto left = store_.OpenIntents();
   if (left.ok()) {

@@ -19,6 +19,7 @@
 #include "broker/job/client_command.h"
 #include "broker/job/global_id.h"
 #include "broker/job/job_update.h"
+#include "broker/util/acting_user.h"
 
 namespace skyslurm::daemon {
 namespace {
@@ -419,9 +420,13 @@ void Invocation::RunEach() {
       continue;
     }
     // (A pointer: clang before 16 cannot capture a structured binding.)
-    pending.push_back(std::async(std::launch::async, [run = &r, b, this] {
-      run->result = b->RunClientCommand(run->argv, forwarded_, m_.submit_timeout());
-    }));
+    // As the user who asked, on its thread too (a site's daemon: their
+    // uid, so that Slurm's own permissions and PrivateData decide).
+    pending.push_back(
+        std::async(std::launch::async, [run = &r, b, this, working = WorkingFor::Current()] {
+          WorkingForScope as_asker(working);
+          run->result = b->RunClientCommand(run->argv, forwarded_, m_.submit_timeout());
+        }));
   }
   for (auto& p : pending) p.get();
 }

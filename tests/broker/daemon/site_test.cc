@@ -108,6 +108,7 @@ class SiteTest : public TestbedTest {
     argv.insert(argv.end(), {"--wrap", wrap});
     CommandOutput out = As(user, argv);
     EXPECT_TRUE(out.success()) << out.out << out.err;
+    last_printed_ = out.out;
     CommandOutput q = RunOn(tb_, "alpha", {"squeue", "-h", "-n", name, "-o", "%i|%u|%k"});
     const auto fields = SplitList(Trim(q.out), '|');
     if (fields.size() != 3) {
@@ -131,6 +132,8 @@ class SiteTest : public TestbedTest {
     return Trim(out.out);
   }
 
+  // What the last Submit's sbatch printed ("Submitted batch job <id>").
+  std::string last_printed_;
   static inline bool started_ = false;
   std::map<std::string, std::string> dirs_;
   std::vector<std::string> names_;
@@ -184,6 +187,17 @@ TEST_F(SiteTest, AUserSeesAndCancelsOnlyTheirOwnJobsAndAnAdminSeesAll) {
   EXPECT_FALSE(As("skyuser2", {"skyslurm", "cancel", sky}).success());
   EXPECT_THAT(As("skyuser2", {"skyslurm", "queue"}).out, ::testing::Not(HasSubstr(sky)));
   EXPECT_EQ(JobState(tb_, "alpha", id), "PENDING");
+  // Slurm's commands through the shim run as the user who typed them, each
+  // cluster's on a thread of its own: the owner's update lands, another
+  // user's is Slurm's to refuse.
+  const std::string global_id = Trim(last_printed_.substr(last_printed_.rfind(' ') + 1));
+  ASSERT_FALSE(global_id.empty()) << last_printed_;
+  CommandOutput update =
+      As("skyuser1", {"scontrol", "update", "JobId=" + global_id, "TimeLimit=4"});
+  EXPECT_TRUE(update.success()) << update.out << update.err;
+  EXPECT_EQ(Trim(RunOn(tb_, "alpha", {"squeue", "-h", "-j", id, "-o", "%l"}).out), "4:00");
+  EXPECT_FALSE(
+      As("skyuser2", {"scontrol", "update", "JobId=" + global_id, "TimeLimit=3"}).success());
   // The admin group's member sees every user's job.
   EXPECT_THAT(As("root", {"skyslurm", "queue"}).out, HasSubstr(sky));
   EXPECT_THAT(As("skyuser1", {"skyslurm", "queue"}).out, HasSubstr(sky));
@@ -196,22 +210,33 @@ TEST_F(SiteTest, ACredentialIsGoodForItsRequestOnceAtAnyReplica) {
   const passwd* site_user = ::getpwnam("skyslurm");
   ASSERT_NE(site_user, nullptr);
   const site::MungeOptions munge{tb_.Path("munge/munge.socket"), 0};
-  auto credential = site::MakeMungeCredential(site::RequestBinding("GET", "/v1/health", ""),
+  auto credential = site::MakeMungeCredential(site::RequestBinding("GET", "/v1/queue", ""),
                                               site_user->pw_uid, munge);
   ASSERT_TRUE(credential.ok()) << credential.status().message();
   const httplib::Headers with = {{std::string(site::kMungeHeader), *credential}};
   httplib::Client a("127.0.0.1", kPortA), b("127.0.0.1", kPortB);
-  auto first = a.Get("/v1/health", with);
+  auto first = a.Get("/v1/queue", with);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->status, 200) << first->body;
   // Another replica, whose own munged has not seen it: the site's record has.
-  auto again = b.Get("/v1/health", with);
+  auto again = b.Get("/v1/queue", with);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 403);
   EXPECT_THAT(again->body, HasSubstr("used before (a replay)"));
-  auto same = a.Get("/v1/health", with);  // and the first's munged refuses it
+  // The same credential with a blank inside (munged's decoder skips it) is
+  // still the one used before.
+  std::string spaced = *credential;
+  spaced.insert(12, " ");
+  auto replayed = b.Get("/v1/queue", {{std::string(site::kMungeHeader), spaced}});
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->status, 403) << replayed->body;
+  auto same = a.Get("/v1/queue", with);  // and the first's munged refuses it
   ASSERT_TRUE(same);
   EXPECT_EQ(same->status, 403);
+  // Its health needs none: it names no job and no user.
+  auto health = b.Get("/v1/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
   auto elsewhere = site::MakeMungeCredential(site::RequestBinding("GET", "/v1/health", ""),
                                              site_user->pw_uid, munge);
   ASSERT_TRUE(elsewhere.ok());
@@ -495,6 +520,16 @@ TEST_F(SiteTest, TheRunasStepActsOnlyForPeopleAndOnlyWithSlurmsCommands) {
   EXPECT_THAT(sh.err, HasSubstr("Slurm's client commands only"));
   CommandOutput path = as_site({"--user", "skyuser1", "--", "/bin/sh"});
   EXPECT_EQ(path.exit_code, 126);
+  // A slurm.conf the caller could have written (its plugins would run as
+  // the user) is refused.
+  TempDir own;
+  WriteFile(own.File("slurm.conf"), ReadFile(tb_.SlurmConf("alpha")));
+  Command crafted{.argv = {"setpriv", "--reuid=skyslurm", "--regid=skyslurm", "--init-groups", "--",
+                           runas, "--user", "skyuser1", "--", "squeue"}};
+  crafted.env_set = {{"SLURM_CONF", own.File("slurm.conf")}};
+  CommandOutput refused = Exec(crafted);
+  EXPECT_EQ(refused.exit_code, 126);
+  EXPECT_THAT(refused.err, HasSubstr("is not root's alone"));
   // Only the site's group may run it at all.
   Command other{.argv = {"setpriv", "--reuid=skyuser1", "--regid=skyuser1", "--init-groups", "--",
                          runas, "--user", "skyuser2", "--", "squeue"}};
