@@ -141,8 +141,7 @@ class SiteTest : public TestbedTest {
 
 // Replica a started again with a fault point: it kills itself with SIGKILL
 // there (fault_points.h) the first time it passes it.
-void RestartWithFault(SiteTest& t, const std::string& point, const std::string& mark) {
-  (void)t;
+void RestartWithFault(const std::string& point, const std::string& mark) {
   ASSERT_TRUE(Exec({.argv = {TestbedScript("site"), "kill", "a"}}).success());
   Command start{.argv = {TestbedScript("site"), "start", "a"}, .timeout = std::chrono::seconds(30)};
   start.env_set = {{"SKYSLURM_FAULT_POINT", point}, {"SKYSLURM_FAULT_MARK", mark}};
@@ -288,7 +287,7 @@ TEST_F(SiteTest, AReplicaKilledAtEachFaultPointLosesNoJobAndDoublesNone) {
   for (const char* point : {"submit.recorded", "submit.intent", "submit.sent", "submit.done"}) {
     SCOPED_TRACE(point);
     const std::string mark = tb_.Path(fmt::format("site/state-a/fault-{}-{}", point, tag));
-    RestartWithFault(*this, point, mark);
+    RestartWithFault(point, mark);
     if (HasFatalFailure()) return;
     const std::string name = fmt::format("site-{}-{}", point, tag);
     names_.push_back(name);
@@ -320,7 +319,7 @@ TEST_F(SiteTest, AReplicaKilledAtEachFaultPointLosesNoJobAndDoublesNone) {
     // a holds it (it took the submission); a dies while cancelling it.
     ASSERT_EQ(LeaseHolder(sky), "replica-a");
     const std::string mark = tb_.Path(fmt::format("site/state-a/fault-{}-{}", point, tag));
-    RestartWithFault(*this, point, mark);
+    RestartWithFault(point, mark);
     if (HasFatalFailure()) return;
     CommandOutput cancel = As("skyuser1", {"skyslurm", "cancel", sky});
     EXPECT_TRUE(cancel.success()) << cancel.err;
