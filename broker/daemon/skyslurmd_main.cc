@@ -294,10 +294,21 @@ int RunSite(const DaemonFlags& flags) {
   auto env = config::Environment::FromProcess();
   auto loaded = config::LoadConfig(env);
   if (!loaded.ok()) return Fail(loaded.status().message());
-  // The site acts only where it has a trust to act as the user.
-  for (const auto& [name, cluster] : loaded->settings.clusters) {
-    if (!site->trust.contains(name)) loaded->settings.clusters_denied.push_back(name);
+  // The site acts only where it has a trust to act as the user: every
+  // other cluster, however configured, is left out.
+  if (site->trust.empty()) {
+    return Fail(site->file +
+                ": name the clusters the site acts on (clusters: {alpha: {trust: local}})");
   }
+  std::vector<std::string> trusted;
+  for (const auto& [name, trust] : site->trust) {
+    const auto& allowed = loaded->settings.clusters_allowed;
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+      trusted.push_back(name);
+    }
+  }
+  if (trusted.empty()) return Fail("clusters_allowed leaves none of site.yaml's clusters");
+  loaded->settings.clusters_allowed = trusted;
   std::error_code ec;
   std::filesystem::create_directories(site->state_dir, ec);
   ::chmod(site->state_dir.c_str(), 0700);
