@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "broker/job/global_id.h"
+#include "broker/util/strings.h"
 #include "tests/shim/route_fixture.h"
 
 namespace skyslurm::testing {
@@ -271,6 +272,16 @@ TEST_F(ClientCommandsTest, WithoutRoutedJobsTheyAreTheRealCommands) {
              {"--hold", "-t", "5", "-o", "/dev/null", "-J", "passthrough", "--wrap", "true"});
   ASSERT_FALSE(home_job.empty());
   cleanup_.emplace_back("alpha", home_job);
+  // slurmdbd records a job a moment after slurmctld takes it: the two
+  // sacct below must both come after (else they differ by that moment).
+  for (int i = 0; i < 100; ++i) {
+    if (!Trim(
+             RunOn(tb_, "alpha", {"sacct", "-j", home_job, "-n", "-X", "-P", "--format=JobID"}).out)
+             .empty()) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   const std::vector<std::vector<std::string>> commands = {
       {"squeue", "-j", home_job},
       {"squeue", "-h", "-o", "%i %j %T", "-n", "passthrough"},
