@@ -23,7 +23,8 @@ JobContext::JobContext(store::JobStore& store_in, place::Workspace& workspace,
 
 void JobContext::RefreshLeases() {
   if (options.replica.empty()) return;
-  (void)store.RenewLeases(options.replica, options.lease);
+  // (Its leases are renewed by a thread of their own, skyslurmd_main.cc,
+  // never only as often as the looks come.)
   auto taken = store.TakeFreeLeases(options.replica, options.lease, 10'000);
   if (taken.ok() && !taken->empty()) {
     takeovers_ += static_cast<std::int64_t>(taken->size());

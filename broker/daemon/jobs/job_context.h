@@ -117,9 +117,10 @@ class JobContext {
   place::Policy PolicyNow(std::chrono::milliseconds timeout);
   // What the daemon is doing for a job right now, for a client's progress
   // line ("copying ~/proj to beta: 45%"); "" when nothing long.
-  // A site's replica (ManagerOptions::replica): renews its leases, takes
-  // those lapsed (a replica that stopped) and free, and from then on drives
-  // only the jobs it holds. Each look at the queues begins with it.
+  // A site's replica (ManagerOptions::replica): takes the leases lapsed (a
+  // replica that stopped) and free, and from then on drives only the jobs
+  // it holds. Each look at the queues begins with it; the replica renews
+  // what it holds apart, a few times a lease.
   void RefreshLeases();
   // Whether this daemon drives `sky_id` now (a user's own: every job).
   bool Drives(const std::string& sky_id);
